@@ -1,0 +1,51 @@
+"""sklearn-smallfair: fair evaluation of models when some groups are small.
+
+Subpackages
+-----------
+metrics
+    Per-group confusion-matrix metrics, undefined-value counts, group scorers.
+smoothing
+    Additive and Cross-Prior Smoothing of confusion matrices.
+datasets
+    Embedded published confusion matrices.
+"""
+
+from ._confusion import (
+    CELLS,
+    enumerate_confusion_matrices,
+    from_sklearn_order,
+    multinomial_logpmf,
+    multivariate_hypergeometric_logpmf,
+    n_confusion_matrices,
+    reference_counts,
+)
+from .metrics import (
+    compute_metric,
+    confusion_counts,
+    count_undefined,
+    group_metrics,
+    make_group_scorer,
+    metric_names,
+)
+from .smoothing import AdditiveSmoothing, CrossPriorSmoothing
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "CELLS",
+    "AdditiveSmoothing",
+    "CrossPriorSmoothing",
+    "__version__",
+    "compute_metric",
+    "confusion_counts",
+    "count_undefined",
+    "enumerate_confusion_matrices",
+    "from_sklearn_order",
+    "group_metrics",
+    "make_group_scorer",
+    "metric_names",
+    "multinomial_logpmf",
+    "multivariate_hypergeometric_logpmf",
+    "n_confusion_matrices",
+    "reference_counts",
+]

@@ -1,0 +1,421 @@
+"""Confusion-matrix core: cell order, grouped counting, references, enumeration, pmfs.
+
+Confusion matrices are numpy arrays of shape ``(..., 4)`` with cells ordered
+``(TP, FN, FP, TN)``, i.e. ``[[TP, FN], [FP, TN]]``. scikit-learn's
+``confusion_matrix(...).ravel()`` is ``(TN, FP, FN, TP)``; :func:`from_sklearn_order`
+converts, and nothing else in the package does.
+"""
+
+from functools import lru_cache
+from math import comb
+
+import numpy as np
+from scipy.special import gammaln, xlogy
+
+from ._validation import (
+    check_binary_targets,
+    check_counts,
+    check_sample_weight,
+    check_sensitive_features,
+)
+
+__all__ = [
+    "CELLS",
+    "FN",
+    "FP",
+    "TN",
+    "TP",
+    "confusion_counts",
+    "enumerate_confusion_matrices",
+    "from_sklearn_order",
+    "multinomial_logpmf",
+    "multivariate_hypergeometric_logpmf",
+    "n_confusion_matrices",
+    "reference_counts",
+]
+
+#: Cell names in the package's order.
+CELLS = ("TP", "FN", "FP", "TN")
+TP, FN, FP, TN = range(4)
+
+# scikit-learn's ravel order (TN, FP, FN, TP) -> ours (TP, FN, FP, TN).
+_SKLEARN_TO_OURS = np.array([3, 2, 1, 0])
+
+
+def from_sklearn_order(cm):
+    """Convert scikit-learn confusion matrices to the package's cell order.
+
+    Parameters
+    ----------
+    cm : array-like of shape (..., 2, 2) or (..., 4)
+        Output of :func:`sklearn.metrics.confusion_matrix` for labels
+        ``[negative, positive]`` (``[[TN, FP], [FN, TP]]``), or its ``ravel()``.
+
+    Returns
+    -------
+    counts : ndarray of shape (..., 4)
+        The same counts ordered ``(TP, FN, FP, TN)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_smallfair import from_sklearn_order
+    >>> from_sklearn_order(np.array([[5, 1], [2, 7]]))
+    array([7, 2, 1, 5])
+    """
+    cm = np.asarray(cm)
+    if cm.shape[-2:] == (2, 2):
+        cm = cm.reshape(*cm.shape[:-2], 4)
+    cm = check_counts(cm, name="cm")
+    return cm[..., _SKLEARN_TO_OURS]
+
+
+def _grouped_counts(y_true, y_pred, sensitive_features, sample_weight, pos_label):
+    """Count cells per group with a single ``np.bincount``.
+
+    Returns ``(groups, counts, group_name)``; ``groups`` is ``None`` when
+    ``sensitive_features`` is ``None`` (then ``counts`` has shape ``(4,)``).
+    """
+    t, p = check_binary_targets(y_true, y_pred, pos_label=pos_label)
+    n_samples = t.shape[0]
+    w = check_sample_weight(sample_weight, n_samples)
+    # cell index in (TP, FN, FP, TN): 2 * (not true) + (not predicted)
+    cell = (~t).astype(np.int64) * 2 + (~p)
+    if sensitive_features is None:
+        counts = np.bincount(cell, weights=w, minlength=4)
+        if w is not None and counts.sum() == 0:
+            raise ValueError("sample_weight sums to zero; no sample carries weight.")
+        return None, counts, None
+    groups, codes, name = check_sensitive_features(sensitive_features, n_samples)
+    n_groups = groups.shape[0]
+    counts = np.bincount(codes * 4 + cell, weights=w, minlength=4 * n_groups)
+    counts = counts.reshape(n_groups, 4)
+    if w is not None:
+        empty = counts.sum(axis=1) == 0
+        if empty.any():
+            raise ValueError(
+                f"group(s) {list(groups[empty])} have zero total sample_weight, so "
+                f"their metrics are empty; drop those rows or give them positive "
+                f"weight."
+            )
+    return groups, counts, name
+
+
+def confusion_counts(
+    y_true, y_pred, *, sensitive_features=None, sample_weight=None, pos_label=1
+):
+    """Binary confusion-matrix counts, overall or per group.
+
+    All groups are counted in one pass (a single :func:`numpy.bincount`).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True binary labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted binary labels.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features), \
+            default=None
+        Group label of each sample. A 2-D array or DataFrame defines intersectional
+        groups labelled ``"a|b"``. ``None`` counts all samples together.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights; counts are then weighted sums (float).
+    pos_label : int, float, bool or str, default=1
+        The positive class.
+
+    Returns
+    -------
+    groups : ndarray of shape (n_groups,)
+        Sorted group labels. Only returned when ``sensitive_features`` is given.
+    counts : ndarray of shape (n_groups, 4) or (4,)
+        Cells ``(TP, FN, FP, TN)``; int64 without weights, float64 with them.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.metrics import confusion_counts
+    >>> y_true = [1, 1, 0, 0, 1, 0]
+    >>> y_pred = [1, 0, 0, 1, 1, 0]
+    >>> confusion_counts(y_true, y_pred)
+    array([2, 1, 1, 2])
+    >>> groups, counts = confusion_counts(
+    ...     y_true, y_pred, sensitive_features=["a", "a", "a", "b", "b", "b"])
+    >>> groups
+    array(['a', 'b'], dtype='<U1')
+    >>> counts
+    array([[1, 1, 0, 1],
+           [1, 0, 1, 1]])
+    """
+    groups, counts, _ = _grouped_counts(
+        y_true, y_pred, sensitive_features, sample_weight, pos_label
+    )
+    if groups is None:
+        return counts
+    return groups, counts
+
+
+def _is_explicit_counts(reference):
+    return isinstance(reference, (list, tuple, np.ndarray)) or hasattr(
+        reference, "to_numpy"
+    )
+
+
+def reference_counts(counts, reference="rest", *, groups=None):
+    """Reference confusion matrix for each group.
+
+    Parameters
+    ----------
+    counts : array-like of shape (n_groups, 4)
+        Per-group counts ``(TP, FN, FP, TN)``.
+    reference : {"rest", "total"}, group label or array-like, default="rest"
+        - ``"rest"``: leave-one-group-out, ``total - counts[g]``;
+        - ``"total"``: all groups together (including the group itself);
+        - a label in ``groups``: that group's matrix for every group;
+        - array-like of shape (4,) or (n_groups, 4): explicit reference counts.
+
+        The strings ``"rest"`` and ``"total"`` take precedence over group labels.
+    groups : array-like of shape (n_groups,), default=None
+        Group labels, needed when ``reference`` names a group.
+
+    Returns
+    -------
+    reference_counts : ndarray of shape (n_groups, 4)
+
+    Raises
+    ------
+    ValueError
+        If a reference matrix has zero total (e.g. ``"rest"`` with a single group).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_smallfair import reference_counts
+    >>> counts = np.array([[1, 2, 3, 4], [10, 20, 30, 40]])
+    >>> reference_counts(counts)
+    array([[10, 20, 30, 40],
+           [ 1,  2,  3,  4]])
+    >>> reference_counts(counts, "b", groups=["a", "b"])
+    array([[10, 20, 30, 40],
+           [10, 20, 30, 40]])
+    """
+    counts = check_counts(counts)
+    if counts.ndim != 2:
+        raise ValueError(
+            f"counts must have shape (n_groups, 4), got {counts.shape}."
+        )
+    n_groups = counts.shape[0]
+    labels = None if groups is None else np.asarray(groups)
+    if isinstance(reference, str) and reference == "rest":
+        ref = counts.sum(axis=0) - counts
+        if ref.dtype.kind == "f":
+            ref = np.maximum(ref, 0.0)  # rounding of weighted sums
+    elif isinstance(reference, str) and reference == "total":
+        ref = np.broadcast_to(counts.sum(axis=0), counts.shape).copy()
+    elif _is_explicit_counts(reference):
+        ref = check_counts(np.asarray(reference), name="reference")
+        if ref.shape not in ((4,), (n_groups, 4)):
+            raise ValueError(
+                f"explicit reference counts must have shape (4,) or ({n_groups}, 4); "
+                f"got {ref.shape}."
+            )
+        ref = np.broadcast_to(ref, counts.shape).copy()
+    else:
+        if labels is None:
+            raise ValueError(
+                f"reference={reference!r} names a group, so pass groups=..."
+            )
+        match = np.flatnonzero(labels == reference) if labels.size else []
+        if len(match) != 1:
+            raise ValueError(
+                f"reference={reference!r} is not 'rest', 'total', a group label or "
+                f"explicit counts; the groups are {list(labels)}."
+            )
+        ref = np.broadcast_to(counts[match[0]], counts.shape).copy()
+    zero = ref.sum(axis=1) <= 0
+    if zero.any():
+        which = list(labels[zero]) if labels is not None else list(np.flatnonzero(zero))
+        hint = (
+            " With reference='rest' this happens when there is only one group or "
+            "every other group is empty."
+            if isinstance(reference, str) and reference == "rest"
+            else ""
+        )
+        raise ValueError(
+            f"the reference matrix of group(s) {which} has zero total, so it has no "
+            f"proportions to smooth or test against.{hint}"
+        )
+    return ref
+
+
+def n_confusion_matrices(n):
+    """Number of 2x2 confusion matrices with total ``n``: ``C(n + 3, 3)``."""
+    return comb(int(n) + 3, 3)
+
+
+def _check_size(n, name="n"):
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"{name} must be a non-negative integer, got {n!r}.")
+    if n < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {n}.")
+    return int(n)
+
+
+@lru_cache(maxsize=16)
+def _enumerate_cached(n):
+    # Pairs (FN, FP) with FN + FP <= m, ordered by s = FN + FP, so the pairs with
+    # FN + FP <= m are the first T(m) = (m + 1)(m + 2) / 2 entries for every m.
+    s = np.repeat(np.arange(n + 1), np.arange(1, n + 2))
+    tri = np.arange(s.shape[0]) - s * (s + 1) // 2
+    fn_tri, fp_tri = tri, s - tri
+    tp = np.arange(n + 1)
+    sizes = (n - tp + 1) * (n - tp + 2) // 2  # T(n - TP) completions per TP
+    starts = np.cumsum(sizes) - sizes
+    tp_col = np.repeat(tp, sizes)
+    idx = np.arange(tp_col.shape[0]) - np.repeat(starts, sizes)
+    out = np.empty((tp_col.shape[0], 4), dtype=np.int64)
+    out[:, TP] = tp_col
+    out[:, FN] = fn_tri[idx]
+    out[:, FP] = fp_tri[idx]
+    out[:, TN] = n - tp_col - out[:, FN] - out[:, FP]
+    out.flags.writeable = False
+    return out
+
+
+def enumerate_confusion_matrices(n):
+    """All ``C(n + 3, 3)`` confusion matrices with total ``n``.
+
+    Built directly (no masking of an ``(n + 1)^3`` grid) and cached; the result is
+    read-only.
+
+    Parameters
+    ----------
+    n : int
+        Total count (group size), ``n >= 0``.
+
+    Returns
+    -------
+    counts : ndarray of int64, shape (C(n + 3, 3), 4)
+        Every non-negative integer matrix ``(TP, FN, FP, TN)`` summing to ``n``,
+        ordered by ``TP``, then ``FN + FP``, then ``FP``.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair import enumerate_confusion_matrices
+    >>> enumerate_confusion_matrices(1)
+    array([[0, 0, 0, 1],
+           [0, 0, 1, 0],
+           [0, 1, 0, 0],
+           [1, 0, 0, 0]])
+    >>> enumerate_confusion_matrices(150).shape
+    (585276, 4)
+    """
+    return _enumerate_cached(_check_size(n))
+
+
+_LOG_FACTORIAL_TABLE_MAX = 1 << 20
+
+
+@lru_cache(maxsize=1)
+def _log_factorial_table(size):
+    return gammaln(np.arange(size + 1, dtype=np.float64) + 1.0)
+
+
+def _log_factorial(x):
+    """``log(x!)`` for an array; a table lookup for small non-negative integers."""
+    x = np.asarray(x)
+    if x.dtype.kind in "iu" and x.size:
+        top = int(x.max())
+        if top <= _LOG_FACTORIAL_TABLE_MAX and int(x.min()) >= 0:
+            size = 1 << max(top, 1).bit_length()  # power of two: few table sizes
+            return _log_factorial_table(size)[x]
+    return gammaln(np.asarray(x, dtype=np.float64) + 1.0)
+
+
+def _check_probabilities(p, name="p"):
+    p = check_counts(p, name=name).astype(np.float64)
+    total = p.sum(axis=-1, keepdims=True)
+    if (total <= 0).any():
+        raise ValueError(f"{name} must have a positive sum along its last axis.")
+    return p / total
+
+
+def multinomial_logpmf(counts, p):
+    """Log-pmf of the multinomial law of confusion matrices.
+
+    Parameters
+    ----------
+    counts : array-like of shape (..., 4)
+        Integer cell counts; ``n`` is their sum along the last axis.
+    p : array-like of shape (..., 4)
+        Cell probabilities (or any non-negative weights, normalised to sum to 1
+        along the last axis), broadcast against ``counts``.
+
+    Returns
+    -------
+    logpmf : ndarray of shape (...)
+        ``log n! - sum log c_i! + sum c_i log p_i`` (``-inf`` where a cell with
+        probability zero is non-empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_smallfair import enumerate_confusion_matrices, multinomial_logpmf
+    >>> cms = enumerate_confusion_matrices(10)
+    >>> round(float(np.exp(multinomial_logpmf(cms, [0.1, 0.2, 0.3, 0.4])).sum()), 12)
+    1.0
+    """
+    counts = check_counts(counts)
+    p = _check_probabilities(p)
+    n = counts.sum(axis=-1)
+    return (
+        _log_factorial(n)
+        - _log_factorial(counts).sum(axis=-1)
+        + xlogy(counts, p).sum(axis=-1)
+    )
+
+
+def multivariate_hypergeometric_logpmf(counts, population):
+    """Log-pmf of drawing ``counts`` without replacement from ``population``.
+
+    Parameters
+    ----------
+    counts : array-like of shape (..., 4)
+        Integer cell counts of the sample (size ``n`` = their sum).
+    population : array-like of shape (..., 4)
+        Integer cell counts of the population (size ``N``), broadcast against
+        ``counts``.
+
+    Returns
+    -------
+    logpmf : ndarray of shape (...)
+        ``sum log C(K_i, c_i) - log C(N, n)``; ``-inf`` where ``c_i > K_i`` or
+        ``n > N``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_smallfair import (enumerate_confusion_matrices,
+    ...     multivariate_hypergeometric_logpmf)
+    >>> cms = enumerate_confusion_matrices(5)
+    >>> pmf = np.exp(multivariate_hypergeometric_logpmf(cms, [3, 4, 5, 6]))
+    >>> round(float(pmf.sum()), 12)
+    1.0
+    """
+    counts = check_counts(counts)
+    population = check_counts(population, name="population")
+    for arr, name in ((counts, "counts"), (population, "population")):
+        if arr.dtype.kind == "f" and not np.array_equal(arr, np.round(arr)):
+            raise ValueError(f"{name} must hold integer counts.")
+    counts = counts.astype(np.int64)
+    population = population.astype(np.int64)
+    counts, population = np.broadcast_arrays(counts, population)
+    feasible = (counts <= population).all(axis=-1)
+    rest = np.where(feasible[..., None], population - counts, 0)
+    log_num = (
+        _log_factorial(population) - _log_factorial(counts) - _log_factorial(rest)
+    ).sum(axis=-1)
+    n = counts.sum(axis=-1)
+    big_n = population.sum(axis=-1)
+    log_den = (
+        _log_factorial(big_n) - _log_factorial(n) - _log_factorial(np.maximum(big_n - n, 0))
+    )
+    return np.where(feasible, log_num - log_den, -np.inf)

@@ -1,0 +1,316 @@
+"""Shared input checks.
+
+Every public function validates its inputs here, before any work, and raises a
+``ValueError`` or ``TypeError`` that names the argument and says how to fix it.
+"""
+
+from collections.abc import Mapping
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_consistent_length, column_or_1d
+
+__all__ = [
+    "check_binary_targets",
+    "check_counts",
+    "check_non_negative_scalar",
+    "check_sample_weight",
+    "check_sensitive_features",
+    "check_zero_division",
+]
+
+
+def _reject_mapping(value, name):
+    if isinstance(value, Mapping):
+        raise TypeError(
+            f"{name} must be array-like, got a {type(value).__name__}. Pass a list, "
+            f"a numpy array or a pandas Series/DataFrame (for a dict of columns use "
+            f"pandas.DataFrame({name}))."
+        )
+
+
+def _as_1d(y, name):
+    """Return ``y`` as a 1-D numpy array, rejecting dicts, scalars and 2-D data."""
+    _reject_mapping(y, name)
+    if isinstance(y, (str, bytes)) or np.ndim(y) == 0:
+        raise TypeError(f"{name} must be a 1-D array-like, got {type(y).__name__}.")
+    if isinstance(y, (pd.Series, pd.Index)):
+        y = y.to_numpy()
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(
+            f"{name} must be 1-D, got an array of shape {arr.shape}."
+        )
+    return column_or_1d(arr, dtype=None)
+
+
+def _missing_mask(arr):
+    if arr.dtype.kind in "fc":
+        return ~np.isfinite(arr)
+    if arr.dtype.kind == "O":
+        return np.asarray(pd.isna(arr), dtype=bool)
+    return np.zeros(arr.shape, dtype=bool)
+
+
+def _check_no_missing(arr, name):
+    bad = _missing_mask(arr)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name} contains {int(bad.sum())} missing or non-finite value(s) "
+            f"(NaN, None or inf; first at position {first}). Drop those rows or "
+            f"fill them before scoring."
+        )
+
+
+def _unique(arr, name):
+    try:
+        return np.unique(arr)
+    except TypeError:
+        types = sorted({type(v).__name__ for v in arr.tolist()})
+        raise TypeError(
+            f"{name} mixes label types {types}; use labels of one type."
+        ) from None
+
+
+def _fmt_labels(labels, limit=10):
+    shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in labels[:limit])
+    more = f", ... ({len(labels)} in all)" if len(labels) > limit else ""
+    return f"[{shown}{more}]"
+
+
+def check_binary_targets(y_true, y_pred, *, pos_label=1):
+    """Validate binary ``y_true``/``y_pred`` and return boolean positive masks.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+        Binary labels (numbers, booleans or strings).
+    pos_label : int, float, bool or str, default=1
+        The label of the positive class.
+
+    Returns
+    -------
+    t, p : ndarray of bool, shape (n_samples,)
+        ``y_true == pos_label`` and ``y_pred == pos_label``.
+    """
+    y_true = _as_1d(y_true, "y_true")
+    y_pred = _as_1d(y_pred, "y_pred")
+    check_consistent_length(y_true, y_pred)
+    if y_true.shape[0] == 0:
+        raise ValueError("y_true and y_pred are empty; at least one sample is needed.")
+    _check_no_missing(y_true, "y_true")
+    _check_no_missing(y_pred, "y_pred")
+    for arr, name in ((y_true, "y_true"), (y_pred, "y_pred")):
+        kind = type_of_target(arr, input_name=name)
+        if kind == "continuous":
+            raise ValueError(
+                f"{name} holds continuous values but binary labels are needed. "
+                f"Threshold scores into class labels first (for a scorer use "
+                f"response_method='predict')."
+            )
+        labels = _unique(arr, name)
+        if labels.shape[0] > 2:
+            raise ValueError(
+                f"{name} must be binary, but has {labels.shape[0]} distinct labels "
+                f"{_fmt_labels(labels)}. Binarize it (e.g. y == positive_class)."
+            )
+    labels = _unique(np.concatenate([y_true.astype(object), y_pred.astype(object)]),
+                     "y_true and y_pred")
+    if labels.shape[0] > 2:
+        raise ValueError(
+            f"y_true and y_pred together have {labels.shape[0]} distinct labels "
+            f"{_fmt_labels(labels)}; they must share the same two labels."
+        )
+    if not any(_label_equal(v, pos_label) for v in labels):
+        str_labels = any(isinstance(v, str) for v in labels)
+        if labels.shape[0] == 2 or str_labels != isinstance(pos_label, str):
+            raise ValueError(
+                f"pos_label={pos_label!r} is not a valid label: the labels are "
+                f"{_fmt_labels(labels)}. Pass pos_label=<the positive label>."
+            )
+    t = _equals(y_true, pos_label)
+    p = _equals(y_pred, pos_label)
+    return t, p
+
+
+def _label_equal(value, pos_label):
+    if isinstance(value, str) != isinstance(pos_label, str):
+        return False
+    return bool(value == pos_label)
+
+
+def _equals(arr, pos_label):
+    """Vectorized ``arr == pos_label`` that never matches a string to a number."""
+    if isinstance(pos_label, str) != (arr.dtype.kind in "OUS"):
+        return np.zeros(arr.shape, dtype=bool)
+    return np.asarray(arr == pos_label, dtype=bool)
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """Validate ``sample_weight``: 1-D, finite, non-negative, of length n_samples.
+
+    Returns ``None`` when ``sample_weight`` is ``None``, else a float64 array.
+    """
+    if sample_weight is None:
+        return None
+    _reject_mapping(sample_weight, "sample_weight")
+    if np.ndim(sample_weight) == 0:
+        raise TypeError(
+            "sample_weight must be an array-like of shape (n_samples,), not a scalar."
+        )
+    w = _as_1d(sample_weight, "sample_weight")
+    if w.dtype.kind not in "biuf":
+        raise TypeError(
+            f"sample_weight must be numeric, got dtype {w.dtype}."
+        )
+    w = w.astype(np.float64)
+    if w.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight has {w.shape[0]} entries but there are {n_samples} samples."
+        )
+    _check_no_missing(w, "sample_weight")
+    if (w < 0).any():
+        raise ValueError("sample_weight must be non-negative.")
+    return w
+
+
+def check_sensitive_features(sensitive_features, n_samples):
+    """Validate group labels and encode them.
+
+    Parameters
+    ----------
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
+        Group labels. With several columns the groups are their intersections,
+        labelled ``"a|b"``.
+    n_samples : int
+        Expected number of rows.
+
+    Returns
+    -------
+    groups : ndarray of shape (n_groups,)
+        Sorted distinct group labels.
+    codes : ndarray of int64, shape (n_samples,)
+        Index of each row's group in ``groups``.
+    name : str
+        A name for the grouping (Series name, joined column names or ``"group"``).
+    """
+    if sensitive_features is None:
+        raise ValueError(
+            "sensitive_features is required: pass the group label of every sample."
+        )
+    _reject_mapping(sensitive_features, "sensitive_features")
+    name = "group"
+    if isinstance(sensitive_features, pd.DataFrame):
+        name = "|".join(str(c) for c in sensitive_features.columns)
+        columns = [sensitive_features[c].to_numpy() for c in sensitive_features.columns]
+    else:
+        if isinstance(sensitive_features, pd.Series) and sensitive_features.name:
+            name = str(sensitive_features.name)
+        if isinstance(sensitive_features, (str, bytes)) or np.ndim(
+            sensitive_features
+        ) == 0:
+            raise TypeError(
+                "sensitive_features must be array-like with one label per sample, "
+                f"got {type(sensitive_features).__name__}."
+            )
+        arr = np.asarray(sensitive_features)
+        if arr.ndim == 1:
+            columns = [arr]
+        elif arr.ndim == 2:
+            columns = [arr[:, j] for j in range(arr.shape[1])]
+        else:
+            raise ValueError(
+                f"sensitive_features must be 1-D or 2-D, got shape {arr.shape}."
+            )
+    if len(columns) == 0:
+        raise ValueError("sensitive_features has no columns.")
+    for col in columns:
+        if col.shape[0] != n_samples:
+            raise ValueError(
+                f"sensitive_features has {col.shape[0]} rows but y_true has "
+                f"{n_samples}; pass one group label per sample."
+            )
+        _check_no_missing(col, "sensitive_features")
+    if len(columns) == 1:
+        groups, codes = _unique_inverse(columns[0])
+        return groups, codes.astype(np.int64), name
+    uniques, inverses = zip(*(_unique_inverse(c) for c in columns))
+    combined = np.ravel_multi_index(inverses, tuple(len(u) for u in uniques))
+    present, codes = np.unique(combined, return_inverse=True)
+    parts = np.unravel_index(present, tuple(len(u) for u in uniques))
+    groups = np.array(
+        ["|".join(str(u[i]) for u, i in zip(uniques, idx)) for idx in zip(*parts)],
+        dtype=object,
+    )
+    return groups, codes.astype(np.int64).ravel(), name
+
+
+def _unique_inverse(col):
+    try:
+        groups, codes = np.unique(col, return_inverse=True)
+    except TypeError:
+        col = col.astype(str).astype(object)
+        groups, codes = np.unique(col, return_inverse=True)
+    return groups, codes.ravel()
+
+
+def check_counts(counts, *, name="counts", n_groups=None):
+    """Validate confusion-matrix counts of shape ``(..., 4)``.
+
+    Counts may be integer or float (smoothed), must be finite and non-negative.
+    With ``n_groups=2`` the shape must be ``(..., 2, 4)``.
+    """
+    _reject_mapping(counts, name)
+    arr = np.asarray(counts)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{name} must be numeric confusion-matrix counts, got dtype {arr.dtype}."
+        )
+    if arr.ndim == 0 or arr.shape[-1] != 4:
+        raise ValueError(
+            f"{name} must have shape (..., 4) with cells ordered (TP, FN, FP, TN); "
+            f"got shape {arr.shape}."
+        )
+    if n_groups is not None and (arr.ndim < 2 or arr.shape[-2] != n_groups):
+        raise ValueError(
+            f"{name} must have shape (..., {n_groups}, 4) for a {n_groups}-group "
+            f"metric (one confusion matrix per group); got shape {arr.shape}."
+        )
+    if arr.dtype.kind == "b":
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf.")
+    if (arr < 0).any():
+        raise ValueError(f"{name} must be non-negative.")
+    return arr
+
+
+def check_non_negative_scalar(value, name):
+    """Validate a finite real scalar >= 0 and return it as a float."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a real number >= 0, got {value!r}.")
+    value = float(value)
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
+    return value
+
+
+def check_zero_division(zero_division):
+    """Validate ``zero_division``: ``"warn"``, ``np.nan``, ``0.0`` or ``1.0``."""
+    if isinstance(zero_division, str):
+        if zero_division == "warn":
+            return zero_division
+    elif isinstance(zero_division, (Real, Integral)) and not isinstance(
+        zero_division, bool
+    ):
+        value = float(zero_division)
+        if np.isnan(value) or value in (0.0, 1.0):
+            return value
+    raise ValueError(
+        f"zero_division must be 'warn', np.nan, 0.0 or 1.0; got {zero_division!r}."
+    )

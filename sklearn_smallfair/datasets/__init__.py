@@ -1,0 +1,5 @@
+"""Embedded published data."""
+
+from ._published import load_published_confusion_matrices
+
+__all__ = ["load_published_confusion_matrices"]

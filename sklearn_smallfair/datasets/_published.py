@@ -1,0 +1,54 @@
+"""Published per-group confusion matrices (COMPAS, Folktables)."""
+
+from importlib import resources
+
+import pandas as pd
+
+from .._confusion import CELLS
+
+_FILE = "published_group_confusion_matrices.csv"
+_DATASETS = ("COMPAS", "Folktables")
+
+
+def load_published_confusion_matrices(dataset=None, *, include_all=True):
+    """Load the published per-group confusion matrices embedded in the package.
+
+    - ``COMPAS``: ProPublica's violent-recidivism score tables ("High" = violent
+      score not Low) for Black, White and all 6,454 defendants (the ``ALL`` row
+      includes every race, so ``ALL`` minus a group is that group's
+      leave-one-group-out reference).
+    - ``Folktables``: one random-forest run on ACS 2017 California income
+      (>= 50k) for 8 race groups; ``ALL`` is their sum.
+
+    Parameters
+    ----------
+    dataset : {"COMPAS", "Folktables"} or None, default=None
+        One dataset, or ``None`` for both.
+    include_all : bool, default=True
+        Keep the ``ALL`` rows (the whole population of each dataset).
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        Columns ``dataset``, ``group``, ``TP``, ``FN``, ``FP``, ``TN`` (int64).
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.datasets import load_published_confusion_matrices
+    >>> compas = load_published_confusion_matrices("COMPAS")
+    >>> compas
+      dataset  group   TP   FN    FP    TN
+    0  COMPAS  Black  273  170  1043  1692
+    1  COMPAS  White   77  129   380  1679
+    2  COMPAS    ALL  389  347  1597  4121
+    """
+    if dataset is not None and dataset not in _DATASETS:
+        raise ValueError(f"dataset must be one of {_DATASETS} or None; got {dataset!r}.")
+    with resources.files(__package__).joinpath("data", _FILE).open("r") as fh:
+        table = pd.read_csv(fh, dtype={c: "int64" for c in CELLS})
+    table = table.astype({"dataset": object, "group": object})
+    if dataset is not None:
+        table = table[table["dataset"] == dataset]
+    if not include_all:
+        table = table[table["group"] != "ALL"]
+    return table.reset_index(drop=True)

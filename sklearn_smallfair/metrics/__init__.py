@@ -1,0 +1,21 @@
+"""Per-group confusion-matrix metrics, undefined-value counts and group scorers."""
+
+from .._confusion import confusion_counts
+from ..exceptions import UndefinedGroupMetricWarning
+from ._group import group_metrics
+from ._registry import Metric, compute_metric, get_metric, metric_names
+from ._scorer import aggregate_group_metric, make_group_scorer
+from ._undefined import count_undefined
+
+__all__ = [
+    "Metric",
+    "UndefinedGroupMetricWarning",
+    "aggregate_group_metric",
+    "compute_metric",
+    "confusion_counts",
+    "count_undefined",
+    "get_metric",
+    "group_metrics",
+    "make_group_scorer",
+    "metric_names",
+]

@@ -1,0 +1,239 @@
+"""Group-aware scorers for scikit-learn model selection (metadata routing)."""
+
+import numpy as np
+from sklearn.metrics._scorer import _Scorer
+
+from .._confusion import _grouped_counts
+from .._validation import check_zero_division
+from ._group import _check_smoothing, _GroupCounts
+from ._registry import get_metric
+
+__all__ = ["aggregate_group_metric", "make_group_scorer"]
+
+_AGGREGATES = ("difference", "ratio", "worst", "max", "min")
+
+
+def _check_aggregate(aggregate, metric):
+    if callable(aggregate):
+        return aggregate
+    if aggregate not in _AGGREGATES:
+        raise ValueError(
+            f"aggregate must be one of {_AGGREGATES} or a callable taking the array "
+            f"of group values; got {aggregate!r}."
+        )
+    if aggregate == "worst" and metric.greater_is_better is None:
+        raise ValueError(
+            f"aggregate='worst' needs a metric with a direction, but {metric.name!r} "
+            f"is neither better high nor low; use 'difference', 'ratio', 'max' or "
+            f"'min'."
+        )
+    return aggregate
+
+
+def _aggregate(values, aggregate, metric):
+    if callable(aggregate):
+        return float(aggregate(values))
+    if np.isnan(values).any():
+        return np.nan
+    if aggregate == "difference":
+        return float(values.max() - values.min())
+    if aggregate == "ratio":
+        hi = values.max()
+        return float(values.min() / hi) if hi != 0 else np.nan
+    if aggregate == "max":
+        return float(values.max())
+    if aggregate == "min":
+        return float(values.min())
+    # worst: the value furthest from the best
+    return float(values.min() if metric.greater_is_better else values.max())
+
+
+_ROUTING_HINT = (
+    "Group scorers need the group labels. In model selection enable metadata "
+    "routing with sklearn.set_config(enable_metadata_routing=True) and pass them "
+    "as GridSearchCV(...).fit(X, y, sensitive_features=A) or cross_validate(..., "
+    "params={'sensitive_features': A}); when calling the scorer or "
+    "aggregate_group_metric directly pass sensitive_features=A."
+)
+
+
+def aggregate_group_metric(
+    y_true,
+    y_pred,
+    *,
+    sensitive_features=None,
+    metric="tpr",
+    aggregate="difference",
+    smoothing=None,
+    reference="rest",
+    zero_division=np.nan,
+    sample_weight=None,
+    pos_label=1,
+):
+    """One number summarising a metric across groups (the scorers' score function).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+        True and predicted binary labels.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
+        Group labels (required; ``None`` raises an error explaining metadata routing).
+    metric : str, default="tpr"
+        A single-group or two-group metric of :func:`metric_names`.
+    aggregate : {"difference", "ratio", "worst", "max", "min"} or callable, \
+            default="difference"
+        ``"difference"``: max minus min over groups; ``"ratio"``: min over max;
+        ``"worst"``: the group value furthest from the best (min for
+        greater-is-better metrics, max otherwise); ``"max"``, ``"min"``; or a
+        callable mapping the 1-D array of group values to a float.
+    smoothing : AdditiveSmoothing, CrossPriorSmoothing or None, default=None
+        Score the smoothed matrices instead of the raw ones.
+    reference : {"rest", "total"}, group label or array-like, default="rest"
+        Reference for Cross-Prior Smoothing and two-group metrics.
+    zero_division : {np.nan, 0.0, 1.0, "warn"}, default=np.nan
+        Value of an undefined group metric before aggregating. With ``np.nan``
+        (or ``"warn"``) an undefined group makes the built-in aggregates NaN, and
+        scikit-learn's model selection then warns about non-finite scores.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights.
+    pos_label : int, float, bool or str, default=1
+        The positive class.
+
+    Returns
+    -------
+    score : float
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.metrics import aggregate_group_metric
+    >>> y_true = [1, 1, 0, 0, 1, 1, 0, 0]
+    >>> y_pred = [1, 0, 0, 1, 1, 1, 0, 0]
+    >>> groups = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> aggregate_group_metric(y_true, y_pred, sensitive_features=groups,
+    ...                        metric="tpr", aggregate="difference")
+    0.5
+    """
+    if sensitive_features is None:
+        raise ValueError(_ROUTING_HINT)
+    m = get_metric(metric)
+    aggregate = _check_aggregate(aggregate, m)
+    zero_division = check_zero_division(zero_division)
+    smoothing = _check_smoothing(smoothing)
+    groups, counts, _ = _grouped_counts(
+        y_true, y_pred, sensitive_features, sample_weight, pos_label
+    )
+    gc = _GroupCounts(groups, counts, reference, smoothing)
+    values = gc.values(m, smoothed=smoothing is not None)
+    if not (isinstance(zero_division, str) or np.isnan(zero_division)):
+        values = np.where(np.isnan(values), zero_division, values)
+    return _aggregate(values, aggregate, m)
+
+
+class _GroupScorer(_Scorer):
+    """A ``make_scorer`` scorer that requests ``sensitive_features`` by default.
+
+    Under metadata routing, ``sensitive_features`` is routed to the scorer without
+    a call to ``set_score_request``; a user's explicit request (for instance
+    ``set_score_request(sensitive_features="groups")`` to alias it) still wins.
+    """
+
+    def _get_metadata_request(self):
+        requests = super()._get_metadata_request()
+        if requests.score.requests.get("sensitive_features") is None:
+            requests.score.add_request(param="sensitive_features", alias=True)
+        return requests
+
+
+def make_group_scorer(
+    metric,
+    *,
+    smoothing=None,
+    aggregate="difference",
+    reference="rest",
+    zero_division=np.nan,
+    greater_is_better=None,
+    response_method="predict",
+    pos_label=1,
+):
+    """Make a scikit-learn scorer from a group metric and an aggregate.
+
+    The scorer is a :func:`sklearn.metrics.make_scorer` object whose score function,
+    :func:`aggregate_group_metric`, takes ``sensitive_features`` (and
+    ``sample_weight``) by keyword. With metadata routing enabled
+    (``sklearn.set_config(enable_metadata_routing=True)``) model selection routes
+    ``sensitive_features`` to it: the scorer requests it by default. Library code
+    never changes scikit-learn's configuration for you.
+
+    Parameters
+    ----------
+    metric : str
+        A metric name or alias of :func:`metric_names`.
+    smoothing : AdditiveSmoothing, CrossPriorSmoothing or None, default=None
+        Score smoothed group matrices (references are computed on each test fold).
+    aggregate : {"difference", "ratio", "worst", "max", "min"} or callable, \
+            default="difference"
+        How group values become one score; see :func:`aggregate_group_metric`.
+    reference : {"rest", "total"}, group label or array-like, default="rest"
+        Reference for Cross-Prior Smoothing and two-group metrics.
+    zero_division : {np.nan, 0.0, 1.0}, default=np.nan
+        Value of an undefined group metric; NaN makes the score NaN.
+    greater_is_better : bool or None, default=None
+        ``None`` infers it: ``False`` for ``"difference"``, ``True`` for
+        ``"ratio"``, and the metric's own direction for ``"worst"``, ``"max"`` and
+        ``"min"`` (an error for descriptive metrics and callables, which need it
+        explicitly).
+    response_method : str, default="predict"
+        Estimator method giving the predictions; group metrics need class labels.
+    pos_label : int, float, bool or str, default=1
+        The positive class.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y, sensitive_features=..., sample_weight=None)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import sklearn
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn_smallfair.metrics import make_group_scorer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3))
+    >>> y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
+    >>> A = rng.choice(["a", "b"], size=200)
+    >>> scorer = make_group_scorer("tpr", aggregate="difference")
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     search = GridSearchCV(LogisticRegression(), {"C": [0.1, 1.0]},
+    ...                           scoring=scorer, cv=3)
+    ...     search = search.fit(X, y, sensitive_features=A)
+    >>> sorted(search.cv_results_)[:2]
+    ['mean_fit_time', 'mean_score_time']
+    """
+    m = get_metric(metric)
+    aggregate = _check_aggregate(aggregate, m)
+    zero_division = check_zero_division(zero_division)
+    _check_smoothing(smoothing)
+    if greater_is_better is None:
+        if aggregate == "difference":
+            greater_is_better = False
+        elif aggregate == "ratio":
+            greater_is_better = True
+        elif callable(aggregate) or m.greater_is_better is None:
+            raise ValueError(
+                f"greater_is_better cannot be inferred for metric {m.name!r} with "
+                f"aggregate={aggregate!r}; pass greater_is_better=True or False."
+            )
+        else:
+            greater_is_better = m.greater_is_better
+    kwargs = dict(
+        metric=m.name,
+        aggregate=aggregate,
+        smoothing=smoothing,
+        reference=reference,
+        zero_division=zero_division,
+        pos_label=pos_label,
+    )
+    sign = 1 if greater_is_better else -1
+    return _GroupScorer(aggregate_group_metric, sign, kwargs, response_method)
