@@ -12,6 +12,7 @@ datasets
 
 from ._confusion import (
     CELLS,
+    check_group_counts,
     enumerate_confusion_matrices,
     from_sklearn_order,
     multinomial_logpmf,
@@ -36,6 +37,7 @@ __all__ = [
     "AdditiveSmoothing",
     "CrossPriorSmoothing",
     "__version__",
+    "check_group_counts",
     "compute_metric",
     "confusion_counts",
     "count_undefined",

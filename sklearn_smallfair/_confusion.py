@@ -6,6 +6,7 @@ Confusion matrices are numpy arrays of shape ``(..., 4)`` with cells ordered
 converts, and nothing else in the package does.
 """
 
+from collections.abc import Mapping
 from functools import lru_cache
 from math import comb
 
@@ -21,6 +22,7 @@ from ._validation import (
 
 __all__ = [
     "CELLS",
+    "check_group_counts",
     "FN",
     "FP",
     "TN",
@@ -151,6 +153,75 @@ def confusion_counts(
     if groups is None:
         return counts
     return groups, counts
+
+
+def check_group_counts(counts):
+    """Validate per-group counts given as a table instead of rows.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame, mapping or array-like of shape (n_groups, 4)
+        - a DataFrame with columns ``TP, FN, FP, TN`` (any case); group labels from
+          a ``group`` column if present, else from the index;
+        - a mapping ``{group: (TP, FN, FP, TN)}``;
+        - an array of shape (n_groups, 4), groups labelled ``0 .. n_groups - 1``.
+
+    Returns
+    -------
+    groups : ndarray of shape (n_groups,)
+    counts : ndarray of shape (n_groups, 4)
+    name : str
+        Name of the grouping (``"group"`` unless the DataFrame index is named).
+
+    Examples
+    --------
+    >>> from sklearn_smallfair import check_group_counts
+    >>> from sklearn_smallfair.datasets import load_published_confusion_matrices
+    >>> table = load_published_confusion_matrices("COMPAS", include_all=False)
+    >>> groups, counts, name = check_group_counts(table)
+    >>> groups, counts
+    (array(['Black', 'White'], dtype=object), array([[ 273,  170, 1043, 1692],
+           [  77,  129,  380, 1679]]))
+    """
+    import pandas as pd
+
+    name = "group"
+    if isinstance(counts, pd.DataFrame):
+        lower = {str(c).lower(): c for c in counts.columns}
+        missing = [c for c in CELLS if c.lower() not in lower]
+        if missing:
+            raise ValueError(
+                f"counts is a DataFrame without the column(s) {missing}; it needs "
+                f"columns {list(CELLS)} (one row per group)."
+            )
+        if "group" in lower:
+            groups = counts[lower["group"]].to_numpy()
+        else:
+            groups = counts.index.to_numpy()
+            if counts.index.name is not None:
+                name = str(counts.index.name)
+        values = counts[[lower[c.lower()] for c in CELLS]].to_numpy()
+    elif isinstance(counts, Mapping):
+        groups = np.array(list(counts.keys()), dtype=object)
+        values = np.array([np.asarray(v) for v in counts.values()])
+    else:
+        values = np.asarray(counts)
+        groups = np.arange(values.shape[0]) if values.ndim == 2 else None
+    values = check_counts(values)
+    if values.ndim != 2:
+        raise ValueError(
+            f"counts must hold one (TP, FN, FP, TN) row per group, shape (n_groups, 4); "
+            f"got {values.shape}."
+        )
+    if len(groups) != len(set(groups.tolist())):
+        raise ValueError("counts has duplicate group labels.")
+    empty = values.sum(axis=1) == 0
+    if empty.any():
+        raise ValueError(
+            f"group(s) {list(groups[empty])} in counts are empty (all cells 0); drop "
+            f"them."
+        )
+    return groups, values, name
 
 
 def _is_explicit_counts(reference):

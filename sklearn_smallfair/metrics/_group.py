@@ -5,7 +5,15 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._confusion import FN, FP, TN, TP, _grouped_counts, reference_counts
+from .._confusion import (
+    FN,
+    FP,
+    TN,
+    TP,
+    _grouped_counts,
+    check_group_counts,
+    reference_counts,
+)
 from .._validation import check_zero_division
 from ..exceptions import UndefinedGroupMetricWarning
 from ..smoothing import BaseSmoothing
@@ -97,11 +105,36 @@ def _fmt_num(x):
     return str(int(x)) if x.is_integer() else f"{x:.4g}"
 
 
+def _rows_or_counts(y_true, y_pred, sensitive_features, counts, sample_weight,
+                    pos_label):
+    """Per-group counts from rows (y_true, y_pred, groups) or from a counts table."""
+    if counts is not None:
+        given = [n for n, v in (("y_true", y_true), ("y_pred", y_pred),
+                                ("sensitive_features", sensitive_features),
+                                ("sample_weight", sample_weight)) if v is not None]
+        if given:
+            raise ValueError(
+                f"pass either rows (y_true, y_pred, sensitive_features) or counts, "
+                f"not both; got counts and {', '.join(given)}."
+            )
+        return check_group_counts(counts)
+    if y_true is None or y_pred is None:
+        raise ValueError(
+            "pass y_true, y_pred and sensitive_features, or counts=<per-group table>."
+        )
+    if sensitive_features is None:
+        raise ValueError(
+            "sensitive_features is required: pass the group label of every sample."
+        )
+    return _grouped_counts(y_true, y_pred, sensitive_features, sample_weight, pos_label)
+
+
 def group_metrics(
-    y_true,
-    y_pred,
+    y_true=None,
+    y_pred=None,
     *,
-    sensitive_features,
+    sensitive_features=None,
+    counts=None,
     metrics=("tpr", "fpr"),
     smoothing=None,
     reference="rest",
@@ -119,6 +152,9 @@ def group_metrics(
         Predicted binary labels.
     sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
         Group labels; several columns define intersectional groups ``"a|b"``.
+    counts : DataFrame, mapping or array-like of shape (n_groups, 4), default=None
+        Per-group confusion matrices instead of rows (for published tables); see
+        :func:`~sklearn_smallfair.check_group_counts` for the accepted forms.
     metrics : str or sequence of str, default=("tpr", "fpr")
         Names or aliases from :func:`metric_names`. Two-group metrics (``ofi``,
         ``te``) compare each group (first) with its reference (second).
@@ -172,12 +208,22 @@ def group_metrics(
     group
     a      0.667         0.667
     b        NaN         0.667
+
+    From published per-group matrices:
+
+    >>> from sklearn_smallfair.datasets import load_published_confusion_matrices
+    >>> compas = load_published_confusion_matrices("COMPAS", include_all=False)
+    >>> group_metrics(counts=compas, metrics=["tpr", "ppv"])[["n", "tpr", "ppv"]]
+              n       tpr       ppv
+    group
+    Black  3178  0.616253  0.207447
+    White  2265  0.373786  0.168490
     """
     zero_division = check_zero_division(zero_division)
     resolved = _resolve_metrics(metrics)
     smoothing = _check_smoothing(smoothing)
-    groups, counts, name = _grouped_counts(
-        y_true, y_pred, sensitive_features, sample_weight, pos_label
+    groups, counts, name = _rows_or_counts(
+        y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
     )
     gc = _GroupCounts(groups, counts, reference, smoothing)
     if smoothing is not None and smoothing.requires_reference:
