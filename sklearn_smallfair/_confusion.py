@@ -18,15 +18,16 @@ from ._validation import (
     check_counts,
     check_sample_weight,
     check_sensitive_features,
+    format_labels,
 )
 
 __all__ = [
     "CELLS",
-    "check_group_counts",
     "FN",
     "FP",
     "TN",
     "TP",
+    "check_group_counts",
     "confusion_counts",
     "enumerate_confusion_matrices",
     "from_sklearn_order",
@@ -96,7 +97,7 @@ def _grouped_counts(y_true, y_pred, sensitive_features, sample_weight, pos_label
         empty = counts.sum(axis=1) == 0
         if empty.any():
             raise ValueError(
-                f"group(s) {list(groups[empty])} have zero total sample_weight, so "
+                f"group(s) {format_labels(groups[empty])} have zero total sample_weight, so "
                 f"their metrics are empty; drop those rows or give them positive "
                 f"weight."
             )
@@ -218,7 +219,7 @@ def check_group_counts(counts):
     empty = values.sum(axis=1) == 0
     if empty.any():
         raise ValueError(
-            f"group(s) {list(groups[empty])} in counts are empty (all cells 0); drop "
+            f"group(s) {format_labels(groups[empty])} in counts are empty (all cells 0); drop "
             f"them."
         )
     return groups, values, name
@@ -298,12 +299,12 @@ def reference_counts(counts, reference="rest", *, groups=None):
         if len(match) != 1:
             raise ValueError(
                 f"reference={reference!r} is not 'rest', 'total', a group label or "
-                f"explicit counts; the groups are {list(labels)}."
+                f"explicit counts; the groups are {format_labels(labels)}."
             )
         ref = np.broadcast_to(counts[match[0]], counts.shape).copy()
     zero = ref.sum(axis=1) <= 0
     if zero.any():
-        which = list(labels[zero]) if labels is not None else list(np.flatnonzero(zero))
+        which = format_labels(labels[zero] if labels is not None else np.flatnonzero(zero))
         hint = (
             " With reference='rest' this happens when there is only one group or "
             "every other group is empty."

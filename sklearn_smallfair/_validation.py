@@ -19,6 +19,8 @@ __all__ = [
     "check_sample_weight",
     "check_sensitive_features",
     "check_zero_division",
+    "format_label",
+    "format_labels",
 ]
 
 
@@ -77,8 +79,13 @@ def _unique(arr, name):
         ) from None
 
 
-def _fmt_labels(labels, limit=10):
-    shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in labels[:limit])
+def format_label(value):
+    """``repr`` of a label without numpy's type wrapper (``'a'``, not ``np.str_('a')``)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def format_labels(labels, limit=10):
+    shown = ", ".join(format_label(v) for v in labels[:limit])
     more = f", ... ({len(labels)} in all)" if len(labels) > limit else ""
     return f"[{shown}{more}]"
 
@@ -117,21 +124,21 @@ def check_binary_targets(y_true, y_pred, *, pos_label=1):
         if labels.shape[0] > 2:
             raise ValueError(
                 f"{name} must be binary, but has {labels.shape[0]} distinct labels "
-                f"{_fmt_labels(labels)}. Binarize it (e.g. y == positive_class)."
+                f"{format_labels(labels)}. Binarize it (e.g. y == positive_class)."
             )
     labels = _unique(np.concatenate([y_true.astype(object), y_pred.astype(object)]),
                      "y_true and y_pred")
     if labels.shape[0] > 2:
         raise ValueError(
             f"y_true and y_pred together have {labels.shape[0]} distinct labels "
-            f"{_fmt_labels(labels)}; they must share the same two labels."
+            f"{format_labels(labels)}; they must share the same two labels."
         )
     if not any(_label_equal(v, pos_label) for v in labels):
         str_labels = any(isinstance(v, str) for v in labels)
         if labels.shape[0] == 2 or str_labels != isinstance(pos_label, str):
             raise ValueError(
                 f"pos_label={pos_label!r} is not a valid label: the labels are "
-                f"{_fmt_labels(labels)}. Pass pos_label=<the positive label>."
+                f"{format_labels(labels)}. Pass pos_label=<the positive label>."
             )
     t = _equals(y_true, pos_label)
     p = _equals(y_pred, pos_label)

@@ -14,7 +14,7 @@ from .._confusion import (
     check_group_counts,
     reference_counts,
 )
-from .._validation import check_zero_division
+from .._validation import check_zero_division, format_label
 from ..exceptions import UndefinedGroupMetricWarning
 from ..smoothing import BaseSmoothing
 from ._registry import get_metric
@@ -85,7 +85,7 @@ class _GroupCounts:
 def _warn_undefined(metric_name, groups, undefined, counts, *, what=""):
     bad = np.flatnonzero(undefined)
     detail = ", ".join(
-        f"{groups[i]!r} (n={_fmt_num(counts[i].sum())}, "
+        f"{format_label(groups[i])} (n={_fmt_num(counts[i].sum())}, "
         f"n_pos={_fmt_num(counts[i, TP] + counts[i, FN])})"
         for i in bad[:10]
     )

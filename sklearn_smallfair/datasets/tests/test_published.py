@@ -1,0 +1,38 @@
+"""Tests of the embedded published confusion matrices."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_smallfair._confusion import CELLS
+from sklearn_smallfair.datasets import load_published_confusion_matrices
+
+SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data"
+
+
+def test_shapes_and_sums():
+    table = load_published_confusion_matrices()
+    assert list(table.columns) == ["dataset", "group", *CELLS]
+    assert set(table["dataset"]) == {"COMPAS", "Folktables"}
+    folk = load_published_confusion_matrices("Folktables")
+    groups = folk[folk["group"] != "ALL"][list(CELLS)].to_numpy()
+    everyone = folk[folk["group"] == "ALL"][list(CELLS)].to_numpy()[0]
+    np.testing.assert_array_equal(groups.sum(axis=0), everyone)  # ALL is the sum
+    compas = load_published_confusion_matrices("COMPAS")
+    assert compas[list(CELLS)].to_numpy()[-1].sum() == 6454
+    assert len(load_published_confusion_matrices("COMPAS", include_all=False)) == 2
+
+
+def test_bad_dataset_name():
+    with pytest.raises(ValueError, match="dataset must be one of"):
+        load_published_confusion_matrices("compas")
+
+
+@pytest.mark.skipif(not (SHARED / "published_group_confusion_matrices.csv").exists(),
+                    reason="shared reference data not available")
+def test_embedded_copy_equals_reference_file():
+    ref = pd.read_csv(SHARED / "published_group_confusion_matrices.csv")
+    table = load_published_confusion_matrices()
+    pd.testing.assert_frame_equal(table, ref, check_dtype=False)

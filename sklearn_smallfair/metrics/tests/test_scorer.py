@@ -1,0 +1,228 @@
+"""Group scorers inside scikit-learn model selection, with metadata routing."""
+
+import pickle
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.tree import DecisionTreeClassifier
+
+from sklearn_smallfair.metrics import (
+    aggregate_group_metric,
+    group_metrics,
+    make_group_scorer,
+)
+from sklearn_smallfair.smoothing import CrossPriorSmoothing
+
+SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data"
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    n = 600
+    X = pd.DataFrame(rng.normal(size=(n, 4)), columns=["x0", "x1", "x2", "x3"])
+    A = pd.Series(rng.choice(["a", "b", "c"], size=n, p=[0.6, 0.3, 0.1]), name="grp")
+    logit = X["x0"] + 0.5 * X["x1"] + (A == "c") * 0.8
+    y = pd.Series((logit + rng.normal(size=n) > 0).astype(int), name="y")
+    return X, y, A
+
+
+@pytest.fixture
+def routing():
+    with sklearn.config_context(enable_metadata_routing=True):
+        yield
+
+
+@pytest.mark.parametrize(
+    "aggregate, expected",
+    [
+        ("difference", lambda v: v.max() - v.min()),
+        ("ratio", lambda v: v.min() / v.max()),
+        ("worst", lambda v: v.min()),  # tpr: greater is better
+        ("max", lambda v: v.max()),
+        ("min", lambda v: v.min()),
+    ],
+)
+def test_aggregates_match_group_table(data, aggregate, expected):
+    X, y, A = data
+    y_pred = (X["x0"] > 0).astype(int)
+    values = group_metrics(y, y_pred, sensitive_features=A, metrics="tpr")["tpr"]
+    got = aggregate_group_metric(y, y_pred, sensitive_features=A, metric="tpr",
+                                 aggregate=aggregate)
+    assert got == pytest.approx(expected(values.to_numpy()))
+
+
+def test_worst_for_lower_is_better_metric_is_max(data):
+    X, y, A = data
+    y_pred = (X["x0"] > 0).astype(int)
+    values = group_metrics(y, y_pred, sensitive_features=A, metrics="fpr")["fpr"]
+    got = aggregate_group_metric(y, y_pred, sensitive_features=A, metric="fpr",
+                                 aggregate="worst")
+    assert got == pytest.approx(values.max())
+
+
+def test_callable_aggregate_and_smoothing(data):
+    X, y, A = data
+    y_pred = (X["x0"] > 0).astype(int)
+    cps = CrossPriorSmoothing(lam=20)
+    table = group_metrics(y, y_pred, sensitive_features=A, metrics="ppv", smoothing=cps)
+    got = aggregate_group_metric(y, y_pred, sensitive_features=A, metric="ppv",
+                                 smoothing=cps, aggregate=np.std)
+    assert got == pytest.approx(np.std(table["ppv_smoothed"]))
+
+
+def test_undefined_group_makes_score_nan_unless_zero_division():
+    y_true = [1, 1, 0, 0, 0, 0]
+    y_pred = [1, 0, 0, 1, 0, 0]
+    groups = ["a", "a", "a", "b", "b", "b"]
+    assert np.isnan(aggregate_group_metric(y_true, y_pred, sensitive_features=groups))
+    assert aggregate_group_metric(y_true, y_pred, sensitive_features=groups,
+                                  zero_division=0.0) == pytest.approx(0.5)
+    # smoothing makes b's TPR defined: b borrows a's TP:FN = 1:1, so TPR_b = 1/2,
+    # and a is unchanged (its reference b has no positives): difference 0
+    assert aggregate_group_metric(y_true, y_pred, sensitive_features=groups,
+                                  smoothing=CrossPriorSmoothing(1.0)) == 0.0
+
+
+def test_greater_is_better_inference():
+    assert make_group_scorer("tpr")._sign == -1  # a difference: lower is better
+    assert make_group_scorer("tpr", aggregate="ratio")._sign == 1
+    assert make_group_scorer("tpr", aggregate="worst")._sign == 1
+    assert make_group_scorer("fpr", aggregate="max")._sign == -1
+    with pytest.raises(ValueError, match="greater_is_better cannot be inferred"):
+        make_group_scorer("prev", aggregate="max")
+    with pytest.raises(ValueError, match="aggregate='worst' needs a metric"):
+        make_group_scorer("mb", aggregate="worst")
+    with pytest.raises(ValueError, match="aggregate must be one of"):
+        make_group_scorer("tpr", aggregate="mean")
+    with pytest.raises(ValueError, match="unknown metric"):
+        make_group_scorer("tprr")
+    assert make_group_scorer("prev", aggregate="max", greater_is_better=True)._sign == 1
+
+
+def test_scorer_direct_call_equals_function(data, routing):
+    X, y, A = data
+    est = LogisticRegression().fit(X, y)
+    scorer = make_group_scorer("fpr", aggregate="difference")
+    expected = aggregate_group_metric(y, est.predict(X), sensitive_features=A,
+                                      metric="fpr")
+    assert scorer(est, X, y, sensitive_features=A) == pytest.approx(-expected)
+
+
+def test_grid_search_with_routing(data, routing):
+    X, y, A = data
+    scorer = make_group_scorer("tpr", aggregate="difference",
+                               smoothing=CrossPriorSmoothing(lam=10))
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    search = GridSearchCV(DecisionTreeClassifier(random_state=0),
+                          {"max_depth": [1, 2, 4]}, scoring={"gap": scorer,
+                                                             "acc": "accuracy"},
+                          refit="acc", cv=cv, error_score="raise")
+    search.fit(X, y, sensitive_features=A)
+    scores = search.cv_results_["mean_test_gap"]
+    assert np.isfinite(scores).all() and (scores <= 0).all()
+    # the reported fold score equals the score recomputed by hand on that fold
+    train, test = next(cv.split(X, y))
+    est = DecisionTreeClassifier(random_state=0, max_depth=2).fit(X.iloc[train],
+                                                                  y.iloc[train])
+    by_hand = aggregate_group_metric(y.iloc[test], est.predict(X.iloc[test]),
+                                     sensitive_features=A.iloc[test], metric="tpr",
+                                     smoothing=CrossPriorSmoothing(lam=10))
+    assert search.cv_results_["split0_test_gap"][1] == pytest.approx(-by_hand)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_cross_validate_with_routing_and_jobs(data, routing, n_jobs):
+    X, y, A = data
+    scorer = make_group_scorer("ppv", aggregate="ratio")
+    res = cross_validate(LogisticRegression(), X, y, cv=4, n_jobs=n_jobs,
+                         scoring=scorer, params={"sensitive_features": A},
+                         error_score="raise")
+    assert res["test_score"].shape == (4,)
+    assert ((res["test_score"] > 0) & (res["test_score"] <= 1)).all()
+    ref = cross_validate(LogisticRegression(), X, y, cv=4, n_jobs=1,
+                         scoring=scorer, params={"sensitive_features": A})
+    np.testing.assert_allclose(res["test_score"], ref["test_score"])
+
+
+def test_numpy_inputs_and_sample_weight_routing(data, routing):
+    X, y, A = data
+    X, y, A = X.to_numpy(), y.to_numpy(), A.to_numpy()
+    w = np.random.default_rng(1).integers(1, 3, len(y)).astype(float)
+    scorer = make_group_scorer("tpr").set_score_request(sample_weight=True)
+    est = LogisticRegression().set_fit_request(sample_weight=False)
+    res = cross_validate(est, X, y, cv=3, scoring=scorer,
+                         params={"sensitive_features": A, "sample_weight": w},
+                         error_score="raise")
+    # sample_weight alias request kept sensitive_features requested
+    assert np.isfinite(res["test_score"]).all()
+    unweighted = cross_validate(est, X, y, cv=3, scoring=make_group_scorer("tpr"),
+                                params={"sensitive_features": A})
+    assert not np.allclose(res["test_score"], unweighted["test_score"])
+
+
+def test_alias_request_for_sensitive_features(data, routing):
+    X, y, A = data
+    scorer = make_group_scorer("tpr").set_score_request(sensitive_features="groups")
+    res = cross_validate(LogisticRegression(), X, y, cv=3, scoring=scorer,
+                         params={"groups": A}, error_score="raise")
+    assert np.isfinite(res["test_score"]).all()
+
+
+def test_without_routing_error_explains_how_to_enable(data):
+    X, y, A = data
+    scorer = make_group_scorer("tpr")
+    with pytest.raises(ValueError, match=r"enable_metadata_routing=True"):
+        cross_validate(LogisticRegression(), X, y, cv=3, scoring=scorer,
+                       error_score="raise")
+    # default error_score: scikit-learn turns it into a warning carrying our message
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        res = cross_validate(LogisticRegression(), X, y, cv=3, scoring=scorer)
+    assert np.isnan(res["test_score"]).all()
+    assert any("enable_metadata_routing=True" in str(w.message) for w in rec)
+    # calling the scorer by hand with the labels but routing off: sklearn's message
+    est = LogisticRegression().fit(X, y)
+    with pytest.raises(ValueError, match="enable_metadata_routing=True"):
+        scorer(est, X, y, sensitive_features=A)
+
+
+def test_library_never_changes_global_config(data):
+    before = sklearn.get_config()["enable_metadata_routing"]
+    make_group_scorer("tpr")
+    aggregate_group_metric([1, 0], [1, 0], sensitive_features=["a", "b"])
+    assert sklearn.get_config()["enable_metadata_routing"] == before
+
+
+def test_scorer_pickles_and_repr():
+    scorer = make_group_scorer("recall", smoothing=CrossPriorSmoothing(lam=3))
+    clone(CrossPriorSmoothing(lam=3))
+    again = pickle.loads(pickle.dumps(scorer))
+    assert "metric=tpr" in repr(again) and "CrossPriorSmoothing(lam=3)" in repr(again)
+
+
+@pytest.mark.skipif(not (SHARED / "german.data").exists(),
+                    reason="shared reference data not available")
+def test_german_credit_grid_search(routing):
+    cols = [f"a{i}" for i in range(1, 21)] + ["label"]
+    df = pd.read_csv(SHARED / "german.data", sep=" ", header=None, names=cols)
+    y = (df["label"] == 1).astype(int)
+    # attribute 9: personal status and sex; A92 = female (divorced/married)
+    A = np.where(df["a9"] == "A92", "female", "other")
+    X = pd.get_dummies(df.drop(columns="label"), dtype=float)
+    scorer = make_group_scorer("tpr", aggregate="difference")
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    search = GridSearchCV(model, {"logisticregression__C": [0.01, 1.0]},
+                          scoring={"gap": scorer, "acc": "accuracy"}, refit="acc",
+                          cv=3, error_score="raise").fit(X, y, sensitive_features=A)
+    gaps = search.cv_results_["mean_test_gap"]
+    assert np.isfinite(gaps).all() and (gaps <= 0).all()
