@@ -10,6 +10,8 @@ ROOT = HERE.parent
 
 # Document the source tree even when the package is not installed.
 sys.path.insert(0, str(ROOT))
+# Local Sphinx extensions (the metric catalogue table of the user guide).
+sys.path.insert(0, str(HERE / "sphinxext"))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 try:
@@ -33,6 +35,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
     "numpydoc",
+    "metric_catalogue",
 ]
 
 # The gallery is built from ../examples when that folder exists.

@@ -8,6 +8,8 @@ smoothing
     Additive and Cross-Prior Smoothing of confusion matrices.
 datasets
     Embedded published confusion matrices.
+exceptions
+    Warnings such as ``UndefinedGroupMetricWarning``.
 """
 
 from ._confusion import (

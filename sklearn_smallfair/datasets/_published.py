@@ -25,7 +25,9 @@ def load_published_confusion_matrices(dataset=None, *, include_all=True):
     dataset : {"COMPAS", "Folktables"} or None, default=None
         One dataset, or ``None`` for both.
     include_all : bool, default=True
-        Keep the ``ALL`` rows (the whole population of each dataset).
+        Keep the ``ALL`` rows (the whole population of each dataset). Drop them
+        (``include_all=False``) before passing the table as per-group ``counts``,
+        or ``ALL`` would be treated as one more group.
 
     Returns
     -------

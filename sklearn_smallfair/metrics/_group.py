@@ -162,7 +162,8 @@ def group_metrics(
         When given, each metric is also reported on the smoothed matrices, in a
         column ``<metric>_smoothed``.
     reference : {"rest", "total"}, group label or array-like, default="rest"
-        Reference matrix of each group for :class:`CrossPriorSmoothing` and the
+        Reference matrix of each group for
+        :class:`~sklearn_smallfair.smoothing.CrossPriorSmoothing` and the
         two-group metrics; see :func:`~sklearn_smallfair.reference_counts`.
     zero_division : {"warn", np.nan, 0.0, 1.0}, default="warn"
         Value reported for undefined metrics. ``"warn"`` keeps NaN and emits an
@@ -189,6 +190,7 @@ def group_metrics(
 
     Examples
     --------
+    >>> import numpy as np
     >>> from sklearn_smallfair.metrics import group_metrics
     >>> from sklearn_smallfair.smoothing import CrossPriorSmoothing
     >>> y_true = [1, 1, 0, 0, 1, 0, 0, 0]

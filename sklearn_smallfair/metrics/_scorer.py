@@ -5,7 +5,7 @@ from sklearn.metrics._scorer import _Scorer
 
 from .._confusion import _grouped_counts
 from .._validation import check_zero_division
-from ._group import _check_smoothing, _GroupCounts
+from ._group import _check_smoothing, _GroupCounts, _warn_undefined
 from ._registry import get_metric
 
 __all__ = ["aggregate_group_metric", "make_group_scorer"]
@@ -52,8 +52,9 @@ _ROUTING_HINT = (
     "Group scorers need the group labels. In model selection enable metadata "
     "routing with sklearn.set_config(enable_metadata_routing=True) and pass them "
     "as GridSearchCV(...).fit(X, y, sensitive_features=A) or cross_validate(..., "
-    "params={'sensitive_features': A}); when calling the scorer or "
-    "aggregate_group_metric directly pass sensitive_features=A."
+    "params={'sensitive_features': A}). Outside model selection call "
+    "aggregate_group_metric(y, estimator.predict(X), sensitive_features=A), or "
+    "scorer(estimator, X, y, sensitive_features=A) with routing enabled."
 )
 
 
@@ -90,10 +91,13 @@ def aggregate_group_metric(
         Score the smoothed matrices instead of the raw ones.
     reference : {"rest", "total"}, group label or array-like, default="rest"
         Reference for Cross-Prior Smoothing and two-group metrics.
-    zero_division : {np.nan, 0.0, 1.0, "warn"}, default=np.nan
+    zero_division : {np.nan, "warn", 0.0, 1.0}, default=np.nan
         Value of an undefined group metric before aggregating. With ``np.nan``
-        (or ``"warn"``) an undefined group makes the built-in aggregates NaN, and
-        scikit-learn's model selection then warns about non-finite scores.
+        an undefined group makes the built-in aggregates NaN (scikit-learn's model
+        selection then warns about non-finite scores); ``"warn"`` does the same
+        and also emits an
+        :class:`~sklearn_smallfair.exceptions.UndefinedGroupMetricWarning` naming
+        the groups; ``0.0``/``1.0`` substitute that value.
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights.
     pos_label : int, float, bool or str, default=1
@@ -124,8 +128,13 @@ def aggregate_group_metric(
     )
     gc = _GroupCounts(groups, counts, reference, smoothing)
     values = gc.values(m, smoothed=smoothing is not None)
-    if not (isinstance(zero_division, str) or np.isnan(zero_division)):
-        values = np.where(np.isnan(values), zero_division, values)
+    undefined = np.isnan(values)
+    if zero_division == "warn":
+        if undefined.any():
+            _warn_undefined(m.name, groups, undefined, counts,
+                            what=" (smoothed)" if smoothing is not None else "")
+    elif not np.isnan(zero_division):
+        values = np.where(undefined, zero_division, values)
     return _aggregate(values, aggregate, m)
 
 
@@ -175,8 +184,9 @@ def make_group_scorer(
         How group values become one score; see :func:`aggregate_group_metric`.
     reference : {"rest", "total"}, group label or array-like, default="rest"
         Reference for Cross-Prior Smoothing and two-group metrics.
-    zero_division : {np.nan, 0.0, 1.0}, default=np.nan
-        Value of an undefined group metric; NaN makes the score NaN.
+    zero_division : {np.nan, "warn", 0.0, 1.0}, default=np.nan
+        Value of an undefined group metric; NaN (and ``"warn"``, which also warns)
+        makes the score NaN.
     greater_is_better : bool or None, default=None
         ``None`` infers it: ``False`` for ``"difference"``, ``True`` for
         ``"ratio"``, and the metric's own direction for ``"worst"``, ``"max"`` and
@@ -190,7 +200,10 @@ def make_group_scorer(
     Returns
     -------
     scorer : callable
-        ``scorer(estimator, X, y, sensitive_features=..., sample_weight=None)``.
+        ``scorer(estimator, X, y, sensitive_features=..., sample_weight=None)``;
+        passing ``sensitive_features`` to it needs metadata routing enabled (a
+        scikit-learn rule for all scorers). Without routing, use
+        :func:`aggregate_group_metric` on ``estimator.predict(X)``.
 
     Examples
     --------

@@ -226,3 +226,13 @@ def test_german_credit_grid_search(routing):
                           cv=3, error_score="raise").fit(X, y, sensitive_features=A)
     gaps = search.cv_results_["mean_test_gap"]
     assert np.isfinite(gaps).all() and (gaps <= 0).all()
+
+
+def test_zero_division_warn_names_the_group():
+    from sklearn_smallfair.exceptions import UndefinedGroupMetricWarning
+
+    with pytest.warns(UndefinedGroupMetricWarning, match=r"tpr is undefined .*'b'"):
+        score = aggregate_group_metric([1, 1, 0, 0], [1, 0, 0, 1],
+                                       sensitive_features=["a", "a", "b", "b"],
+                                       zero_division="warn")
+    assert np.isnan(score)
