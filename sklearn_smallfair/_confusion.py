@@ -276,6 +276,11 @@ def reference_counts(counts, reference="rest", *, groups=None):
         )
     n_groups = counts.shape[0]
     labels = None if groups is None else np.asarray(groups)
+    if labels is not None and labels.shape != (n_groups,):
+        raise ValueError(
+            f"groups must hold one label per row of counts ({n_groups}); got shape "
+            f"{labels.shape}."
+        )
     if isinstance(reference, str) and reference == "rest":
         ref = counts.sum(axis=0) - counts
         if ref.dtype.kind == "f":
@@ -367,7 +372,7 @@ def enumerate_confusion_matrices(n):
     -------
     counts : ndarray of int64, shape (C(n + 3, 3), 4)
         Every non-negative integer matrix ``(TP, FN, FP, TN)`` summing to ``n``,
-        ordered by ``TP``, then ``FN + FP``, then ``FP``.
+        ordered by ``TP``, then ``FN + FP``, then ``FN`` (all ascending).
 
     Examples
     --------

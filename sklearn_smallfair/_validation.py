@@ -40,7 +40,7 @@ def _as_1d(y, name):
         raise TypeError(f"{name} must be a 1-D array-like, got {type(y).__name__}.")
     if isinstance(y, (pd.Series, pd.Index)):
         y = y.to_numpy()
-    arr = np.asarray(y)
+    arr = _asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
@@ -50,11 +50,31 @@ def _as_1d(y, name):
     return column_or_1d(arr, dtype=None)
 
 
+def _asarray(values):
+    """``np.asarray`` that keeps NaN or inf in a list of strings detectable.
+
+    numpy turns ``["a", nan]`` into the strings ``['a', 'nan']``; such input is
+    returned as an object array instead, so the missing value is reported.
+    """
+    arr = np.asarray(values)
+    if arr.dtype.kind == "U" and not isinstance(values, np.ndarray):
+        obj = np.asarray(values, dtype=object)
+        if obj.shape == arr.shape and _missing_mask(obj).any():
+            return obj
+    return arr
+
+
 def _missing_mask(arr):
     if arr.dtype.kind in "fc":
         return ~np.isfinite(arr)
     if arr.dtype.kind == "O":
-        return np.asarray(pd.isna(arr), dtype=bool)
+        flat = arr.ravel()
+        inf = np.fromiter(
+            (isinstance(v, (float, np.floating)) and not np.isfinite(v) for v in flat),
+            dtype=bool,
+            count=flat.size,
+        )
+        return np.asarray(pd.isna(arr), dtype=bool) | inf.reshape(arr.shape)
     return np.zeros(arr.shape, dtype=bool)
 
 
@@ -107,7 +127,13 @@ def check_binary_targets(y_true, y_pred, *, pos_label=1):
     """
     y_true = _as_1d(y_true, "y_true")
     y_pred = _as_1d(y_pred, "y_pred")
-    check_consistent_length(y_true, y_pred)
+    try:
+        check_consistent_length(y_true, y_pred)
+    except ValueError:
+        raise ValueError(
+            f"y_true and y_pred have inconsistent lengths ({y_true.shape[0]} and "
+            f"{y_pred.shape[0]}); pass one prediction per sample."
+        ) from None
     if y_true.shape[0] == 0:
         raise ValueError("y_true and y_pred are empty; at least one sample is needed.")
     _check_no_missing(y_true, "y_true")
@@ -153,7 +179,13 @@ def _label_equal(value, pos_label):
 
 def _equals(arr, pos_label):
     """Vectorized ``arr == pos_label`` that never matches a string to a number."""
-    if isinstance(pos_label, str) != (arr.dtype.kind in "OUS"):
+    if arr.dtype.kind == "O":
+        # object arrays may hold numbers (e.g. a pandas Series of dtype object):
+        # compare element by element with the same rule as the label check.
+        return np.fromiter(
+            (_label_equal(v, pos_label) for v in arr), dtype=bool, count=arr.shape[0]
+        )
+    if isinstance(pos_label, str) != (arr.dtype.kind in "US"):
         return np.zeros(arr.shape, dtype=bool)
     return np.asarray(arr == pos_label, dtype=bool)
 
@@ -171,6 +203,7 @@ def check_sample_weight(sample_weight, n_samples):
             "sample_weight must be an array-like of shape (n_samples,), not a scalar."
         )
     w = _as_1d(sample_weight, "sample_weight")
+    _check_no_missing(w, "sample_weight")  # before the dtype check: None is missing
     if w.dtype.kind not in "biuf":
         raise TypeError(
             f"sample_weight must be numeric, got dtype {w.dtype}."
@@ -180,7 +213,6 @@ def check_sample_weight(sample_weight, n_samples):
         raise ValueError(
             f"sample_weight has {w.shape[0]} entries but there are {n_samples} samples."
         )
-    _check_no_missing(w, "sample_weight")
     if (w < 0).any():
         raise ValueError("sample_weight must be non-negative.")
     return w
@@ -225,7 +257,7 @@ def check_sensitive_features(sensitive_features, n_samples):
                 "sensitive_features must be array-like with one label per sample, "
                 f"got {type(sensitive_features).__name__}."
             )
-        arr = np.asarray(sensitive_features)
+        arr = _asarray(sensitive_features)
         if arr.ndim == 1:
             columns = [arr]
         elif arr.ndim == 2:

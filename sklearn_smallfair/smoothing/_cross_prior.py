@@ -60,6 +60,8 @@ class CrossPriorSmoothing(BaseSmoothing):
         n = counts.sum(axis=-1, keepdims=True)
         denom = n + lam
         with np.errstate(invalid="ignore", divide="ignore"):
-            out = (counts + lam * prior) / denom * n
+            # multiply by n / (n + lam), which is exactly 1.0 when lam == 0, so lam=0
+            # is the exact identity (c / n * n is not always c in floating point).
+            out = (counts + lam * prior) * (n / denom)
         # n + lam == 0 only for an empty matrix with lam == 0: nothing to smooth.
         return np.where(denom > 0, out, np.broadcast_to(counts, out.shape))
