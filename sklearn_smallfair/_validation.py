@@ -9,7 +9,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_consistent_length, column_or_1d
 
 __all__ = [
@@ -65,16 +64,17 @@ def _asarray(values):
 
 
 def _missing_mask(arr):
+    """Mask of NaN, None and +-inf entries, vectorized for every dtype."""
     if arr.dtype.kind in "fc":
         return ~np.isfinite(arr)
     if arr.dtype.kind == "O":
-        flat = arr.ravel()
-        inf = np.fromiter(
-            (isinstance(v, (float, np.floating)) and not np.isfinite(v) for v in flat),
-            dtype=bool,
-            count=flat.size,
-        )
-        return np.asarray(pd.isna(arr), dtype=bool) | inf.reshape(arr.shape)
+        mask = np.asarray(pd.isna(arr), dtype=bool)
+        # +-inf stored as Python/numpy floats: look for them among the distinct
+        # values only, then mark their positions with one vectorized comparison.
+        for v in pd.unique(arr[~mask].ravel()):
+            if isinstance(v, (float, np.floating)) and not np.isfinite(v):
+                mask |= arr == v
+        return mask
     return np.zeros(arr.shape, dtype=bool)
 
 
@@ -89,14 +89,42 @@ def _check_no_missing(arr, name):
         )
 
 
-def _unique(arr, name):
+def _sorted_labels(values, name):
+    """Sort a small array of distinct labels, rejecting mixed label types."""
+    values = np.asarray(values)
     try:
-        return np.unique(arr)
+        return np.sort(values)
     except TypeError:
-        types = sorted({type(v).__name__ for v in arr.tolist()})
+        types = sorted({type(v).__name__ for v in values.tolist()})
         raise TypeError(
             f"{name} mixes label types {types}; use labels of one type."
         ) from None
+
+
+def _labels(arr, name):
+    """Distinct labels of a 1-D label array (hash-based, O(n)), sorted.
+
+    Raises when the array is not binary or holds continuous values.
+    """
+    labels = _sorted_labels(pd.unique(arr), name)
+    numeric = labels
+    if labels.dtype.kind == "O" and all(
+        isinstance(v, (Real, np.number)) and not isinstance(v, (bool, np.bool_))
+        for v in labels.tolist()
+    ):
+        numeric = labels.astype(np.float64)
+    if numeric.dtype.kind == "f" and not np.array_equal(numeric, np.round(numeric)):
+        raise ValueError(
+            f"{name} holds continuous values but binary labels are needed. "
+            f"Threshold scores into class labels first (for a scorer use "
+            f"response_method='predict')."
+        )
+    if labels.shape[0] > 2:
+        raise ValueError(
+            f"{name} must be binary, but has {labels.shape[0]} distinct labels "
+            f"{format_labels(labels)}. Binarize it (e.g. y == positive_class)."
+        )
+    return labels
 
 
 def format_label(value):
@@ -138,22 +166,13 @@ def check_binary_targets(y_true, y_pred, *, pos_label=1):
         raise ValueError("y_true and y_pred are empty; at least one sample is needed.")
     _check_no_missing(y_true, "y_true")
     _check_no_missing(y_pred, "y_pred")
-    for arr, name in ((y_true, "y_true"), (y_pred, "y_pred")):
-        kind = type_of_target(arr, input_name=name)
-        if kind == "continuous":
-            raise ValueError(
-                f"{name} holds continuous values but binary labels are needed. "
-                f"Threshold scores into class labels first (for a scorer use "
-                f"response_method='predict')."
-            )
-        labels = _unique(arr, name)
-        if labels.shape[0] > 2:
-            raise ValueError(
-                f"{name} must be binary, but has {labels.shape[0]} distinct labels "
-                f"{format_labels(labels)}. Binarize it (e.g. y == positive_class)."
-            )
-    labels = _unique(np.concatenate([y_true.astype(object), y_pred.astype(object)]),
-                     "y_true and y_pred")
+    true_labels = _labels(y_true, "y_true")
+    pred_labels = _labels(y_pred, "y_pred")
+    labels = _sorted_labels(
+        pd.unique(np.concatenate([true_labels.astype(object),
+                                  pred_labels.astype(object)])),
+        "y_true and y_pred",
+    )
     if labels.shape[0] > 2:
         raise ValueError(
             f"y_true and y_pred together have {labels.shape[0]} distinct labels "
@@ -181,10 +200,13 @@ def _equals(arr, pos_label):
     """Vectorized ``arr == pos_label`` that never matches a string to a number."""
     if arr.dtype.kind == "O":
         # object arrays may hold numbers (e.g. a pandas Series of dtype object):
-        # compare element by element with the same rule as the label check.
-        return np.fromiter(
-            (_label_equal(v, pos_label) for v in arr), dtype=bool, count=arr.shape[0]
-        )
+        # match each distinct label with the rule of the label check, then mark
+        # its rows with one vectorized comparison.
+        out = np.zeros(arr.shape, dtype=bool)
+        for v in pd.unique(arr):
+            if _label_equal(v, pos_label):
+                out |= np.asarray(arr == v, dtype=bool)
+        return out
     if isinstance(pos_label, str) != (arr.dtype.kind in "US"):
         return np.zeros(arr.shape, dtype=bool)
     return np.asarray(arr == pos_label, dtype=bool)
@@ -290,12 +312,12 @@ def check_sensitive_features(sensitive_features, n_samples):
 
 
 def _unique_inverse(col):
+    """Sorted distinct labels and codes, hash-based (``pandas.factorize``)."""
     try:
-        groups, codes = np.unique(col, return_inverse=True)
+        codes, groups = pd.factorize(col, sort=True)
     except TypeError:
-        col = col.astype(str).astype(object)
-        groups, codes = np.unique(col, return_inverse=True)
-    return groups, codes.ravel()
+        codes, groups = pd.factorize(col.astype(str).astype(object), sort=True)
+    return np.asarray(groups), np.asarray(codes).ravel()
 
 
 def check_counts(counts, *, name="counts", n_groups=None):
