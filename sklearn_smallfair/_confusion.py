@@ -97,7 +97,8 @@ def _grouped_counts(y_true, y_pred, sensitive_features, sample_weight, pos_label
         empty = counts.sum(axis=1) == 0
         if empty.any():
             raise ValueError(
-                f"group(s) {format_labels(groups[empty])} have zero total sample_weight, so "
+                f"group(s) {format_labels(groups[empty])} have zero total "
+                f"sample_weight, so "
                 f"their metrics are empty; drop those rows or give them positive "
                 f"weight."
             )
@@ -211,7 +212,8 @@ def check_group_counts(counts):
     values = check_counts(values)
     if values.ndim != 2:
         raise ValueError(
-            f"counts must hold one (TP, FN, FP, TN) row per group, shape (n_groups, 4); "
+            f"counts must hold one (TP, FN, FP, TN) row per group, shape "
+            f"(n_groups, 4); "
             f"got {values.shape}."
         )
     if len(groups) != len(set(groups.tolist())):
@@ -219,7 +221,8 @@ def check_group_counts(counts):
     empty = values.sum(axis=1) == 0
     if empty.any():
         raise ValueError(
-            f"group(s) {format_labels(groups[empty])} in counts are empty (all cells 0); drop "
+            f"group(s) {format_labels(groups[empty])} in counts are empty "
+            f"(all cells 0); drop "
             f"them."
         )
     return groups, values, name
@@ -271,9 +274,7 @@ def reference_counts(counts, reference="rest", *, groups=None):
     """
     counts = check_counts(counts)
     if counts.ndim != 2:
-        raise ValueError(
-            f"counts must have shape (n_groups, 4), got {counts.shape}."
-        )
+        raise ValueError(f"counts must have shape (n_groups, 4), got {counts.shape}.")
     n_groups = counts.shape[0]
     labels = None if groups is None else np.asarray(groups)
     if labels is not None and labels.shape != (n_groups,):
@@ -309,7 +310,9 @@ def reference_counts(counts, reference="rest", *, groups=None):
         ref = np.broadcast_to(counts[match[0]], counts.shape).copy()
     zero = ref.sum(axis=1) <= 0
     if zero.any():
-        which = format_labels(labels[zero] if labels is not None else np.flatnonzero(zero))
+        which = format_labels(
+            labels[zero] if labels is not None else np.flatnonzero(zero)
+        )
         hint = (
             " With reference='rest' this happens when there is only one group or "
             "every other group is empty."
@@ -493,6 +496,8 @@ def multivariate_hypergeometric_logpmf(counts, population):
     n = counts.sum(axis=-1)
     big_n = population.sum(axis=-1)
     log_den = (
-        _log_factorial(big_n) - _log_factorial(n) - _log_factorial(np.maximum(big_n - n, 0))
+        _log_factorial(big_n)
+        - _log_factorial(n)
+        - _log_factorial(np.maximum(big_n - n, 0))
     )
     return np.where(feasible, log_num - log_den, -np.inf)

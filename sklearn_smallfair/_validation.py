@@ -43,9 +43,7 @@ def _as_1d(y, name):
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
-        raise ValueError(
-            f"{name} must be 1-D, got an array of shape {arr.shape}."
-        )
+        raise ValueError(f"{name} must be 1-D, got an array of shape {arr.shape}.")
     return column_or_1d(arr, dtype=None)
 
 
@@ -128,7 +126,7 @@ def _labels(arr, name):
 
 
 def format_label(value):
-    """``repr`` of a label without numpy's type wrapper (``'a'``, not ``np.str_('a')``)."""
+    """``repr`` of a label without numpy's wrapper (``'a'``, not ``np.str_('a')``)."""
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
@@ -169,8 +167,9 @@ def check_binary_targets(y_true, y_pred, *, pos_label=1):
     true_labels = _labels(y_true, "y_true")
     pred_labels = _labels(y_pred, "y_pred")
     labels = _sorted_labels(
-        pd.unique(np.concatenate([true_labels.astype(object),
-                                  pred_labels.astype(object)])),
+        pd.unique(
+            np.concatenate([true_labels.astype(object), pred_labels.astype(object)])
+        ),
         "y_true and y_pred",
     )
     if labels.shape[0] > 2:
@@ -227,9 +226,7 @@ def check_sample_weight(sample_weight, n_samples):
     w = _as_1d(sample_weight, "sample_weight")
     _check_no_missing(w, "sample_weight")  # before the dtype check: None is missing
     if w.dtype.kind not in "biuf":
-        raise TypeError(
-            f"sample_weight must be numeric, got dtype {w.dtype}."
-        )
+        raise TypeError(f"sample_weight must be numeric, got dtype {w.dtype}.")
     w = w.astype(np.float64)
     if w.shape[0] != n_samples:
         raise ValueError(
@@ -272,9 +269,10 @@ def check_sensitive_features(sensitive_features, n_samples):
     else:
         if isinstance(sensitive_features, pd.Series) and sensitive_features.name:
             name = str(sensitive_features.name)
-        if isinstance(sensitive_features, (str, bytes)) or np.ndim(
-            sensitive_features
-        ) == 0:
+        if (
+            isinstance(sensitive_features, (str, bytes))
+            or np.ndim(sensitive_features) == 0
+        ):
             raise TypeError(
                 "sensitive_features must be array-like with one label per sample, "
                 f"got {type(sensitive_features).__name__}."

@@ -45,7 +45,9 @@ def load_published_confusion_matrices(dataset=None, *, include_all=True):
     2  COMPAS    ALL  389  347  1597  4121
     """
     if dataset is not None and dataset not in _DATASETS:
-        raise ValueError(f"dataset must be one of {_DATASETS} or None; got {dataset!r}.")
+        raise ValueError(
+            f"dataset must be one of {_DATASETS} or None; got {dataset!r}."
+        )
     with resources.files(__package__).joinpath("data", _FILE).open("r") as fh:
         table = pd.read_csv(fh, dtype={c: "int64" for c in CELLS})
     table = table.astype({"dataset": object, "group": object})

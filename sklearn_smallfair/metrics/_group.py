@@ -59,7 +59,9 @@ class _GroupCounts:
     @property
     def ref(self):
         if self._ref is None:
-            self._ref = reference_counts(self.counts, self.reference, groups=self.groups)
+            self._ref = reference_counts(
+                self.counts, self.reference, groups=self.groups
+            )
         return self._ref
 
     @property
@@ -77,7 +79,9 @@ class _GroupCounts:
         """
         counts = self.smoothed if smoothed else self.counts
         if metric.n_groups == 2:
-            counts = np.stack([counts, np.broadcast_to(self.ref, counts.shape)], axis=-2)
+            counts = np.stack(
+                [counts, np.broadcast_to(self.ref, counts.shape)], axis=-2
+            )
         values = np.asarray(metric.func(counts), dtype=np.float64)
         return np.where(np.isfinite(values), values, np.nan)
 
@@ -105,13 +109,21 @@ def _fmt_num(x):
     return str(int(x)) if x.is_integer() else f"{x:.4g}"
 
 
-def _rows_or_counts(y_true, y_pred, sensitive_features, counts, sample_weight,
-                    pos_label):
+def _rows_or_counts(
+    y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
+):
     """Per-group counts from rows (y_true, y_pred, groups) or from a counts table."""
     if counts is not None:
-        given = [n for n, v in (("y_true", y_true), ("y_pred", y_pred),
-                                ("sensitive_features", sensitive_features),
-                                ("sample_weight", sample_weight)) if v is not None]
+        given = [
+            n
+            for n, v in (
+                ("y_true", y_true),
+                ("y_pred", y_pred),
+                ("sensitive_features", sensitive_features),
+                ("sample_weight", sample_weight),
+            )
+            if v is not None
+        ]
         if given:
             raise ValueError(
                 f"pass either rows (y_true, y_pred, sensitive_features) or counts, "
@@ -242,8 +254,13 @@ def group_metrics(
             undefined = np.isnan(values)
             if zero_division == "warn":
                 if undefined.any():
-                    _warn_undefined(metric.name, groups, undefined, counts,
-                                    what=" (smoothed)" if smoothed else "")
+                    _warn_undefined(
+                        metric.name,
+                        groups,
+                        undefined,
+                        counts,
+                        what=" (smoothed)" if smoothed else "",
+                    )
             elif not np.isnan(zero_division):
                 values = np.where(undefined, zero_division, values)
             columns[metric.name + suffix] = values

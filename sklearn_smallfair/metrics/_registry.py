@@ -82,7 +82,9 @@ def _ratio_func(numerator, denominator):
 
     def func(counts):
         c = _as_float(counts)
-        return _safe_divide(c[..., num_cells].sum(axis=-1), c[..., den_cells].sum(axis=-1))
+        return _safe_divide(
+            c[..., num_cells].sum(axis=-1), c[..., den_cells].sum(axis=-1)
+        )
 
     return func
 
@@ -146,8 +148,10 @@ _CELL_SYMBOL = {TP: "TP", FN: "FN", FP: "FP", TN: "TN"}
 
 def _ratio_metric(name, family, numerator, denominator, long_name, aliases, gib):
     num = " + ".join(_CELL_SYMBOL[i] for i in numerator)
-    den = "n" if len(denominator) == 4 else " + ".join(
-        _CELL_SYMBOL[i] for i in denominator
+    den = (
+        "n"
+        if len(denominator) == 4
+        else " + ".join(_CELL_SYMBOL[i] for i in denominator)
     )
     return Metric(
         name=name,
@@ -167,65 +171,194 @@ _ALL = (TP, FN, FP, TN)
 def _build_registry():
     metrics = [
         # binomial: (c_i + c_j) / n
-        _ratio_metric("acc", "binomial", (TP, TN), _ALL, "accuracy",
-                      ("accuracy", "accuracy_score"), True),
-        _ratio_metric("prev", "binomial", (TP, FN), _ALL, "prevalence",
-                      ("prevalence", "base_rate"), None),
-        _ratio_metric("ppr", "binomial", (TP, FP), _ALL, "positive prediction rate",
-                      ("positive_prediction_rate", "selection_rate"), None),
-        _ratio_metric("inacc", "binomial", (FP, FN), _ALL, "inaccuracy (error rate)",
-                      ("inaccuracy", "error_rate"), False),
-        _ratio_metric("nprev", "binomial", (TN, FP), _ALL, "negative prevalence",
-                      ("negative_prevalence",), None),
-        _ratio_metric("pnr", "binomial", (TN, FN), _ALL, "negative prediction rate",
-                      ("negative_prediction_rate",), None),
+        _ratio_metric(
+            "acc",
+            "binomial",
+            (TP, TN),
+            _ALL,
+            "accuracy",
+            ("accuracy", "accuracy_score"),
+            True,
+        ),
+        _ratio_metric(
+            "prev",
+            "binomial",
+            (TP, FN),
+            _ALL,
+            "prevalence",
+            ("prevalence", "base_rate"),
+            None,
+        ),
+        _ratio_metric(
+            "ppr",
+            "binomial",
+            (TP, FP),
+            _ALL,
+            "positive prediction rate",
+            ("positive_prediction_rate", "selection_rate"),
+            None,
+        ),
+        _ratio_metric(
+            "inacc",
+            "binomial",
+            (FP, FN),
+            _ALL,
+            "inaccuracy (error rate)",
+            ("inaccuracy", "error_rate"),
+            False,
+        ),
+        _ratio_metric(
+            "nprev",
+            "binomial",
+            (TN, FP),
+            _ALL,
+            "negative prevalence",
+            ("negative_prevalence",),
+            None,
+        ),
+        _ratio_metric(
+            "pnr",
+            "binomial",
+            (TN, FN),
+            _ALL,
+            "negative prediction rate",
+            ("negative_prediction_rate",),
+            None,
+        ),
         # joint ratio: c_i / (c_i + c_j)
-        _ratio_metric("tpr", "joint_ratio", (TP,), (TP, FN), "true positive rate",
-                      ("recall", "sensitivity", "hit_rate", "true_positive_rate",
-                       "recall_score"), True),
-        _ratio_metric("fnr", "joint_ratio", (FN,), (FN, TP), "false negative rate",
-                      ("miss_rate", "false_negative_rate"), False),
-        _ratio_metric("fpr", "joint_ratio", (FP,), (FP, TN), "false positive rate",
-                      ("fall_out", "false_positive_rate"), False),
-        _ratio_metric("tnr", "joint_ratio", (TN,), (TN, FP), "true negative rate",
-                      ("specificity", "selectivity", "true_negative_rate"), True),
-        _ratio_metric("ppv", "joint_ratio", (TP,), (TP, FP), "positive predictive value",
-                      ("precision", "positive_predictive_value", "precision_score"),
-                      True),
-        _ratio_metric("fdr", "joint_ratio", (FP,), (FP, TP), "false discovery rate",
-                      ("false_discovery_rate",), False),
-        _ratio_metric("npv", "joint_ratio", (TN,), (TN, FN), "negative predictive value",
-                      ("negative_predictive_value",), True),
-        _ratio_metric("for", "joint_ratio", (FN,), (FN, TN), "false omission rate",
-                      ("false_omission_rate",), False),
-        Metric("f1", "F1 score: 2TP / (2TP + FP + FN)", "other", _f1,
-               aliases=("f1_score", "f_measure"), greater_is_better=True),
-        Metric("f1_original",
-               "F1 as the harmonic mean 2 / (1/PPV + 1/TPR) (undefined when TP = 0)",
-               "other", _f1_original, aliases=("f1_harmonic",), greater_is_better=True),
-        Metric("mcc",
-               "Matthews correlation coefficient: (TP TN - FP FN) / "
-               "sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN))",
-               "other", _mcc, aliases=("matthews", "matthews_corrcoef", "phi"),
-               greater_is_better=True),
-        Metric("pt",
-               "prevalence threshold: (sqrt(TPR FPR) - FPR) / (TPR - FPR)",
-               "other", _pt, aliases=("prevalence_threshold",)),
-        Metric("mb", "marginal benefit: (FP - FN) / n", "other", _mb,
-               aliases=("marginal_benefit",)),
+        _ratio_metric(
+            "tpr",
+            "joint_ratio",
+            (TP,),
+            (TP, FN),
+            "true positive rate",
+            ("recall", "sensitivity", "hit_rate", "true_positive_rate", "recall_score"),
+            True,
+        ),
+        _ratio_metric(
+            "fnr",
+            "joint_ratio",
+            (FN,),
+            (FN, TP),
+            "false negative rate",
+            ("miss_rate", "false_negative_rate"),
+            False,
+        ),
+        _ratio_metric(
+            "fpr",
+            "joint_ratio",
+            (FP,),
+            (FP, TN),
+            "false positive rate",
+            ("fall_out", "false_positive_rate"),
+            False,
+        ),
+        _ratio_metric(
+            "tnr",
+            "joint_ratio",
+            (TN,),
+            (TN, FP),
+            "true negative rate",
+            ("specificity", "selectivity", "true_negative_rate"),
+            True,
+        ),
+        _ratio_metric(
+            "ppv",
+            "joint_ratio",
+            (TP,),
+            (TP, FP),
+            "positive predictive value",
+            ("precision", "positive_predictive_value", "precision_score"),
+            True,
+        ),
+        _ratio_metric(
+            "fdr",
+            "joint_ratio",
+            (FP,),
+            (FP, TP),
+            "false discovery rate",
+            ("false_discovery_rate",),
+            False,
+        ),
+        _ratio_metric(
+            "npv",
+            "joint_ratio",
+            (TN,),
+            (TN, FN),
+            "negative predictive value",
+            ("negative_predictive_value",),
+            True,
+        ),
+        _ratio_metric(
+            "for",
+            "joint_ratio",
+            (FN,),
+            (FN, TN),
+            "false omission rate",
+            ("false_omission_rate",),
+            False,
+        ),
+        Metric(
+            "f1",
+            "F1 score: 2TP / (2TP + FP + FN)",
+            "other",
+            _f1,
+            aliases=("f1_score", "f_measure"),
+            greater_is_better=True,
+        ),
+        Metric(
+            "f1_original",
+            "F1 as the harmonic mean 2 / (1/PPV + 1/TPR) (undefined when TP = 0)",
+            "other",
+            _f1_original,
+            aliases=("f1_harmonic",),
+            greater_is_better=True,
+        ),
+        Metric(
+            "mcc",
+            "Matthews correlation coefficient: (TP TN - FP FN) / "
+            "sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN))",
+            "other",
+            _mcc,
+            aliases=("matthews", "matthews_corrcoef", "phi"),
+            greater_is_better=True,
+        ),
+        Metric(
+            "pt",
+            "prevalence threshold: (sqrt(TPR FPR) - FPR) / (TPR - FPR)",
+            "other",
+            _pt,
+            aliases=("prevalence_threshold",),
+        ),
+        Metric(
+            "mb",
+            "marginal benefit: (FP - FN) / n",
+            "other",
+            _mb,
+            aliases=("marginal_benefit",),
+        ),
     ]
     by_name = {m.name: m for m in metrics}
     fn_fp = Metric("fn_fp_ratio", "FN / FP", "other", _fn_fp_ratio)
     metrics += [
-        Metric("ofi",
-               "overall fairness index: MB_1 - MB_2 (difference of marginal benefits)",
-               "two_group", _difference_of(by_name["mb"]),
-               aliases=("overall_fairness_index",), n_groups=2,
-               component=by_name["mb"]),
-        Metric("te",
-               "treatment equality: FN_1/FP_1 - FN_2/FP_2",
-               "two_group", _difference_of(fn_fp),
-               aliases=("treatment_equality",), n_groups=2, component=fn_fp),
+        Metric(
+            "ofi",
+            "overall fairness index: MB_1 - MB_2 (difference of marginal benefits)",
+            "two_group",
+            _difference_of(by_name["mb"]),
+            aliases=("overall_fairness_index",),
+            n_groups=2,
+            component=by_name["mb"],
+        ),
+        Metric(
+            "te",
+            "treatment equality: FN_1/FP_1 - FN_2/FP_2",
+            "two_group",
+            _difference_of(fn_fp),
+            aliases=("treatment_equality",),
+            n_groups=2,
+            component=fn_fp,
+        ),
     ]
     registry = {m.name: m for m in metrics}
     lookup = {}

@@ -131,8 +131,13 @@ def aggregate_group_metric(
     undefined = np.isnan(values)
     if zero_division == "warn":
         if undefined.any():
-            _warn_undefined(m.name, groups, undefined, counts,
-                            what=" (smoothed)" if smoothing is not None else "")
+            _warn_undefined(
+                m.name,
+                groups,
+                undefined,
+                counts,
+                what=" (smoothed)" if smoothing is not None else "",
+            )
     elif not np.isnan(zero_division):
         values = np.where(undefined, zero_division, values)
     return _aggregate(values, aggregate, m)

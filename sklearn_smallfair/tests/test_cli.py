@@ -33,7 +33,11 @@ def test_bad_lam_is_a_usage_error(capsys):
 
 
 def test_module_entry_point():
-    proc = subprocess.run([sys.executable, "-m", "sklearn_smallfair", "--version"],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sklearn_smallfair", "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0
     assert proc.stdout.startswith("smallfair ")

@@ -150,8 +150,14 @@ def test_enumerate_confusion_matrices_numpy_integer():
 
 @pytest.mark.parametrize(
     "n, error",
-    [(-1, ValueError), (2.0, TypeError), (True, TypeError), ("3", TypeError),
-     (None, TypeError), (np.float64(3), TypeError)],
+    [
+        (-1, ValueError),
+        (2.0, TypeError),
+        (True, TypeError),
+        ("3", TypeError),
+        (None, TypeError),
+        (np.float64(3), TypeError),
+    ],
 )
 def test_enumerate_confusion_matrices_bad_n(n, error):
     with pytest.raises(error, match="n must be a non-negative integer"):
@@ -232,9 +238,11 @@ def test_multinomial_logpmf_float_counts_and_varying_n():
 
 @pytest.mark.parametrize(
     "p, match",
-    [([0.1, -0.2, 0.5, 0.6], "p must be non-negative"),
-     ([0, 0, 0, 0], "positive sum"),
-     ([0.5, 0.5, 0.0], r"shape \(\.\.\., 4\)")],
+    [
+        ([0.1, -0.2, 0.5, 0.6], "p must be non-negative"),
+        ([0, 0, 0, 0], "positive sum"),
+        ([0.5, 0.5, 0.0], r"shape \(\.\.\., 4\)"),
+    ],
 )
 def test_multinomial_logpmf_bad_p(p, match):
     with pytest.raises(ValueError, match=match):
@@ -243,8 +251,11 @@ def test_multinomial_logpmf_bad_p(p, match):
 
 @pytest.mark.parametrize(
     "n, p",
-    [(4, [0.1, 0.2, 0.3, 0.4]), (6, [0.6, 0.05, 0.15, 0.2]),
-     (5, [0.5, 0.0, 0.25, 0.25])],
+    [
+        (4, [0.1, 0.2, 0.3, 0.4]),
+        (6, [0.6, 0.05, 0.15, 0.2]),
+        (5, [0.5, 0.0, 0.25, 0.25]),
+    ],
 )
 def test_multinomial_logpmf_against_simulation(n, p):
     n_draws = 200_000
@@ -349,7 +360,9 @@ def test_confusion_counts_matches_sklearn_per_group(seed, weighted):
     for g, row in zip(labels, counts):
         mask = groups == g
         expected = confusion_matrix(
-            y_true[mask], y_pred[mask], labels=[0, 1],
+            y_true[mask],
+            y_pred[mask],
+            labels=[0, 1],
             sample_weight=None if w is None else w[mask],
         )
         assert_allclose(row, from_sklearn_order(expected), rtol=1e-12)
@@ -426,7 +439,9 @@ def test_confusion_counts_weights_give_float_sums():
 def test_confusion_counts_zero_weight_group_raises():
     with pytest.raises(ValueError, match=r"group\(s\) \['b'\] have zero total"):
         confusion_counts(
-            [1, 0, 1, 0], [1, 0, 0, 0], sensitive_features=["a", "a", "b", "b"],
+            [1, 0, 1, 0],
+            [1, 0, 0, 0],
+            sensitive_features=["a", "a", "b", "b"],
             sample_weight=[1.0, 1.0, 0.0, 0.0],
         )
     with pytest.raises(ValueError, match="sample_weight sums to zero"):
@@ -437,8 +452,9 @@ def test_confusion_counts_zero_weight_group_raises():
 def test_confusion_counts_many_groups_against_loop(weighted):
     rng = np.random.default_rng(11)
     n_groups, n = 1000, 20_000
-    groups = rng.permutation(np.concatenate([np.arange(n_groups),
-                                             rng.integers(0, n_groups, n - n_groups)]))
+    groups = rng.permutation(
+        np.concatenate([np.arange(n_groups), rng.integers(0, n_groups, n - n_groups)])
+    )
     y_true = rng.integers(0, 2, n)
     y_pred = rng.integers(0, 2, n)
     w = rng.exponential(size=n) if weighted else np.ones(n)
@@ -450,8 +466,12 @@ def test_confusion_counts_many_groups_against_loop(weighted):
     for g in range(n_groups):
         m = groups == g
         t, p, wg = y_true[m] == 1, y_pred[m] == 1, w[m]
-        expected[g] = [wg[t & p].sum(), wg[t & ~p].sum(), wg[~t & p].sum(),
-                       wg[~t & ~p].sum()]
+        expected[g] = [
+            wg[t & p].sum(),
+            wg[t & ~p].sum(),
+            wg[~t & p].sum(),
+            wg[~t & ~p].sum(),
+        ]
     assert_allclose(counts, expected, rtol=1e-12)
 
 
@@ -573,8 +593,13 @@ def test_reference_counts_bad_counts_or_groups():
 
 def test_check_group_counts_frame_with_group_column():
     frame = pd.DataFrame(
-        {"Group": ["x", "y"], "tn": [4, 40], "fp": [3, 30], "TP": [1, 10],
-         "Fn": [2, 20]}
+        {
+            "Group": ["x", "y"],
+            "tn": [4, 40],
+            "fp": [3, 30],
+            "TP": [1, 10],
+            "Fn": [2, 20],
+        }
     )
     groups, counts, name = check_group_counts(frame)
     assert groups.tolist() == ["x", "y"]
@@ -617,8 +642,9 @@ def test_check_group_counts_duplicate_labels():
     )
     with pytest.raises(ValueError, match="duplicate group labels"):
         check_group_counts(frame)
-    frame = pd.DataFrame({"TP": [1, 1], "FN": [1, 1], "FP": [1, 1], "TN": [1, 1]},
-                         index=["a", "a"])
+    frame = pd.DataFrame(
+        {"TP": [1, 1], "FN": [1, 1], "FP": [1, 1], "TN": [1, 1]}, index=["a", "a"]
+    )
     with pytest.raises(ValueError, match="duplicate group labels"):
         check_group_counts(frame)
 

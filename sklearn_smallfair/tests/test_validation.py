@@ -33,15 +33,30 @@ RATIO = metric_names(family="binomial") + metric_names(family="joint_ratio")
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"y_true": [0, 1, 1], "y_pred": [0, 1]},
-         r"y_true and y_pred have inconsistent lengths \(3 and 2\)"),
-        ({"y_true": [0, 1], "y_pred": [0, 1], "sample_weight": [1.0, 2.0, 3.0]},
-         "sample_weight has 3 entries but there are 2 samples"),
-        ({"y_true": [0, 1, 1], "y_pred": [0, 1, 0], "sensitive_features": ["a", "b"]},
-         "sensitive_features has 2 rows but y_true has 3"),
-        ({"y_true": [0, 1, 1], "y_pred": [0, 1, 0],
-          "sensitive_features": pd.DataFrame({"a": [1, 2], "b": [3, 4]})},
-         "sensitive_features has 2 rows but y_true has 3"),
+        (
+            {"y_true": [0, 1, 1], "y_pred": [0, 1]},
+            r"y_true and y_pred have inconsistent lengths \(3 and 2\)",
+        ),
+        (
+            {"y_true": [0, 1], "y_pred": [0, 1], "sample_weight": [1.0, 2.0, 3.0]},
+            "sample_weight has 3 entries but there are 2 samples",
+        ),
+        (
+            {
+                "y_true": [0, 1, 1],
+                "y_pred": [0, 1, 0],
+                "sensitive_features": ["a", "b"],
+            },
+            "sensitive_features has 2 rows but y_true has 3",
+        ),
+        (
+            {
+                "y_true": [0, 1, 1],
+                "y_pred": [0, 1, 0],
+                "sensitive_features": pd.DataFrame({"a": [1, 2], "b": [3, 4]}),
+            },
+            "sensitive_features has 2 rows but y_true has 3",
+        ),
     ],
 )
 def test_mismatched_lengths(kwargs, match):
@@ -57,8 +72,11 @@ MISSING = [np.nan, np.inf, -np.inf, None, pd.NA]
 def test_missing_values_in_labels(argument, bad):
     args = {"y_true": [0, 1, 1, 0], "y_pred": [1, 1, 0, 0]}
     args[argument] = [0, 1, bad, 0]
-    with pytest.raises(ValueError, match=f"{argument} contains 1 missing or non-finite"
-                                         r".*first at position 2"):
+    with pytest.raises(
+        ValueError,
+        match=f"{argument} contains 1 missing or non-finite"
+        r".*first at position 2",
+    ):
         confusion_counts(args["y_true"], args["y_pred"])
 
 
@@ -96,8 +114,11 @@ def test_missing_values_in_sensitive_features(bad, form):
 def test_non_binary_labels(argument):
     args = {"y_true": [0, 1, 1, 0], "y_pred": [1, 1, 0, 0]}
     args[argument] = [0, 1, 2, 1]
-    with pytest.raises(ValueError, match=f"{argument} must be binary, but has 3 "
-                                         r"distinct labels \[0, 1, 2\]"):
+    with pytest.raises(
+        ValueError,
+        match=f"{argument} must be binary, but has 3 "
+        r"distinct labels \[0, 1, 2\]",
+    ):
         confusion_counts(**args)
     args[argument] = ["a", "b", "c", "a"]
     with pytest.raises(ValueError, match=f"{argument} must be binary.*'a', 'b', 'c'"):
@@ -122,12 +143,18 @@ def test_continuous_labels(argument):
 @pytest.mark.parametrize(
     "argument, value, match",
     [
-        ("sensitive_features", {"race": ["a", "b"]},
-         "sensitive_features must be array-like, got a dict"),
+        (
+            "sensitive_features",
+            {"race": ["a", "b"]},
+            "sensitive_features must be array-like, got a dict",
+        ),
         ("y_true", {0: 1, 1: 0}, "y_true must be array-like, got a dict"),
         ("y_pred", {0: 1, 1: 0}, "y_pred must be array-like, got a dict"),
-        ("sample_weight", {0: 1.0, 1: 1.0},
-         "sample_weight must be array-like, got a dict"),
+        (
+            "sample_weight",
+            {0: 1.0, 1: 1.0},
+            "sample_weight must be array-like, got a dict",
+        ),
         ("y_true", 1, "y_true must be a 1-D array-like"),
         ("y_true", "01", "y_true must be a 1-D array-like"),
         ("sensitive_features", "ab", "sensitive_features must be array-like"),
@@ -145,10 +172,16 @@ def test_type_errors(argument, value, match):
 @pytest.mark.parametrize(
     "argument, value, match",
     [
-        ("y_true", [[0, 1], [1, 0]],
-         r"y_true must be 1-D, got an array of shape \(2, 2\)"),
-        ("sensitive_features", np.zeros((2, 1, 1)),
-         "sensitive_features must be 1-D or 2-D"),
+        (
+            "y_true",
+            [[0, 1], [1, 0]],
+            r"y_true must be 1-D, got an array of shape \(2, 2\)",
+        ),
+        (
+            "sensitive_features",
+            np.zeros((2, 1, 1)),
+            "sensitive_features must be 1-D or 2-D",
+        ),
     ],
 )
 def test_bad_dimensions(argument, value, match):
@@ -166,18 +199,29 @@ def test_empty_input(container):
 
 @pytest.mark.parametrize(
     "y, pos_label",
-    [([0, 1, 1], 2), ([0, 1, 1], "1"), (["a", "b"], "c"), ([True, False], "True"),
-     ([-1, 1], 0)],
+    [
+        ([0, 1, 1], 2),
+        ([0, 1, 1], "1"),
+        (["a", "b"], "c"),
+        ([True, False], "True"),
+        ([-1, 1], 0),
+    ],
 )
 def test_pos_label_not_among_labels(y, pos_label):
-    with pytest.raises(ValueError, match=rf"pos_label={pos_label!r} is not a valid "
-                                         r"label: the labels are \["):
+    with pytest.raises(
+        ValueError,
+        match=rf"pos_label={pos_label!r} is not a valid "
+        r"label: the labels are \[",
+    ):
         confusion_counts(y, y, pos_label=pos_label)
 
 
 def test_string_labels_with_default_pos_label():
-    with pytest.raises(ValueError, match=r"pos_label=1 is not a valid label: the "
-                                         r"labels are \['neg', 'pos'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"pos_label=1 is not a valid label: the "
+        r"labels are \['neg', 'pos'\]",
+    ):
         confusion_counts(["pos", "neg"], ["neg", "neg"])
     # a single string label and a numeric pos_label is still a mistake
     with pytest.raises(ValueError, match="pos_label=1 is not a valid label"):
@@ -234,8 +278,12 @@ def test_good_smoothing_parameters(value):
         ([[1, 2, 3, 4], [0, 0, -1e-9, 0]], ValueError, "counts must be non-negative"),
         ([1, np.nan, 2, 3], ValueError, "counts contains NaN or inf"),
         ([1, np.inf, 2, 3], ValueError, "counts contains NaN or inf"),
-        ([1, 2, 3], ValueError, r"counts must have shape \(\.\.\., 4\) with cells "
-                                r"ordered \(TP, FN, FP, TN\); got shape \(3,\)"),
+        (
+            [1, 2, 3],
+            ValueError,
+            r"counts must have shape \(\.\.\., 4\) with cells "
+            r"ordered \(TP, FN, FP, TN\); got shape \(3,\)",
+        ),
         (np.ones((3, 5)), ValueError, r"got shape \(3, 5\)"),
         (np.ones((4, 2)), ValueError, r"got shape \(4, 2\)"),
         (5, ValueError, r"got shape \(\)"),
@@ -292,8 +340,13 @@ def test_compute_metric_never_raises_and_nan_exactly_where_undefined(counts):
 
 
 @SETTINGS
-@given(counts=hnp.arrays(np.int64, st.tuples(st.integers(0, 6), st.just(2), st.just(4)),
-                         elements=st.integers(0, 10)))
+@given(
+    counts=hnp.arrays(
+        np.int64,
+        st.tuples(st.integers(0, 6), st.just(2), st.just(4)),
+        elements=st.integers(0, 10),
+    )
+)
 def test_two_group_metrics_never_raise(counts):
     te = compute_metric("te", counts)
     undefined = (counts[:, 0, FP] == 0) | (counts[:, 1, FP] == 0)
@@ -305,13 +358,19 @@ def test_two_group_metrics_never_raise(counts):
 
 # 0, or a count between the "bashful" pseudo-count 1e-10 and 1e12 (subnormal
 # "counts" such as 1e-300 are not counts: their products underflow)
-huge_cell = st.one_of(st.just(0.0), st.integers(0, 10**12).map(float),
-                      st.floats(min_value=1e-10, max_value=1e12))
+huge_cell = st.one_of(
+    st.just(0.0),
+    st.integers(0, 10**12).map(float),
+    st.floats(min_value=1e-10, max_value=1e12),
+)
 
 
 @SETTINGS
-@given(cells=st.lists(st.tuples(huge_cell, huge_cell, huge_cell, huge_cell),
-                      min_size=1, max_size=8))
+@given(
+    cells=st.lists(
+        st.tuples(huge_cell, huge_cell, huge_cell, huge_cell), min_size=1, max_size=8
+    )
+)
 def test_huge_counts_give_finite_values_in_range(cells):
     counts = np.array(cells, dtype=np.float64)
     for name in RATIO:
@@ -326,8 +385,14 @@ def test_huge_counts_give_finite_values_in_range(cells):
         ok = values[~np.isnan(values)]
         assert ((ok >= low - 1e-12) & (ok <= high + 1e-12)).all()
     # all four margins > 0 (in float arithmetic): MCC is defined
-    margins = np.stack([counts[:, TP] + counts[:, FP], counts[:, TP] + counts[:, FN],
-                        counts[:, TN] + counts[:, FP], counts[:, TN] + counts[:, FN]])
+    margins = np.stack(
+        [
+            counts[:, TP] + counts[:, FP],
+            counts[:, TP] + counts[:, FN],
+            counts[:, TN] + counts[:, FP],
+            counts[:, TN] + counts[:, FN],
+        ]
+    )
     assert np.isfinite(compute_metric("mcc", counts)[(margins > 0).all(axis=0)]).all()
 
 
@@ -338,8 +403,11 @@ def grouped_rows(draw):
     y_pred = draw(hnp.arrays(np.int64, n, elements=st.integers(0, 1)))
     groups = draw(hnp.arrays(np.int64, n, elements=st.integers(0, 5)))
     weighted = draw(st.booleans())
-    w = (draw(hnp.arrays(np.float64, n, elements=st.floats(0.01, 100.0)))
-         if weighted else None)
+    w = (
+        draw(hnp.arrays(np.float64, n, elements=st.floats(0.01, 100.0)))
+        if weighted
+        else None
+    )
     return y_true, y_pred, groups, w
 
 
@@ -347,8 +415,9 @@ def grouped_rows(draw):
 @given(rows=grouped_rows())
 def test_group_counts_sum_to_overall_counts(rows):
     y_true, y_pred, groups, w = rows
-    labels, counts = confusion_counts(y_true, y_pred, sensitive_features=groups,
-                                      sample_weight=w)
+    labels, counts = confusion_counts(
+        y_true, y_pred, sensitive_features=groups, sample_weight=w
+    )
     overall = confusion_counts(y_true, y_pred, sample_weight=w)
     assert_array_equal(labels, np.unique(groups))
     assert_allclose(counts.sum(axis=0), overall, rtol=1e-12)
@@ -361,9 +430,11 @@ def test_group_counts_sum_to_overall_counts(rows):
 
 
 @SETTINGS
-@given(rows=grouped_rows(),
-       labels=st.sampled_from([("n", "p"), (-1, 1), (False, True), ("0", "1"), (3, 7)]),
-       swap=st.booleans())
+@given(
+    rows=grouped_rows(),
+    labels=st.sampled_from([("n", "p"), (-1, 1), (False, True), ("0", "1"), (3, 7)]),
+    swap=st.booleans(),
+)
 def test_any_two_labels_with_pos_label_equal_the_01_encoding(rows, labels, swap):
     y_true, y_pred, _, w = rows
     neg, pos = labels
@@ -372,29 +443,43 @@ def test_any_two_labels_with_pos_label_equal_the_01_encoding(rows, labels, swap)
         pos_label, t01, p01 = neg, 1 - y_true, 1 - y_pred
     else:
         pos_label, t01, p01 = pos, y_true, y_pred
-    got = confusion_counts(coded[y_true].tolist(), coded[y_pred].tolist(),
-                           sample_weight=w, pos_label=pos_label)
+    got = confusion_counts(
+        coded[y_true].tolist(),
+        coded[y_pred].tolist(),
+        sample_weight=w,
+        pos_label=pos_label,
+    )
     assert_array_equal(got, confusion_counts(t01, p01, sample_weight=w))
 
 
 @SETTINGS
-@given(rows=grouped_rows(), position=st.integers(0, 59),
-       argument=st.sampled_from(["y_true", "y_pred", "sample_weight",
-                                 "sensitive_features"]),
-       bad=st.sampled_from([np.nan, np.inf, -np.inf]))
+@given(
+    rows=grouped_rows(),
+    position=st.integers(0, 59),
+    argument=st.sampled_from(
+        ["y_true", "y_pred", "sample_weight", "sensitive_features"]
+    ),
+    bad=st.sampled_from([np.nan, np.inf, -np.inf]),
+)
 def test_any_non_finite_value_is_rejected(rows, position, argument, bad):
     y_true, y_pred, groups, w = rows
-    args = {"y_true": y_true.astype(float), "y_pred": y_pred.astype(float),
-            "sample_weight": np.ones(len(y_true)) if w is None else w.copy(),
-            "sensitive_features": groups.astype(float)}
+    args = {
+        "y_true": y_true.astype(float),
+        "y_pred": y_pred.astype(float),
+        "sample_weight": np.ones(len(y_true)) if w is None else w.copy(),
+        "sensitive_features": groups.astype(float),
+    }
     args[argument][position % len(y_true)] = bad
     with pytest.raises(ValueError, match=f"{argument} contains 1 missing"):
         confusion_counts(**args)
 
 
 @SETTINGS
-@given(rows=grouped_rows(), position=st.integers(0, 59),
-       value=st.floats(max_value=-1e-300, min_value=-1e6))
+@given(
+    rows=grouped_rows(),
+    position=st.integers(0, 59),
+    value=st.floats(max_value=-1e-300, min_value=-1e6),
+)
 def test_any_negative_weight_is_rejected(rows, position, value):
     y_true, y_pred, groups, _ = rows
     w = np.ones(len(y_true))
@@ -407,16 +492,20 @@ def test_any_negative_weight_is_rejected(rows, position, value):
 @given(n_true=st.integers(1, 30), n_pred=st.integers(1, 30))
 def test_any_length_mismatch_is_rejected(n_true, n_pred):
     assume(n_true != n_pred)
-    with pytest.raises(ValueError, match=f"inconsistent lengths \\({n_true} and "
-                                         f"{n_pred}\\)"):
+    with pytest.raises(
+        ValueError, match=f"inconsistent lengths \\({n_true} and {n_pred}\\)"
+    ):
         confusion_counts(np.zeros(n_true, dtype=int), np.ones(n_pred, dtype=int))
 
 
 @SETTINGS
-@given(counts=hnp.arrays(np.float64, st.tuples(st.integers(1, 5), st.just(4)),
-                         elements=huge_cell),
-       ref=hnp.arrays(np.float64, 4, elements=st.floats(1e-3, 1e6)),
-       lam=st.one_of(st.just(0.0), st.floats(1e-10, 1e6)))
+@given(
+    counts=hnp.arrays(
+        np.float64, st.tuples(st.integers(1, 5), st.just(4)), elements=huge_cell
+    ),
+    ref=hnp.arrays(np.float64, 4, elements=st.floats(1e-3, 1e6)),
+    lam=st.one_of(st.just(0.0), st.floats(1e-10, 1e6)),
+)
 def test_cps_properties(counts, ref, lam):
     out = CrossPriorSmoothing(lam=lam).transform(counts, ref)
     n = counts.sum(axis=-1)

@@ -30,8 +30,10 @@ def test_bad_dataset_name():
         load_published_confusion_matrices("compas")
 
 
-@pytest.mark.skipif(not (SHARED / "published_group_confusion_matrices.csv").exists(),
-                    reason="shared reference data not available")
+@pytest.mark.skipif(
+    not (SHARED / "published_group_confusion_matrices.csv").exists(),
+    reason="shared reference data not available",
+)
 def test_embedded_copy_equals_reference_file():
     ref = pd.read_csv(SHARED / "published_group_confusion_matrices.csv")
     table = load_published_confusion_matrices()

@@ -32,8 +32,11 @@ SIZES = [1, 2, 3, 4, 5, 10, 40]
 
 def datasets(n_seeds):
     """(seed, n) for every size in SIZES, with n_seeds seeds rotating over sizes."""
-    return [(int((i + k * len(SEEDS) // n_seeds) % len(SEEDS)), n)
-            for i, n in enumerate(SIZES) for k in range(n_seeds)]
+    return [
+        (int((i + k * len(SEEDS) // n_seeds) % len(SEEDS)), n)
+        for i, n in enumerate(SIZES)
+        for k in range(n_seeds)
+    ]
 
 
 def metric_from_rows(
@@ -80,7 +83,9 @@ def test_order_invariance(name, seed, n):
     assert_allclose(
         metric_from_rows(name, y_true[perm], y_pred[perm], sample_weight=w[perm]),
         metric_from_rows(name, y_true, y_pred, sample_weight=w),
-        rtol=1e-12, atol=1e-15, equal_nan=True,
+        rtol=1e-12,
+        atol=1e-15,
+        equal_nan=True,
     )
 
 
@@ -117,7 +122,9 @@ def test_unit_weights_equal_no_weights(name, seed, n):
     assert_allclose(
         metric_from_rows(name, y_true, y_pred, sample_weight=np.full(n, 0.37)),
         metric_from_rows(name, y_true, y_pred),
-        rtol=1e-12, atol=1e-15, equal_nan=True,
+        rtol=1e-12,
+        atol=1e-15,
+        equal_nan=True,
     )
 
 
@@ -138,8 +145,14 @@ def test_integer_weights_equal_repetition(name, seed, n):
 def test_other_labels_with_pos_label(name, seed, n):
     y_true, y_pred = make_rows(seed, n)
     expected = metric_from_rows(name, y_true, y_pred)
-    for neg, pos in [("no", "yes"), ("0", "1"), ("b", "a"), (-1, 1), (2, 5),
-                     (-1.0, 2.0)]:
+    for neg, pos in [
+        ("no", "yes"),
+        ("0", "1"),
+        ("b", "a"),
+        (-1, 1),
+        (2, 5),
+        (-1.0, 2.0),
+    ]:
         labels = np.array([neg, pos], dtype=object)
         t, p = labels[y_true].tolist(), labels[y_pred].tolist()
         assert_array_equal(metric_from_rows(name, t, p, pos_label=pos), expected)
@@ -164,10 +177,22 @@ def test_boolean_labels(name, seed, n):
 
 # The metric obtained by swapping the positive and negative class, and the sign.
 SWAP = {
-    "acc": ("acc", 1), "prev": ("nprev", 1), "ppr": ("pnr", 1), "inacc": ("inacc", 1),
-    "nprev": ("prev", 1), "pnr": ("ppr", 1), "tpr": ("tnr", 1), "fnr": ("fpr", 1),
-    "fpr": ("fnr", 1), "tnr": ("tpr", 1), "ppv": ("npv", 1), "fdr": ("for", 1),
-    "npv": ("ppv", 1), "for": ("fdr", 1), "mcc": ("mcc", 1), "mb": ("mb", -1),
+    "acc": ("acc", 1),
+    "prev": ("nprev", 1),
+    "ppr": ("pnr", 1),
+    "inacc": ("inacc", 1),
+    "nprev": ("prev", 1),
+    "pnr": ("ppr", 1),
+    "tpr": ("tnr", 1),
+    "fnr": ("fpr", 1),
+    "fpr": ("fnr", 1),
+    "tnr": ("tpr", 1),
+    "ppv": ("npv", 1),
+    "fdr": ("for", 1),
+    "npv": ("ppv", 1),
+    "for": ("fdr", 1),
+    "mcc": ("mcc", 1),
+    "mb": ("mb", -1),
 }
 
 
@@ -179,7 +204,9 @@ def test_pos_label_swap(name, seed, n):
     assert_allclose(
         metric_from_rows(name, y_true, y_pred, pos_label=0),
         sign * metric_from_rows(other, y_true, y_pred),
-        rtol=1e-15, atol=0, equal_nan=True,
+        rtol=1e-15,
+        atol=0,
+        equal_nan=True,
     )
 
 
@@ -224,14 +251,26 @@ SKLEARN = {
     "tpr": (recall_score, {}, lambda v: v, lambda c: _c(c, TP, FN) > 0),
     "fnr": (recall_score, {}, lambda v: 1 - v, lambda c: _c(c, TP, FN) > 0),
     "tnr": (recall_score, {"pos_label": 0}, lambda v: v, lambda c: _c(c, TN, FP) > 0),
-    "fpr": (recall_score, {"pos_label": 0}, lambda v: 1 - v,
-            lambda c: _c(c, TN, FP) > 0),
+    "fpr": (
+        recall_score,
+        {"pos_label": 0},
+        lambda v: 1 - v,
+        lambda c: _c(c, TN, FP) > 0,
+    ),
     "ppv": (precision_score, {}, lambda v: v, lambda c: _c(c, TP, FP) > 0),
     "fdr": (precision_score, {}, lambda v: 1 - v, lambda c: _c(c, TP, FP) > 0),
-    "npv": (precision_score, {"pos_label": 0}, lambda v: v,
-            lambda c: _c(c, TN, FN) > 0),
-    "for": (precision_score, {"pos_label": 0}, lambda v: 1 - v,
-            lambda c: _c(c, TN, FN) > 0),
+    "npv": (
+        precision_score,
+        {"pos_label": 0},
+        lambda v: v,
+        lambda c: _c(c, TN, FN) > 0,
+    ),
+    "for": (
+        precision_score,
+        {"pos_label": 0},
+        lambda v: 1 - v,
+        lambda c: _c(c, TN, FN) > 0,
+    ),
     "acc": (accuracy_score, {}, lambda v: v, lambda c: True),
     "inacc": (zero_one_loss, {}, lambda v: v, lambda c: True),
     "f1": (f1_score, {}, lambda v: v, lambda c: _c(c, TP, TP, FP, FN) > 0),

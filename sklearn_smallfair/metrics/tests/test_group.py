@@ -25,11 +25,23 @@ def rows():
 
 def test_columns_and_values_match_per_group_computation(rows):
     y_true, y_pred, groups = rows
-    table = group_metrics(y_true, y_pred, sensitive_features=groups,
-                          metrics=["recall", "fpr", "mcc"], zero_division=np.nan)
+    table = group_metrics(
+        y_true,
+        y_pred,
+        sensitive_features=groups,
+        metrics=["recall", "fpr", "mcc"],
+        zero_division=np.nan,
+    )
     assert list(table.columns) == [
-        "n", "n_pos", "n_neg", "tpr", "tpr_undefined", "fpr", "fpr_undefined",
-        "mcc", "mcc_undefined",
+        "n",
+        "n_pos",
+        "n_neg",
+        "tpr",
+        "tpr_undefined",
+        "fpr",
+        "fpr_undefined",
+        "mcc",
+        "mcc_undefined",
     ]
     assert list(table.index) == ["a", "b", "c", "d"]
     for g in table.index:
@@ -37,23 +49,40 @@ def test_columns_and_values_match_per_group_computation(rows):
         assert table.loc[g, "n"] == mask.sum()
         assert table.loc[g, "n_pos"] == y_true[mask].sum()
         assert table.loc[g, "n_neg"] == (1 - y_true[mask]).sum()
-        assert table.loc[g, "tpr"] == pytest.approx(recall_score(y_true[mask], y_pred[mask]))
-        fpr = ((y_pred == 1) & (y_true == 0) & mask).sum() / ((y_true == 0) & mask).sum()
+        assert table.loc[g, "tpr"] == pytest.approx(
+            recall_score(y_true[mask], y_pred[mask])
+        )
+        fpr = ((y_pred == 1) & (y_true == 0) & mask).sum() / (
+            (y_true == 0) & mask
+        ).sum()
         assert table.loc[g, "fpr"] == pytest.approx(fpr)
 
 
 def test_smoothed_columns_use_reference(rows):
     y_true, y_pred, groups = rows
     cps = CrossPriorSmoothing(lam=7.0)
-    table = group_metrics(y_true, y_pred, sensitive_features=groups, metrics="ppv",
-                          smoothing=cps, zero_division=np.nan)
-    labels, counts = confusion_counts(y_true, y_pred, sensitive_features=groups)
+    table = group_metrics(
+        y_true,
+        y_pred,
+        sensitive_features=groups,
+        metrics="ppv",
+        smoothing=cps,
+        zero_division=np.nan,
+    )
+    _, counts = confusion_counts(y_true, y_pred, sensitive_features=groups)
     smoothed = cps.transform(counts, reference_counts(counts, "rest"))
     np.testing.assert_allclose(table["ppv_smoothed"], compute_metric("ppv", smoothed))
     assert not table["ppv_smoothed_undefined"].any()
     # a named reference group: that group itself is smoothed toward itself
-    table_b = group_metrics(y_true, y_pred, sensitive_features=groups, metrics="ppv",
-                            smoothing=cps, reference="b", zero_division=np.nan)
+    table_b = group_metrics(
+        y_true,
+        y_pred,
+        sensitive_features=groups,
+        metrics="ppv",
+        smoothing=cps,
+        reference="b",
+        zero_division=np.nan,
+    )
     assert table_b.loc["b", "ppv_smoothed"] == pytest.approx(table_b.loc["b", "ppv"])
 
 
@@ -61,15 +90,23 @@ def test_undefined_flag_and_zero_division_policies():
     y_true = [1, 1, 0, 0, 0, 0]
     y_pred = [1, 0, 0, 1, 0, 0]
     groups = ["a", "a", "a", "b", "b", "b"]  # group b has no positives
-    with pytest.warns(UndefinedGroupMetricWarning, match=r"tpr is undefined .*'b' \(n=3, n_pos=0\)"):
+    with pytest.warns(
+        UndefinedGroupMetricWarning, match=r"tpr is undefined .*'b' \(n=3, n_pos=0\)"
+    ):
         t = group_metrics(y_true, y_pred, sensitive_features=groups, metrics="tpr")
     assert np.isnan(t.loc["b", "tpr"]) and t.loc["b", "tpr_undefined"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        t_nan = group_metrics(y_true, y_pred, sensitive_features=groups, metrics="tpr",
-                              zero_division=np.nan)
-        t_one = group_metrics(y_true, y_pred, sensitive_features=groups, metrics="tpr",
-                              zero_division=1.0)
+        t_nan = group_metrics(
+            y_true,
+            y_pred,
+            sensitive_features=groups,
+            metrics="tpr",
+            zero_division=np.nan,
+        )
+        t_one = group_metrics(
+            y_true, y_pred, sensitive_features=groups, metrics="tpr", zero_division=1.0
+        )
     assert np.isnan(t_nan.loc["b", "tpr"])
     assert t_one.loc["b", "tpr"] == 1.0 and t_one.loc["b", "tpr_undefined"]
     assert t_one.loc["a", "tpr"] == 0.5
@@ -81,27 +118,42 @@ def test_sample_weight_and_integer_repetition(rows):
     y_true, y_pred, groups = rows
     w = np.random.default_rng(0).integers(0, 4, len(y_true))
     w[:4] = 1  # keep every group non-empty in this sample
-    weighted = group_metrics(y_true, y_pred, sensitive_features=groups, sample_weight=w,
-                             metrics=["tpr", "f1"], zero_division=np.nan)
+    weighted = group_metrics(
+        y_true,
+        y_pred,
+        sensitive_features=groups,
+        sample_weight=w,
+        metrics=["tpr", "f1"],
+        zero_division=np.nan,
+    )
     rep = np.repeat(np.arange(len(y_true)), w)
-    repeated = group_metrics(y_true[rep], y_pred[rep], sensitive_features=groups[rep],
-                             metrics=["tpr", "f1"], zero_division=np.nan)
+    repeated = group_metrics(
+        y_true[rep],
+        y_pred[rep],
+        sensitive_features=groups[rep],
+        metrics=["tpr", "f1"],
+        zero_division=np.nan,
+    )
     pd.testing.assert_frame_equal(weighted, repeated, check_dtype=False)
 
 
 def test_intersectional_groups_from_dataframe():
-    sf = pd.DataFrame({"race": ["x", "x", "y", "y", "y", "x"],
-                       "sex": ["F", "M", "F", "F", "M", "M"]})
-    table = group_metrics([1, 0, 1, 0, 1, 1], [1, 0, 0, 0, 1, 1], sensitive_features=sf,
-                          metrics="acc")
+    sf = pd.DataFrame(
+        {"race": ["x", "x", "y", "y", "y", "x"], "sex": ["F", "M", "F", "F", "M", "M"]}
+    )
+    table = group_metrics(
+        [1, 0, 1, 0, 1, 1], [1, 0, 0, 0, 1, 1], sensitive_features=sf, metrics="acc"
+    )
     assert table.index.name == "race|sex"
     assert list(table.index) == ["x|F", "x|M", "y|F", "y|M"]
     assert list(table["n"]) == [1, 2, 2, 1]
 
 
 def test_two_group_metrics_compare_with_reference():
-    counts = pd.DataFrame({"TP": [5, 8], "FN": [2, 4], "FP": [4, 1], "TN": [9, 7]},
-                          index=pd.Index(["a", "b"], name="g"))
+    counts = pd.DataFrame(
+        {"TP": [5, 8], "FN": [2, 4], "FP": [4, 1], "TN": [9, 7]},
+        index=pd.Index(["a", "b"], name="g"),
+    )
     table = group_metrics(counts=counts, metrics=["te", "ofi"])
     assert table.index.name == "g"
     # reference "rest" of a is b and vice versa
@@ -113,8 +165,13 @@ def test_two_group_metrics_compare_with_reference():
 def test_counts_input_forms_agree(rows):
     y_true, y_pred, groups = rows
     labels, counts = confusion_counts(y_true, y_pred, sensitive_features=groups)
-    from_rows = group_metrics(y_true, y_pred, sensitive_features=groups,
-                              metrics=["tpr", "npv"], zero_division=np.nan)
+    from_rows = group_metrics(
+        y_true,
+        y_pred,
+        sensitive_features=groups,
+        metrics=["tpr", "npv"],
+        zero_division=np.nan,
+    )
     mapping = dict(zip(labels, counts))
     from_map = group_metrics(counts=mapping, metrics=["tpr", "npv"])
     np.testing.assert_allclose(from_rows[["tpr", "npv"]], from_map[["tpr", "npv"]])
@@ -123,14 +180,21 @@ def test_counts_input_forms_agree(rows):
 @pytest.mark.parametrize(
     "kwargs, exc, match",
     [
-        (dict(metrics="nope"), ValueError, "unknown metric 'nope'.*valid names are acc"),
+        (
+            dict(metrics="nope"),
+            ValueError,
+            "unknown metric 'nope'.*valid names are acc",
+        ),
         (dict(metrics=[]), ValueError, "metrics is empty"),
         (dict(metrics=["tpr", "recall"]), ValueError, "twice"),
         (dict(smoothing="cps"), TypeError, "smoothing must be"),
         (dict(smoothing=CrossPriorSmoothing(lam=-1)), ValueError, "lam must be"),
         (dict(smoothing=AdditiveSmoothing(eps=-0.5)), ValueError, "eps must be"),
-        (dict(smoothing=CrossPriorSmoothing(), reference="zzz"), ValueError,
-         "reference='zzz' is not"),
+        (
+            dict(smoothing=CrossPriorSmoothing(), reference="zzz"),
+            ValueError,
+            "reference='zzz' is not",
+        ),
     ],
 )
 def test_bad_arguments(rows, kwargs, exc, match):
@@ -142,19 +206,28 @@ def test_bad_arguments(rows, kwargs, exc, match):
 def test_bad_inputs():
     with pytest.raises(ValueError, match="sensitive_features is required"):
         group_metrics([1, 0], [1, 0])
-    with pytest.raises(TypeError, match="not a dict|got a dict"):
+    with pytest.raises(TypeError, match=r"not a dict|got a dict"):
         group_metrics([1, 0], [1, 0], sensitive_features={"a": [1, 2]})
-    with pytest.raises(ValueError, match="either rows .* or counts"):
+    with pytest.raises(ValueError, match=r"either rows .* or counts"):
         group_metrics([1, 0], [1, 0], counts=[[1, 2, 3, 4]])
     with pytest.raises(ValueError, match="only one group"):
-        group_metrics([1, 0], [1, 0], sensitive_features=["a", "a"],
-                      smoothing=CrossPriorSmoothing())
+        group_metrics(
+            [1, 0],
+            [1, 0],
+            sensitive_features=["a", "a"],
+            smoothing=CrossPriorSmoothing(),
+        )
     with pytest.raises(ValueError, match="zero total sample_weight"):
-        group_metrics([1, 0, 1], [1, 0, 0], sensitive_features=["a", "a", "b"],
-                      sample_weight=[1, 1, 0])
+        group_metrics(
+            [1, 0, 1],
+            [1, 0, 0],
+            sensitive_features=["a", "a", "b"],
+            sample_weight=[1, 1, 0],
+        )
 
 
 def test_single_group_without_reference_is_fine():
-    table = group_metrics([1, 0, 1], [1, 0, 0], sensitive_features=["a", "a", "a"],
-                          metrics="tpr")
+    table = group_metrics(
+        [1, 0, 1], [1, 0, 0], sensitive_features=["a", "a", "a"], metrics="tpr"
+    )
     assert table.loc["a", "tpr"] == 0.5

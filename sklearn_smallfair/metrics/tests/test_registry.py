@@ -30,28 +30,27 @@ MATRICES = [
 ]
 HAND = {
     #                (3,1,2,4)  (5,0,0,5) (0,4,1,0) (2,2,1,3)  (0,0,3,3) (1,1,2,2)
-    "acc":          [7 / 10,    1.0,      0.0,      5 / 8,     1 / 2,    1 / 2],
-    "prev":         [4 / 10,    1 / 2,    4 / 5,    1 / 2,     0.0,      2 / 6],
-    "ppr":          [5 / 10,    1 / 2,    1 / 5,    3 / 8,     1 / 2,    1 / 2],
-    "inacc":        [3 / 10,    0.0,      1.0,      3 / 8,     1 / 2,    1 / 2],
-    "nprev":        [6 / 10,    1 / 2,    1 / 5,    1 / 2,     1.0,      4 / 6],
-    "pnr":          [5 / 10,    1 / 2,    4 / 5,    5 / 8,     1 / 2,    1 / 2],
-    "tpr":          [3 / 4,     1.0,      0.0,      1 / 2,     NAN,      1 / 2],
-    "fnr":          [1 / 4,     0.0,      1.0,      1 / 2,     NAN,      1 / 2],
-    "fpr":          [2 / 6,     0.0,      1.0,      1 / 4,     1 / 2,    1 / 2],
-    "tnr":          [4 / 6,     1.0,      0.0,      3 / 4,     1 / 2,    1 / 2],
-    "ppv":          [3 / 5,     1.0,      0.0,      2 / 3,     0.0,      1 / 3],
-    "fdr":          [2 / 5,     0.0,      1.0,      1 / 3,     1.0,      2 / 3],
-    "npv":          [4 / 5,     1.0,      0.0,      3 / 5,     1.0,      2 / 3],
-    "for":          [1 / 5,     0.0,      1.0,      2 / 5,     0.0,      1 / 3],
-    "f1":           [6 / 9,     1.0,      0.0,      4 / 7,     0.0,      2 / 5],
-    "f1_original":  [2 / 3,     1.0,      NAN,      4 / 7,     NAN,      2 / 5],
+    "acc": [7 / 10, 1.0, 0.0, 5 / 8, 1 / 2, 1 / 2],
+    "prev": [4 / 10, 1 / 2, 4 / 5, 1 / 2, 0.0, 2 / 6],
+    "ppr": [5 / 10, 1 / 2, 1 / 5, 3 / 8, 1 / 2, 1 / 2],
+    "inacc": [3 / 10, 0.0, 1.0, 3 / 8, 1 / 2, 1 / 2],
+    "nprev": [6 / 10, 1 / 2, 1 / 5, 1 / 2, 1.0, 4 / 6],
+    "pnr": [5 / 10, 1 / 2, 4 / 5, 5 / 8, 1 / 2, 1 / 2],
+    "tpr": [3 / 4, 1.0, 0.0, 1 / 2, NAN, 1 / 2],
+    "fnr": [1 / 4, 0.0, 1.0, 1 / 2, NAN, 1 / 2],
+    "fpr": [2 / 6, 0.0, 1.0, 1 / 4, 1 / 2, 1 / 2],
+    "tnr": [4 / 6, 1.0, 0.0, 3 / 4, 1 / 2, 1 / 2],
+    "ppv": [3 / 5, 1.0, 0.0, 2 / 3, 0.0, 1 / 3],
+    "fdr": [2 / 5, 0.0, 1.0, 1 / 3, 1.0, 2 / 3],
+    "npv": [4 / 5, 1.0, 0.0, 3 / 5, 1.0, 2 / 3],
+    "for": [1 / 5, 0.0, 1.0, 2 / 5, 0.0, 1 / 3],
+    "f1": [6 / 9, 1.0, 0.0, 4 / 7, 0.0, 2 / 5],
+    "f1_original": [2 / 3, 1.0, NAN, 4 / 7, NAN, 2 / 5],
     # (TP TN - FP FN) / sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN))
-    "mcc":          [10 / sqrt(5 * 4 * 6 * 5), 1.0, -1.0, 4 / sqrt(3 * 4 * 4 * 5), NAN,
-                     0.0],
+    "mcc": [10 / sqrt(5 * 4 * 6 * 5), 1.0, -1.0, 4 / sqrt(3 * 4 * 4 * 5), NAN, 0.0],
     # (sqrt(TPR FPR) - FPR) / (TPR - FPR); (3,1,2,4): (1/2 - 1/3) / (3/4 - 1/3) = 2/5
-    "pt":           [2 / 5,     0.0,      1.0,      sqrt(2) - 1, NAN,    NAN],
-    "mb":           [1 / 10,    0.0,     -3 / 5,   -1 / 8,     1 / 2,    1 / 6],
+    "pt": [2 / 5, 0.0, 1.0, sqrt(2) - 1, NAN, NAN],
+    "mb": [1 / 10, 0.0, -3 / 5, -1 / 8, 1 / 2, 1 / 6],
 }
 
 
@@ -83,17 +82,27 @@ def _reference(name, c):
     ppv = _ratio(tp, tp + fp)
     with np.errstate(divide="ignore", invalid="ignore"):
         table = {
-            "acc": _ratio(tp + tn, n), "prev": _ratio(tp + fn, n),
-            "ppr": _ratio(tp + fp, n), "inacc": _ratio(fp + fn, n),
-            "nprev": _ratio(tn + fp, n), "pnr": _ratio(tn + fn, n),
-            "tpr": tpr, "fnr": _ratio(fn, fn + tp), "fpr": fpr,
-            "tnr": _ratio(tn, tn + fp), "ppv": ppv, "fdr": _ratio(fp, fp + tp),
-            "npv": _ratio(tn, tn + fn), "for": _ratio(fn, fn + tn),
+            "acc": _ratio(tp + tn, n),
+            "prev": _ratio(tp + fn, n),
+            "ppr": _ratio(tp + fp, n),
+            "inacc": _ratio(fp + fn, n),
+            "nprev": _ratio(tn + fp, n),
+            "pnr": _ratio(tn + fn, n),
+            "tpr": tpr,
+            "fnr": _ratio(fn, fn + tp),
+            "fpr": fpr,
+            "tnr": _ratio(tn, tn + fp),
+            "ppv": ppv,
+            "fdr": _ratio(fp, fp + tp),
+            "npv": _ratio(tn, tn + fn),
+            "for": _ratio(fn, fn + tn),
             "f1": _ratio(2 * tp, 2 * tp + fp + fn),
             # 1/PPV and 1/TPR are 1/0 when TP = 0: undefined (DESIGN 5.1)
             "f1_original": np.where(tp > 0, _ratio(2.0, 1 / ppv + 1 / tpr), np.nan),
-            "mcc": _ratio(tp * tn - fp * fn,
-                          np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))),
+            "mcc": _ratio(
+                tp * tn - fp * fn,
+                np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)),
+            ),
             "pt": _ratio(np.sqrt(tpr * fpr) - fpr, tpr - fpr),
             "mb": _ratio(fp - fn, n),
         }
@@ -114,13 +123,16 @@ def test_formula_on_random_counts(name, kind):
     assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("name", metric_names(family="binomial")
-                         + metric_names(family="joint_ratio"))
+@pytest.mark.parametrize(
+    "name", metric_names(family="binomial") + metric_names(family="joint_ratio")
+)
 def test_numerator_denominator_cells_describe_the_formula(name):
     m = get_metric(name)
     counts = np.random.default_rng(5).integers(0, 9, size=(500, 4))
-    expected = _ratio(counts[:, list(m.numerator)].sum(axis=1),
-                      counts[:, list(m.denominator)].sum(axis=1))
+    expected = _ratio(
+        counts[:, list(m.numerator)].sum(axis=1),
+        counts[:, list(m.denominator)].sum(axis=1),
+    )
     assert_allclose(compute_metric(m, counts), expected)
     assert set(m.numerator) <= set(m.denominator)
     if m.family == "binomial":
@@ -132,6 +144,7 @@ def test_numerator_denominator_cells_describe_the_formula(name):
 
 # --------------------------------------------------------------------------------------
 # shapes
+
 
 @pytest.mark.parametrize("name", SINGLE)
 @pytest.mark.parametrize("shape", [(4,), (5, 4), (2, 3, 4), (0, 4), (1, 1, 4)])
@@ -173,15 +186,30 @@ def test_float_counts_smoothed():
 # --------------------------------------------------------------------------------------
 # names and aliases
 
+
 def test_metric_names_catalogue():
     assert len(ALL) == 21
     assert len(set(ALL)) == 21
     families = Counter(get_metric(name).family for name in ALL)
     assert families == {"binomial": 6, "joint_ratio": 8, "other": 5, "two_group": 2}
-    assert metric_names(family="binomial") == ["acc", "prev", "ppr", "inacc", "nprev",
-                                               "pnr"]
-    assert metric_names(family="joint_ratio") == ["tpr", "fnr", "fpr", "tnr", "ppv",
-                                                  "fdr", "npv", "for"]
+    assert metric_names(family="binomial") == [
+        "acc",
+        "prev",
+        "ppr",
+        "inacc",
+        "nprev",
+        "pnr",
+    ]
+    assert metric_names(family="joint_ratio") == [
+        "tpr",
+        "fnr",
+        "fpr",
+        "tnr",
+        "ppv",
+        "fdr",
+        "npv",
+        "for",
+    ]
     assert metric_names(family="other") == ["f1", "f1_original", "mcc", "pt", "mb"]
     assert metric_names(family="two_group") == ["ofi", "te"]
     assert metric_names(n_groups=2) == ["ofi", "te"]
@@ -191,8 +219,9 @@ def test_metric_names_catalogue():
         assert get_metric(name).name == name
 
 
-@pytest.mark.parametrize("kwargs", [{"family": "ratio"}, {"n_groups": 3},
-                                    {"n_groups": 0}])
+@pytest.mark.parametrize(
+    "kwargs", [{"family": "ratio"}, {"n_groups": 3}, {"n_groups": 0}]
+)
 def test_metric_names_bad_arguments(kwargs):
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         metric_names(**kwargs)
@@ -201,17 +230,33 @@ def test_metric_names_bad_arguments(kwargs):
 @pytest.mark.parametrize(
     "alias, name",
     [
-        ("recall", "tpr"), ("Recall", "tpr"), ("SENSITIVITY", "tpr"),
-        ("Precision", "ppv"), ("specificity", "tnr"), ("Specificity ", "tnr"),
-        ("matthews", "mcc"), ("Matthews_CorrCoef", "mcc"), ("MCC", "mcc"),
-        ("marginal_benefit", "mb"), ("Marginal-Benefit", "mb"),
-        ("prevalence_threshold", "pt"), ("Prevalence Threshold", "pt"),
-        ("treatment_equality", "te"), ("Treatment_Equality", "te"),
+        ("recall", "tpr"),
+        ("Recall", "tpr"),
+        ("SENSITIVITY", "tpr"),
+        ("Precision", "ppv"),
+        ("specificity", "tnr"),
+        ("Specificity ", "tnr"),
+        ("matthews", "mcc"),
+        ("Matthews_CorrCoef", "mcc"),
+        ("MCC", "mcc"),
+        ("marginal_benefit", "mb"),
+        ("Marginal-Benefit", "mb"),
+        ("prevalence_threshold", "pt"),
+        ("Prevalence Threshold", "pt"),
+        ("treatment_equality", "te"),
+        ("Treatment_Equality", "te"),
         ("overall_fairness_index", "ofi"),
-        ("accuracy", "acc"), ("Accuracy", "acc"), ("error_rate", "inacc"),
-        ("selection_rate", "ppr"), ("base_rate", "prev"), ("f1_score", "f1"),
-        ("miss_rate", "fnr"), ("fall_out", "fpr"), ("false_omission_rate", "for"),
-        ("FOR", "for"), ("TPR", "tpr"),
+        ("accuracy", "acc"),
+        ("Accuracy", "acc"),
+        ("error_rate", "inacc"),
+        ("selection_rate", "ppr"),
+        ("base_rate", "prev"),
+        ("f1_score", "f1"),
+        ("miss_rate", "fnr"),
+        ("fall_out", "fpr"),
+        ("false_omission_rate", "for"),
+        ("FOR", "for"),
+        ("TPR", "tpr"),
     ],
 )
 def test_aliases_resolve_case_insensitively(alias, name):
@@ -309,8 +354,9 @@ def test_zero_division_substitutes(value):
     assert te == value
 
 
-@pytest.mark.parametrize("bad", [0.5, 2, -1, "nan", "ignore", "Warn", None, True,
-                                 [0.0], np.inf])
+@pytest.mark.parametrize(
+    "bad", [0.5, 2, -1, "nan", "ignore", "Warn", None, True, [0.0], np.inf]
+)
 def test_zero_division_invalid(bad):
     with pytest.raises(ValueError, match=r"zero_division must be 'warn', np\.nan"):
         compute_metric("tpr", [1, 2, 3, 4], zero_division=bad)
@@ -339,8 +385,11 @@ def test_two_group_hand_values():
     assert_allclose(compute_metric("te", PAIR), -1.5)
     assert_allclose(compute_metric("te", [[1, 2, 4, 3], [1, 1, 2, 6]]), 0.0)
     # FP = 0 in either group: undefined (also when FN > 0, i.e. x/0)
-    for pair in ([[1, 0, 0, 5], [1, 1, 1, 1]], [[1, 1, 1, 1], [1, 3, 0, 5]],
-                 [[1, 2, 0, 5], [1, 3, 0, 5]]):
+    for pair in (
+        [[1, 0, 0, 5], [1, 1, 1, 1]],
+        [[1, 1, 1, 1], [1, 3, 0, 5]],
+        [[1, 2, 0, 5], [1, 3, 0, 5]],
+    ):
         assert np.isnan(compute_metric("te", pair))
 
 
@@ -355,8 +404,9 @@ def test_two_group_against_components(kind):
     fn, fp = counts[..., 1].astype(float), counts[..., 2].astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = fn / fp
-        expected = np.where(fp[..., 0] * fp[..., 1] > 0, ratio[..., 0] - ratio[..., 1],
-                            np.nan)
+        expected = np.where(
+            fp[..., 0] * fp[..., 1] > 0, ratio[..., 0] - ratio[..., 1], np.nan
+        )
     te = compute_metric("te", counts)
     assert te.shape == (40, 3)
     assert_allclose(te, expected, rtol=1e-14)
@@ -384,6 +434,7 @@ def test_two_group_shape_required(name, shape):
 
 # --------------------------------------------------------------------------------------
 # numerical robustness
+
 
 def _exact_mcc(tp, fn, fp, tn):
     getcontext().prec = 60

@@ -56,8 +56,9 @@ def test_aggregates_match_group_table(data, aggregate, expected):
     X, y, A = data
     y_pred = (X["x0"] > 0).astype(int)
     values = group_metrics(y, y_pred, sensitive_features=A, metrics="tpr")["tpr"]
-    got = aggregate_group_metric(y, y_pred, sensitive_features=A, metric="tpr",
-                                 aggregate=aggregate)
+    got = aggregate_group_metric(
+        y, y_pred, sensitive_features=A, metric="tpr", aggregate=aggregate
+    )
     assert got == pytest.approx(expected(values.to_numpy()))
 
 
@@ -65,8 +66,9 @@ def test_worst_for_lower_is_better_metric_is_max(data):
     X, y, A = data
     y_pred = (X["x0"] > 0).astype(int)
     values = group_metrics(y, y_pred, sensitive_features=A, metrics="fpr")["fpr"]
-    got = aggregate_group_metric(y, y_pred, sensitive_features=A, metric="fpr",
-                                 aggregate="worst")
+    got = aggregate_group_metric(
+        y, y_pred, sensitive_features=A, metric="fpr", aggregate="worst"
+    )
     assert got == pytest.approx(values.max())
 
 
@@ -75,8 +77,9 @@ def test_callable_aggregate_and_smoothing(data):
     y_pred = (X["x0"] > 0).astype(int)
     cps = CrossPriorSmoothing(lam=20)
     table = group_metrics(y, y_pred, sensitive_features=A, metrics="ppv", smoothing=cps)
-    got = aggregate_group_metric(y, y_pred, sensitive_features=A, metric="ppv",
-                                 smoothing=cps, aggregate=np.std)
+    got = aggregate_group_metric(
+        y, y_pred, sensitive_features=A, metric="ppv", smoothing=cps, aggregate=np.std
+    )
     assert got == pytest.approx(np.std(table["ppv_smoothed"]))
 
 
@@ -85,12 +88,20 @@ def test_undefined_group_makes_score_nan_unless_zero_division():
     y_pred = [1, 0, 0, 1, 0, 0]
     groups = ["a", "a", "a", "b", "b", "b"]
     assert np.isnan(aggregate_group_metric(y_true, y_pred, sensitive_features=groups))
-    assert aggregate_group_metric(y_true, y_pred, sensitive_features=groups,
-                                  zero_division=0.0) == pytest.approx(0.5)
+    assert aggregate_group_metric(
+        y_true, y_pred, sensitive_features=groups, zero_division=0.0
+    ) == pytest.approx(0.5)
     # smoothing makes b's TPR defined: b borrows a's TP:FN = 1:1, so TPR_b = 1/2,
     # and a is unchanged (its reference b has no positives): difference 0
-    assert aggregate_group_metric(y_true, y_pred, sensitive_features=groups,
-                                  smoothing=CrossPriorSmoothing(1.0)) == 0.0
+    assert (
+        aggregate_group_metric(
+            y_true,
+            y_pred,
+            sensitive_features=groups,
+            smoothing=CrossPriorSmoothing(1.0),
+        )
+        == 0.0
+    )
 
 
 def test_greater_is_better_inference():
@@ -113,30 +124,41 @@ def test_scorer_direct_call_equals_function(data, routing):
     X, y, A = data
     est = LogisticRegression().fit(X, y)
     scorer = make_group_scorer("fpr", aggregate="difference")
-    expected = aggregate_group_metric(y, est.predict(X), sensitive_features=A,
-                                      metric="fpr")
+    expected = aggregate_group_metric(
+        y, est.predict(X), sensitive_features=A, metric="fpr"
+    )
     assert scorer(est, X, y, sensitive_features=A) == pytest.approx(-expected)
 
 
 def test_grid_search_with_routing(data, routing):
     X, y, A = data
-    scorer = make_group_scorer("tpr", aggregate="difference",
-                               smoothing=CrossPriorSmoothing(lam=10))
+    scorer = make_group_scorer(
+        "tpr", aggregate="difference", smoothing=CrossPriorSmoothing(lam=10)
+    )
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
-    search = GridSearchCV(DecisionTreeClassifier(random_state=0),
-                          {"max_depth": [1, 2, 4]}, scoring={"gap": scorer,
-                                                             "acc": "accuracy"},
-                          refit="acc", cv=cv, error_score="raise")
+    search = GridSearchCV(
+        DecisionTreeClassifier(random_state=0),
+        {"max_depth": [1, 2, 4]},
+        scoring={"gap": scorer, "acc": "accuracy"},
+        refit="acc",
+        cv=cv,
+        error_score="raise",
+    )
     search.fit(X, y, sensitive_features=A)
     scores = search.cv_results_["mean_test_gap"]
     assert np.isfinite(scores).all() and (scores <= 0).all()
     # the reported fold score equals the score recomputed by hand on that fold
     train, test = next(cv.split(X, y))
-    est = DecisionTreeClassifier(random_state=0, max_depth=2).fit(X.iloc[train],
-                                                                  y.iloc[train])
-    by_hand = aggregate_group_metric(y.iloc[test], est.predict(X.iloc[test]),
-                                     sensitive_features=A.iloc[test], metric="tpr",
-                                     smoothing=CrossPriorSmoothing(lam=10))
+    est = DecisionTreeClassifier(random_state=0, max_depth=2).fit(
+        X.iloc[train], y.iloc[train]
+    )
+    by_hand = aggregate_group_metric(
+        y.iloc[test],
+        est.predict(X.iloc[test]),
+        sensitive_features=A.iloc[test],
+        metric="tpr",
+        smoothing=CrossPriorSmoothing(lam=10),
+    )
     assert search.cv_results_["split0_test_gap"][1] == pytest.approx(-by_hand)
 
 
@@ -144,13 +166,27 @@ def test_grid_search_with_routing(data, routing):
 def test_cross_validate_with_routing_and_jobs(data, routing, n_jobs):
     X, y, A = data
     scorer = make_group_scorer("ppv", aggregate="ratio")
-    res = cross_validate(LogisticRegression(), X, y, cv=4, n_jobs=n_jobs,
-                         scoring=scorer, params={"sensitive_features": A},
-                         error_score="raise")
+    res = cross_validate(
+        LogisticRegression(),
+        X,
+        y,
+        cv=4,
+        n_jobs=n_jobs,
+        scoring=scorer,
+        params={"sensitive_features": A},
+        error_score="raise",
+    )
     assert res["test_score"].shape == (4,)
     assert ((res["test_score"] > 0) & (res["test_score"] <= 1)).all()
-    ref = cross_validate(LogisticRegression(), X, y, cv=4, n_jobs=1,
-                         scoring=scorer, params={"sensitive_features": A})
+    ref = cross_validate(
+        LogisticRegression(),
+        X,
+        y,
+        cv=4,
+        n_jobs=1,
+        scoring=scorer,
+        params={"sensitive_features": A},
+    )
     np.testing.assert_allclose(res["test_score"], ref["test_score"])
 
 
@@ -160,21 +196,40 @@ def test_numpy_inputs_and_sample_weight_routing(data, routing):
     w = np.random.default_rng(1).integers(1, 3, len(y)).astype(float)
     scorer = make_group_scorer("tpr").set_score_request(sample_weight=True)
     est = LogisticRegression().set_fit_request(sample_weight=False)
-    res = cross_validate(est, X, y, cv=3, scoring=scorer,
-                         params={"sensitive_features": A, "sample_weight": w},
-                         error_score="raise")
+    res = cross_validate(
+        est,
+        X,
+        y,
+        cv=3,
+        scoring=scorer,
+        params={"sensitive_features": A, "sample_weight": w},
+        error_score="raise",
+    )
     # sample_weight alias request kept sensitive_features requested
     assert np.isfinite(res["test_score"]).all()
-    unweighted = cross_validate(est, X, y, cv=3, scoring=make_group_scorer("tpr"),
-                                params={"sensitive_features": A})
+    unweighted = cross_validate(
+        est,
+        X,
+        y,
+        cv=3,
+        scoring=make_group_scorer("tpr"),
+        params={"sensitive_features": A},
+    )
     assert not np.allclose(res["test_score"], unweighted["test_score"])
 
 
 def test_alias_request_for_sensitive_features(data, routing):
     X, y, A = data
     scorer = make_group_scorer("tpr").set_score_request(sensitive_features="groups")
-    res = cross_validate(LogisticRegression(), X, y, cv=3, scoring=scorer,
-                         params={"groups": A}, error_score="raise")
+    res = cross_validate(
+        LogisticRegression(),
+        X,
+        y,
+        cv=3,
+        scoring=scorer,
+        params={"groups": A},
+        error_score="raise",
+    )
     assert np.isfinite(res["test_score"]).all()
 
 
@@ -182,8 +237,9 @@ def test_without_routing_error_explains_how_to_enable(data):
     X, y, A = data
     scorer = make_group_scorer("tpr")
     with pytest.raises(ValueError, match=r"enable_metadata_routing=True"):
-        cross_validate(LogisticRegression(), X, y, cv=3, scoring=scorer,
-                       error_score="raise")
+        cross_validate(
+            LogisticRegression(), X, y, cv=3, scoring=scorer, error_score="raise"
+        )
     # default error_score: scikit-learn turns it into a warning carrying our message
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
@@ -210,8 +266,9 @@ def test_scorer_pickles_and_repr():
     assert "metric=tpr" in repr(again) and "CrossPriorSmoothing(lam=3)" in repr(again)
 
 
-@pytest.mark.skipif(not (SHARED / "german.data").exists(),
-                    reason="shared reference data not available")
+@pytest.mark.skipif(
+    not (SHARED / "german.data").exists(), reason="shared reference data not available"
+)
 def test_german_credit_grid_search(routing):
     cols = [f"a{i}" for i in range(1, 21)] + ["label"]
     df = pd.read_csv(SHARED / "german.data", sep=" ", header=None, names=cols)
@@ -221,9 +278,14 @@ def test_german_credit_grid_search(routing):
     X = pd.get_dummies(df.drop(columns="label"), dtype=float)
     scorer = make_group_scorer("tpr", aggregate="difference")
     model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
-    search = GridSearchCV(model, {"logisticregression__C": [0.01, 1.0]},
-                          scoring={"gap": scorer, "acc": "accuracy"}, refit="acc",
-                          cv=3, error_score="raise").fit(X, y, sensitive_features=A)
+    search = GridSearchCV(
+        model,
+        {"logisticregression__C": [0.01, 1.0]},
+        scoring={"gap": scorer, "acc": "accuracy"},
+        refit="acc",
+        cv=3,
+        error_score="raise",
+    ).fit(X, y, sensitive_features=A)
     gaps = search.cv_results_["mean_test_gap"]
     assert np.isfinite(gaps).all() and (gaps <= 0).all()
 
@@ -232,7 +294,10 @@ def test_zero_division_warn_names_the_group():
     from sklearn_smallfair.exceptions import UndefinedGroupMetricWarning
 
     with pytest.warns(UndefinedGroupMetricWarning, match=r"tpr is undefined .*'b'"):
-        score = aggregate_group_metric([1, 1, 0, 0], [1, 0, 0, 1],
-                                       sensitive_features=["a", "a", "b", "b"],
-                                       zero_division="warn")
+        score = aggregate_group_metric(
+            [1, 1, 0, 0],
+            [1, 0, 0, 1],
+            sensitive_features=["a", "a", "b", "b"],
+            zero_division="warn",
+        )
     assert np.isnan(score)

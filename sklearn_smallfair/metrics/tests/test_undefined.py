@@ -23,8 +23,9 @@ def _closed_form(name, n):
     return {"mcc": 4 * n, "f1": 1, "f1_original": comb(n + 2, 2)}[name]
 
 
-@pytest.mark.parametrize("name", [*BINOMIAL, *JOINT_RATIO, "f1", "f1_original", "mcc",
-                                  "mb"])
+@pytest.mark.parametrize(
+    "name", [*BINOMIAL, *JOINT_RATIO, "f1", "f1_original", "mcc", "mb"]
+)
 def test_count_undefined_closed_forms(name):
     for n in SIZES:
         expected = _closed_form(name, n)
@@ -75,8 +76,9 @@ def test_pt_holes_brute_force(n):
     holes = _pt_holes_fraction(n)
     assert count_undefined("pt", n) == len(holes)
     cms = enumerate_confusion_matrices(n)
-    nan_rows = {tuple(int(v) for v in row)
-                for row in cms[np.isnan(compute_metric("pt", cms))]}
+    nan_rows = {
+        tuple(int(v) for v in row) for row in cms[np.isnan(compute_metric("pt", cms))]
+    }
     assert nan_rows == holes
 
 

@@ -77,8 +77,9 @@ def test_cps_output_positive_when_reference_cells_positive(lam):
 def test_cps_zero_reference_cell_stays_zero():
     out = CrossPriorSmoothing(lam=5).transform([0, 2, 0, 3], [10, 0, 5, 5])
     assert out[1] > 0 and out[0] > 0
-    assert_allclose(out, (np.array([0, 2, 0, 3]) + 5 * np.array([0.5, 0, 0.25, 0.25]))
-                    / 10 * 5)
+    assert_allclose(
+        out, (np.array([0, 2, 0, 3]) + 5 * np.array([0.5, 0, 0.25, 0.25])) / 10 * 5
+    )
     out = CrossPriorSmoothing(lam=5).transform([1, 0, 2, 3], [10, 0, 5, 5])
     assert out[1] == 0.0
 
@@ -93,9 +94,7 @@ def test_cps_is_the_dirichlet_posterior_mean():
     assert_allclose(out, expected, rtol=1e-15)
 
 
-@pytest.mark.parametrize(
-    "ref_shape", [(4,), (5, 4), (3, 5, 4), (3, 1, 4), (1, 5, 4)]
-)
+@pytest.mark.parametrize("ref_shape", [(4,), (5, 4), (3, 5, 4), (3, 1, 4), (1, 5, 4)])
 def test_cps_broadcasts_over_leading_shapes(ref_shape):
     counts = _random_counts(2, (3, 5, 4))
     ref = _random_counts(3, ref_shape) + 1
@@ -105,8 +104,9 @@ def test_cps_broadcasts_over_leading_shapes(ref_shape):
     ref_full = np.broadcast_to(ref, counts.shape)
     for i in range(3):
         for j in range(5):
-            assert_allclose(out[i, j], cps.transform(counts[i, j], ref_full[i, j]),
-                            rtol=1e-15)
+            assert_allclose(
+                out[i, j], cps.transform(counts[i, j], ref_full[i, j]), rtol=1e-15
+            )
 
 
 def test_cps_broadcasts_counts_against_references():
@@ -146,9 +146,16 @@ def test_cps_bad_reference(ref, error, match):
 
 @pytest.mark.parametrize(
     "lam, error",
-    [(-1.0, ValueError), (-1e-12, ValueError), (np.nan, ValueError),
-     (np.inf, ValueError), ("10", TypeError), (None, TypeError), (True, TypeError),
-     ([1.0], TypeError)],
+    [
+        (-1.0, ValueError),
+        (-1e-12, ValueError),
+        (np.nan, ValueError),
+        (np.inf, ValueError),
+        ("10", TypeError),
+        (None, TypeError),
+        (True, TypeError),
+        ([1.0], TypeError),
+    ],
 )
 def test_cps_bad_lam(lam, error):
     cps = CrossPriorSmoothing(lam=lam)  # __init__ stores verbatim
@@ -288,9 +295,16 @@ def test_additive_needs_no_reference():
 
 @pytest.mark.parametrize(
     "eps, error",
-    [(-1.0, ValueError), (-1e-300, ValueError), (np.nan, ValueError),
-     (np.inf, ValueError), ("1", TypeError), (None, TypeError), (False, TypeError),
-     (1j, TypeError)],
+    [
+        (-1.0, ValueError),
+        (-1e-300, ValueError),
+        (np.nan, ValueError),
+        (np.inf, ValueError),
+        ("1", TypeError),
+        (None, TypeError),
+        (False, TypeError),
+        (1j, TypeError),
+    ],
 )
 def test_additive_bad_eps(eps, error):
     sm = AdditiveSmoothing(eps=eps)
