@@ -71,11 +71,12 @@ class _GroupCounts:
             self._smoothed = self.smoothing.transform(self.counts, ref)
         return self._smoothed
 
-    def values(self, metric, *, smoothed=False):
-        """Metric per group (NaN where undefined), raw or smoothed.
+    def values(self, metric, *, smoothed=False, zero_division=np.nan):
+        """Metric per group, raw or smoothed, and the mask of undefined values.
 
         Two-group metrics compare each group with its reference matrix (the
-        reference itself is never smoothed).
+        reference itself is never smoothed). Undefined values follow
+        ``zero_division`` (a validated policy); ``"warn"`` names the groups.
         """
         counts = self.smoothed if smoothed else self.counts
         if metric.n_groups == 2:
@@ -83,7 +84,20 @@ class _GroupCounts:
                 [counts, np.broadcast_to(self.ref, counts.shape)], axis=-2
             )
         values = np.asarray(metric.func(counts), dtype=np.float64)
-        return np.where(np.isfinite(values), values, np.nan)
+        undefined = ~np.isfinite(values)
+        values = np.where(undefined, np.nan, values)
+        if zero_division == "warn":
+            if undefined.any():
+                _warn_undefined(
+                    metric.name,
+                    self.groups,
+                    undefined,
+                    self.counts,
+                    what=" (smoothed)" if smoothed else "",
+                )
+        elif not np.isnan(zero_division):
+            values = np.where(undefined, zero_division, values)
+        return values, undefined
 
 
 def _warn_undefined(metric_name, groups, undefined, counts, *, what=""):
@@ -100,7 +114,7 @@ def _warn_undefined(metric_name, groups, undefined, counts, *, what=""):
         f"1.0 to substitute a value, or smoothing=CrossPriorSmoothing(lam) to borrow "
         f"strength from the reference group.",
         UndefinedGroupMetricWarning,
-        stacklevel=3,
+        stacklevel=4,
     )
 
 
@@ -250,19 +264,9 @@ def group_metrics(
     variants = [(False, "")] + ([(True, "_smoothed")] if smoothing is not None else [])
     for metric in resolved:
         for smoothed, suffix in variants:
-            values = gc.values(metric, smoothed=smoothed)
-            undefined = np.isnan(values)
-            if zero_division == "warn":
-                if undefined.any():
-                    _warn_undefined(
-                        metric.name,
-                        groups,
-                        undefined,
-                        counts,
-                        what=" (smoothed)" if smoothed else "",
-                    )
-            elif not np.isnan(zero_division):
-                values = np.where(undefined, zero_division, values)
+            values, undefined = gc.values(
+                metric, smoothed=smoothed, zero_division=zero_division
+            )
             columns[metric.name + suffix] = values
             columns[f"{metric.name}{suffix}_undefined"] = undefined
     index = pd.Index(groups, name=name)

@@ -5,7 +5,7 @@ from sklearn.metrics._scorer import _Scorer
 
 from .._confusion import _grouped_counts
 from .._validation import check_zero_division
-from ._group import _check_smoothing, _GroupCounts, _warn_undefined
+from ._group import _check_smoothing, _GroupCounts
 from ._registry import get_metric
 
 __all__ = ["aggregate_group_metric", "make_group_scorer"]
@@ -127,19 +127,9 @@ def aggregate_group_metric(
         y_true, y_pred, sensitive_features, sample_weight, pos_label
     )
     gc = _GroupCounts(groups, counts, reference, smoothing)
-    values = gc.values(m, smoothed=smoothing is not None)
-    undefined = np.isnan(values)
-    if zero_division == "warn":
-        if undefined.any():
-            _warn_undefined(
-                m.name,
-                groups,
-                undefined,
-                counts,
-                what=" (smoothed)" if smoothing is not None else "",
-            )
-    elif not np.isnan(zero_division):
-        values = np.where(undefined, zero_division, values)
+    values, _ = gc.values(
+        m, smoothed=smoothing is not None, zero_division=zero_division
+    )
     return _aggregate(values, aggregate, m)
 
 
