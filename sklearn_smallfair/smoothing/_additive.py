@@ -1,5 +1,7 @@
 """Additive (Laplace-style) smoothing of confusion matrices."""
 
+import numpy as np
+
 from .._validation import check_non_negative_scalar
 from ._base import BaseSmoothing
 
@@ -35,5 +37,6 @@ class AdditiveSmoothing(BaseSmoothing):
     def _check_params(self):
         return check_non_negative_scalar(self.eps, "eps")
 
-    def _transform(self, counts, reference_counts):
-        return counts + self._check_params()
+    def _coefficients(self, n, reference_counts):
+        eps = self._check_params()
+        return np.ones_like(n), np.full((*n.shape[:-1], 4), eps)

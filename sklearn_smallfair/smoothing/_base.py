@@ -9,7 +9,8 @@ from .._validation import check_counts
 class BaseSmoothing(BaseEstimator):
     """Base class: a stateless transform of confusion matrices ``(..., 4)``.
 
-    Subclasses implement ``_transform(counts, reference_counts)``. Smoothers are
+    Subclasses implement ``_coefficients(n, reference_counts)``: the affine map
+    ``c -> scale * c + offset`` applied to matrices of total ``n``. Smoothers are
     scikit-learn estimators for the sake of ``get_params``, ``clone`` and ``repr``;
     they learn nothing, so ``fit`` only validates the parameters.
     """
@@ -53,7 +54,50 @@ class BaseSmoothing(BaseEstimator):
                 f"{type(self).__name__} needs reference_counts (the reference "
                 f"group's confusion matrix, e.g. all other groups together)."
             )
-        return self._transform(counts, reference_counts)
+        n = counts.sum(axis=-1, keepdims=True)
+        scale, offset = self._coefficients(n, reference_counts)
+        return scale * counts + offset
+
+    def coefficients(self, n, reference_counts=None):
+        """Affine form of the smoother for matrices of total ``n``.
+
+        Every smoother here is affine in the counts once the total is fixed:
+        ``transform(c) == scale * c + offset`` for every matrix ``c`` summing to
+        ``n``. Tests and exact distributions use this to map thresholds on smoothed
+        scores back to integer counts.
+
+        Parameters
+        ----------
+        n : float or array-like of shape (...)
+            Matrix totals.
+        reference_counts : array-like of shape (..., 4), default=None
+            Reference matrices (required by :class:`CrossPriorSmoothing`).
+
+        Returns
+        -------
+        scale : ndarray of shape (..., 1)
+        offset : ndarray of shape (..., 4)
+
+        Examples
+        --------
+        >>> from sklearn_smallfair.smoothing import CrossPriorSmoothing
+        >>> scale, offset = CrossPriorSmoothing(lam=10).coefficients(
+        ...     10, reference_counts=[1, 1, 1, 1])
+        >>> scale, offset
+        (array([0.5]), array([1.25, 1.25, 1.25, 1.25]))
+        """
+        self._check_params()
+        n = np.asarray(n, dtype=np.float64)[..., None]
+        if reference_counts is not None:
+            reference_counts = check_counts(
+                reference_counts, name="reference_counts"
+            ).astype(np.float64)
+        elif self.requires_reference:
+            raise ValueError(
+                f"{type(self).__name__} needs reference_counts (the reference "
+                f"group's confusion matrix, e.g. all other groups together)."
+            )
+        return self._coefficients(n, reference_counts)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

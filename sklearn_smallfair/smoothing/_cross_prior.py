@@ -48,7 +48,7 @@ class CrossPriorSmoothing(BaseSmoothing):
     def _check_params(self):
         return check_non_negative_scalar(self.lam, "lam")
 
-    def _transform(self, counts, reference_counts):
+    def _coefficients(self, n, reference_counts):
         lam = self._check_params()
         ref_total = reference_counts.sum(axis=-1, keepdims=True)
         if (ref_total <= 0).any():
@@ -57,11 +57,9 @@ class CrossPriorSmoothing(BaseSmoothing):
                 "proportions to smooth toward; choose another reference."
             )
         prior = reference_counts / ref_total
-        n = counts.sum(axis=-1, keepdims=True)
         denom = n + lam
+        # scale = n / (n + lam) is exactly 1.0 when lam == 0, so lam=0 is the exact
+        # identity; n + lam == 0 only for an empty matrix with lam == 0.
         with np.errstate(invalid="ignore", divide="ignore"):
-            # multiply by n / (n + lam), which is exactly 1.0 when lam == 0, so lam=0
-            # is the exact identity (c / n * n is not always c in floating point).
-            out = (counts + lam * prior) * (n / denom)
-        # n + lam == 0 only for an empty matrix with lam == 0: nothing to smooth.
-        return np.where(denom > 0, out, np.broadcast_to(counts, out.shape))
+            scale = np.where(denom > 0, n / denom, 1.0)
+        return scale, lam * prior * scale

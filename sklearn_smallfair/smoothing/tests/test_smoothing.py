@@ -337,3 +337,15 @@ def test_additive_estimator_api():
 def test_smoothers_validate_counts(smoother, counts, error, match):
     with pytest.raises(error, match=match):
         smoother.transform(counts, REF)
+
+
+@pytest.mark.parametrize(
+    "smoother", [AdditiveSmoothing(eps=0.7), CrossPriorSmoothing(lam=4.0)]
+)
+def test_coefficients_give_the_transform(smoother):
+    cms = enumerate_confusion_matrices(9)
+    ref = np.array([5.0, 1.0, 3.0, 11.0])
+    scale, offset = smoother.coefficients(9, reference_counts=ref)
+    np.testing.assert_allclose(
+        smoother.transform(cms, ref), scale * cms + offset, rtol=1e-14
+    )
