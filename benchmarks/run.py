@@ -1,0 +1,128 @@
+"""Run the sklearn-smallfair benchmarks and print one table of ratios against baselines.
+
+Usage (from the repository root or from ``benchmarks/``)::
+
+    python benchmarks/run.py [--quick] [--only NAME] [--json PATH]
+
+``NAME`` is ``group_metrics`` or ``enumeration``. Results are printed as one table
+(benchmark, ours, baseline, ratio baseline/ours, target, PASS/MISS) and written as
+JSON (default ``benchmarks/results/latest.json``; the folder is created and is
+git-ignored). The exit code is 0 when every correctness check passes, even if a
+target is missed (benchmarks report, they do not fail CI), and 1 when a correctness
+check fails. ``--quick`` finishes in well under a minute and is what CI runs.
+"""
+
+import argparse
+import datetime
+import json
+import sys
+import time
+from pathlib import Path
+
+try:  # imported as part of the ``benchmarks`` package
+    from . import _common, bench_enumeration, bench_group_metrics
+except ImportError:  # run as a script, or imported from the benchmarks folder
+    import _common
+    import bench_enumeration
+    import bench_group_metrics
+
+BENCHMARKS = {
+    bench_group_metrics.NAME: bench_group_metrics,
+    bench_enumeration.NAME: bench_enumeration,
+}
+DEFAULT_JSON = _common.BENCH_DIR / "results" / "latest.json"
+
+
+def _resolve(name):
+    key = name.strip().lower().removeprefix("bench_").removesuffix(".py")
+    if key not in BENCHMARKS:
+        raise argparse.ArgumentTypeError(
+            f"unknown benchmark {name!r}; choose from {', '.join(BENCHMARKS)}"
+        )
+    return key
+
+
+def run_all(names, *, quick=False, log=print):
+    """Run the named benchmarks; return ``(rows, failures)``.
+
+    A failed correctness check of one benchmark is recorded in ``failures`` and the
+    others still run.
+    """
+    rows, failures = [], []
+    for name in names:
+        try:
+            rows.extend(BENCHMARKS[name].run(quick=quick, log=log))
+        except _common.CorrectnessError as exc:
+            log(f"[{name}] CORRECTNESS CHECK FAILED: {exc}")
+            failures.append({"benchmark": name, "error": str(exc)})
+    return rows, failures
+
+
+def write_json(path, payload):
+    """Write ``payload`` as indented JSON, creating the parent folder."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
+    return path
+
+
+def main(argv=None):
+    """Command line entry point; returns the process exit code."""
+    parser = argparse.ArgumentParser(
+        description="Run the sklearn-smallfair benchmarks against their baselines."
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="small sizes for CI (well under 60 s in total)",
+    )
+    parser.add_argument(
+        "--only",
+        type=_resolve,
+        metavar="NAME",
+        help=f"run one benchmark: {', '.join(BENCHMARKS)}",
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=DEFAULT_JSON,
+        metavar="PATH",
+        help="where to write the results (default: benchmarks/results/latest.json)",
+    )
+    args = parser.parse_args(argv)
+
+    names = [args.only] if args.only else list(BENCHMARKS)
+    started = datetime.datetime.now().astimezone()
+    start = time.perf_counter()
+    rows, failures = run_all(names, quick=args.quick)
+    elapsed = time.perf_counter() - start
+
+    mode = "quick" if args.quick else "full"
+    print()
+    print(f"sklearn-smallfair benchmarks ({mode} mode, {elapsed:.1f} s in total)")
+    print(_common.format_table(rows))
+    _common.print_notes(rows)
+    payload = {
+        "date": started.isoformat(timespec="seconds"),
+        "mode": mode,
+        "benchmarks": names,
+        "total_seconds": elapsed,
+        "environment": _common.environment(),
+        "results": rows,
+        "correctness_failures": failures,
+    }
+    path = write_json(args.json, payload)
+    print(f"results written to {path}")
+    if failures:
+        for failure in failures:
+            print(
+                f"CORRECTNESS CHECK FAILED in {failure['benchmark']}: "
+                f"{failure['error']}",
+                file=sys.stderr,
+            )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
