@@ -15,6 +15,7 @@ exceptions
 from ._confusion import (
     CELLS,
     check_group_counts,
+    dirichlet_multinomial_logpmf,
     enumerate_confusion_matrices,
     from_sklearn_order,
     multinomial_logpmf,
@@ -43,6 +44,7 @@ __all__ = [
     "compute_metric",
     "confusion_counts",
     "count_undefined",
+    "dirichlet_multinomial_logpmf",
     "enumerate_confusion_matrices",
     "from_sklearn_order",
     "group_metrics",

@@ -29,6 +29,7 @@ __all__ = [
     "TP",
     "check_group_counts",
     "confusion_counts",
+    "dirichlet_multinomial_logpmf",
     "enumerate_confusion_matrices",
     "from_sklearn_order",
     "multinomial_logpmf",
@@ -226,6 +227,42 @@ def check_group_counts(counts):
             f"them."
         )
     return groups, values, name
+
+
+def rows_or_counts(
+    y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
+):
+    """Per-group counts from rows (y_true, y_pred, groups) or from a counts table.
+
+    Returns ``(groups, counts, group_name)``; exactly one of the two inputs must be
+    given.
+    """
+    if counts is not None:
+        given = [
+            n
+            for n, v in (
+                ("y_true", y_true),
+                ("y_pred", y_pred),
+                ("sensitive_features", sensitive_features),
+                ("sample_weight", sample_weight),
+            )
+            if v is not None
+        ]
+        if given:
+            raise ValueError(
+                f"pass either rows (y_true, y_pred, sensitive_features) or counts, "
+                f"not both; got counts and {', '.join(given)}."
+            )
+        return check_group_counts(counts)
+    if y_true is None or y_pred is None:
+        raise ValueError(
+            "pass y_true, y_pred and sensitive_features, or counts=<per-group table>."
+        )
+    if sensitive_features is None:
+        raise ValueError(
+            "sensitive_features is required: pass the group label of every sample."
+        )
+    return _grouped_counts(y_true, y_pred, sensitive_features, sample_weight, pos_label)
 
 
 def _is_explicit_counts(reference):
@@ -468,6 +505,59 @@ def multinomial_logpmf(counts, p):
         - (log_fact[..., 0] + log_fact[..., 1] + log_fact[..., 2] + log_fact[..., 3])
         + (terms[..., 0] + terms[..., 1] + terms[..., 2] + terms[..., 3])
     )
+
+
+def dirichlet_multinomial_logpmf(counts, alpha):
+    """Log-pmf of the Dirichlet-multinomial law of confusion matrices.
+
+    The law of a matrix of size ``n`` whose cell probabilities are themselves
+    uncertain, ``p ~ Dirichlet(alpha)``: for example the reference proportions
+    estimated from reference counts ``r`` with a prior ``a0``, ``alpha = r + a0``.
+
+    Parameters
+    ----------
+    counts : array-like of shape (..., 4)
+        Integer cell counts; ``n`` is their sum along the last axis.
+    alpha : array-like of shape (..., 4)
+        Positive Dirichlet concentration parameters, broadcast against ``counts``.
+
+    Returns
+    -------
+    logpmf : ndarray of shape (...)
+        ``log n! - sum log c_i! + log G(A) - log G(n + A)
+        + sum [log G(c_i + alpha_i) - log G(alpha_i)]`` with ``A = sum alpha``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_smallfair import (dirichlet_multinomial_logpmf,
+    ...     enumerate_confusion_matrices)
+    >>> cms = enumerate_confusion_matrices(8)
+    >>> pmf = np.exp(dirichlet_multinomial_logpmf(cms, [2.5, 0.5, 1.0, 7.0]))
+    >>> round(float(pmf.sum()), 12)
+    1.0
+    """
+    counts = check_counts(counts)
+    alpha = check_counts(alpha, name="alpha").astype(np.float64)
+    if (alpha <= 0).any():
+        raise ValueError("alpha must be strictly positive.")
+    if counts.dtype.kind in "iu":
+        counts = counts.astype(np.int64, copy=False)
+    c = [counts[..., j] for j in range(4)]
+    n = c[0] + c[1] + c[2] + c[3]
+    total = alpha[..., 0] + alpha[..., 1] + alpha[..., 2] + alpha[..., 3]
+    out = _log_factorial(n) + gammaln(total) - gammaln(n + total)
+    top = int(n.max()) if counts.dtype.kind in "iu" and counts.size else -1
+    if 0 <= top <= _LOG_FACTORIAL_TABLE_MAX and alpha.ndim == 1:
+        # per-cell tables of log G(k + a_j) - log G(a_j) - log k!, then lookups
+        k = np.arange(top + 1)
+        log_fact = _log_factorial(k)
+        for j in range(4):
+            table = gammaln(k + alpha[j]) - gammaln(alpha[j]) - log_fact
+            out = out + table[c[j]]
+        return out
+    terms = gammaln(counts + alpha) - gammaln(alpha) - _log_factorial(counts)
+    return out + (terms[..., 0] + terms[..., 1] + terms[..., 2] + terms[..., 3])
 
 
 def multivariate_hypergeometric_logpmf(counts, population):

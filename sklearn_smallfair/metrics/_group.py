@@ -10,9 +10,8 @@ from .._confusion import (
     FP,
     TN,
     TP,
-    _grouped_counts,
-    check_group_counts,
     reference_counts,
+    rows_or_counts,
 )
 from .._validation import check_zero_division, format_label
 from ..exceptions import UndefinedGroupMetricWarning
@@ -123,38 +122,6 @@ def _fmt_num(x):
     return str(int(x)) if x.is_integer() else f"{x:.4g}"
 
 
-def _rows_or_counts(
-    y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
-):
-    """Per-group counts from rows (y_true, y_pred, groups) or from a counts table."""
-    if counts is not None:
-        given = [
-            n
-            for n, v in (
-                ("y_true", y_true),
-                ("y_pred", y_pred),
-                ("sensitive_features", sensitive_features),
-                ("sample_weight", sample_weight),
-            )
-            if v is not None
-        ]
-        if given:
-            raise ValueError(
-                f"pass either rows (y_true, y_pred, sensitive_features) or counts, "
-                f"not both; got counts and {', '.join(given)}."
-            )
-        return check_group_counts(counts)
-    if y_true is None or y_pred is None:
-        raise ValueError(
-            "pass y_true, y_pred and sensitive_features, or counts=<per-group table>."
-        )
-    if sensitive_features is None:
-        raise ValueError(
-            "sensitive_features is required: pass the group label of every sample."
-        )
-    return _grouped_counts(y_true, y_pred, sensitive_features, sample_weight, pos_label)
-
-
 def group_metrics(
     y_true=None,
     y_pred=None,
@@ -250,7 +217,7 @@ def group_metrics(
     zero_division = check_zero_division(zero_division)
     resolved = _resolve_metrics(metrics)
     smoothing = _check_smoothing(smoothing)
-    groups, counts, name = _rows_or_counts(
+    groups, counts, name = rows_or_counts(
         y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
     )
     gc = _GroupCounts(groups, counts, reference, smoothing)
