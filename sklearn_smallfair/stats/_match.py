@@ -602,10 +602,11 @@ def match_test(
                     "smoothing use method='exact'."
                 )
             se = 0.0
+            seed = seeds[mi * len(groups) + g]
             if np.isnan(s_obs):
                 undefined_groups.append(label)
                 lower = upper = np.nan
-                p_undef = _p_undefined(m, law, smoothing, ref, used, seeds[mi])
+                p_undef = _p_undefined(m, law, smoothing, ref, used, seed)
             elif used == "exact":
                 lower, upper, p_undef = _exact(m, obs, law, smoothing, ref, conditional)
             elif used == "normal":
@@ -619,7 +620,7 @@ def match_test(
                     m, law, smoothing, ref, s_obs, conditional
                 )
             else:
-                rng = np.random.default_rng(seeds[mi * len(groups) + g])
+                rng = np.random.default_rng(seed)
                 lower, upper, p_undef, tails = _montecarlo(
                     m, law, smoothing, ref, s_obs, conditional, n_draws, rng
                 )
