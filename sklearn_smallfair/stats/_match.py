@@ -9,6 +9,7 @@ metric being defined unless ``conditional=False``.
 """
 
 import warnings
+import zlib
 from numbers import Integral, Real
 
 import numpy as np
@@ -364,6 +365,18 @@ def _check_integer_counts(counts):
     return counts
 
 
+def _child_seed(base, *keys):
+    """A child of ``base`` keyed by stable hashes of ``keys`` (labels, names).
+
+    Unlike positional ``spawn``, the stream of a group does not depend on which
+    other groups are present or on their order.
+    """
+    key = tuple(zlib.crc32(repr(format_label(k)).encode()) for k in keys)
+    return np.random.SeedSequence(
+        base.entropy, spawn_key=(*base.spawn_key, *key), pool_size=base.pool_size
+    )
+
+
 def _resolve_seed(random_state):
     if isinstance(random_state, np.random.Generator):
         return np.random.SeedSequence(random_state.integers(0, 2**63, size=4))
@@ -522,8 +535,9 @@ def match_test(
     n_draws : int, default=100_000
         Number of Monte Carlo draws per group.
     random_state : None, int, numpy Generator or SeedSequence, default=None
-        Seed for Monte Carlo; each group gets its own child seed, so results do
-        not depend on the order of the groups.
+        Seed for Monte Carlo. Each (metric, group) draws from its own child seed
+        derived from the group's label, so a group's result does not depend on
+        which other groups are tested or in what order.
     pos_label : int, float, bool or str, default=1
         The positive class of row-level labels.
 
@@ -576,11 +590,11 @@ def match_test(
     )
     cms = _check_integer_counts(cms)
     refs = reference_counts(cms, reference, groups=groups)
-    seeds = _resolve_seed(random_state).spawn(len(groups) * len(metrics))
+    base_seed = _resolve_seed(random_state)
     rows = []
-    for mi, m in enumerate(metrics):
+    for m in metrics:
         undefined_groups = []
-        for g, (label, obs, ref) in enumerate(zip(groups, cms, refs)):
+        for label, obs, ref in zip(groups, cms, refs):
             law = _NullLaw(obs.sum(), ref, reference_uncertainty, prior)
             s_obs = float(_score(m, obs.astype(np.float64), smoothing, ref))
             used = method
@@ -602,7 +616,7 @@ def match_test(
                     "smoothing use method='exact'."
                 )
             se = 0.0
-            seed = seeds[mi * len(groups) + g]
+            seed = _child_seed(base_seed, m.name, label)
             if np.isnan(s_obs):
                 undefined_groups.append(label)
                 lower = upper = np.nan
