@@ -8,6 +8,9 @@ smoothing
     Additive and Cross-Prior Smoothing of confusion matrices.
 datasets
     Embedded published confusion matrices.
+stats
+    The MATCH test (is a group's score consistent with the reference at its
+    size?) and multiple-comparison adjustments.
 exceptions
     Warnings such as ``UndefinedGroupMetricWarning``.
 """
@@ -32,6 +35,7 @@ from .metrics import (
     metric_names,
 )
 from .smoothing import AdditiveSmoothing, CrossPriorSmoothing
+from .stats import match_test
 
 __version__ = "0.1.0.dev0"
 
@@ -49,6 +53,7 @@ __all__ = [
     "from_sklearn_order",
     "group_metrics",
     "make_group_scorer",
+    "match_test",
     "metric_names",
     "multinomial_logpmf",
     "multivariate_hypergeometric_logpmf",
