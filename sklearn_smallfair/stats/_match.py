@@ -215,15 +215,18 @@ def _exact(metric, obs, law, smoothing, ref, conditional):
 
 def _normal(metric, obs, law):
     n = law.n
+    # moments of the null law: with reference uncertainty the Dirichlet-multinomial
+    # has mean n alpha / sum(alpha) and the multinomial covariance times inflation()
+    p = law.p if law.alpha is None else law.alpha / law.alpha.sum()
     if _family(metric) == "binomial":
         cells = list(metric.numerator)
-        q = law.p[cells].sum()
+        q = p[cells].sum()
         x = float(obs[cells].sum())
         mean, var = n * q, n * q * (1 - q)
     else:  # mb
-        mu = law.p[FP] - law.p[FN]
+        mu = p[FP] - p[FN]
         x = float(obs[FP] - obs[FN])
-        mean, var = n * mu, n * (law.p[FP] + law.p[FN] - mu**2)
+        mean, var = n * mu, n * (p[FP] + p[FN] - mu**2)
     sd = np.sqrt(var * law.inflation())
     if sd == 0:
         return float(x >= mean), float(x <= mean), 0.0
@@ -315,7 +318,9 @@ def _p_value_se(lower, upper, se, alternative):
     return min(2.0 * (se[0] if lower <= upper else se[1]), 1.0)
 
 
-def _check_options(method, alternative, n_draws, alpha, reference_prior, metrics):
+def _check_options(
+    method, alternative, n_draws, alpha, reference_prior, correction, metrics
+):
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
     if alternative not in ALTERNATIVES:
@@ -331,6 +336,7 @@ def _check_options(method, alternative, n_draws, alpha, reference_prior, metrics
     ):
         raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}.")
     prior = check_non_negative_scalar(reference_prior, "reference_prior")
+    adjust_pvalues(np.empty(0), correction)  # validates the name before any work
     for m in metrics:
         if m.n_groups != 1:
             raise ValueError(
@@ -582,7 +588,7 @@ def match_test(
     if not metrics:
         raise ValueError("metric is empty; pass at least one metric name.")
     prior = _check_options(
-        method, alternative, n_draws, alpha, reference_prior, metrics
+        method, alternative, n_draws, alpha, reference_prior, correction, metrics
     )
     smoothing = _check_smoothing(smoothing)
     groups, cms, _ = rows_or_counts(
@@ -590,6 +596,20 @@ def match_test(
     )
     cms = _check_integer_counts(cms)
     refs = reference_counts(cms, reference, groups=groups)
+    if method == "enumerate" and cms.sum(axis=1).max() > ENUMERATE_MAX_N:
+        big = groups[cms.sum(axis=1) > ENUMERATE_MAX_N]
+        raise ValueError(
+            f"method='enumerate' handles groups of size n <= {ENUMERATE_MAX_N} "
+            f"(C(n + 3, 3) matrices); group(s) "
+            f"{', '.join(format_label(v) for v in big)} are larger. Use "
+            f"method='montecarlo' (or 'auto', which switches to it)."
+        )
+    if reference_uncertainty and ((refs + prior) <= 0).any():
+        raise ValueError(
+            "reference_uncertainty=True with reference_prior=0 needs every reference "
+            "cell to be positive (a Dirichlet parameter of 0 is degenerate); some "
+            "reference has an empty cell. Use reference_prior > 0 (e.g. 0.5)."
+        )
     base_seed = _resolve_seed(random_state)
     rows = []
     for m in metrics:
@@ -620,7 +640,7 @@ def match_test(
             if np.isnan(s_obs):
                 undefined_groups.append(label)
                 lower = upper = np.nan
-                p_undef = _p_undefined(m, law, smoothing, ref, used, seed)
+                p_undef = _p_undefined(m, law, smoothing, ref, used, seed, n_draws)
             elif used == "exact":
                 lower, upper, p_undef = _exact(m, obs, law, smoothing, ref, conditional)
             elif used == "normal":
@@ -690,12 +710,18 @@ def match_test(
     return MatchResult(frame[order], float(alpha))
 
 
-def _p_undefined(metric, law, smoothing, ref, method, seed):
+def _p_undefined(metric, law, smoothing, ref, method, seed, n_draws):
     """P(undefined) for a group whose own score is undefined."""
     if method == "montecarlo" or (method != "exact" and law.n > ENUMERATE_MAX_N):
-        cms = law.draw(min(_MC_CHUNK, 100_000), np.random.default_rng(seed))
-        return float(np.isnan(_score(metric, cms, smoothing, ref)).mean())
-    if method == "exact" and _family(metric) == "joint_ratio" and smoothing is None:
+        rng = np.random.default_rng(seed)
+        undefined = 0
+        for start in range(0, n_draws, _MC_CHUNK):
+            cms = law.draw(min(_MC_CHUNK, n_draws - start), rng)
+            undefined += int(np.isnan(_score(metric, cms, smoothing, ref)).sum())
+        return undefined / n_draws
+    if method == "exact" and _family(metric) == "joint_ratio":
+        # The group's own (smoothed) denominator is 0, so the smoother adds nothing
+        # to c_i + c_j (offsets 0): undefined exactly when c_i + c_j = 0.
         (i,) = metric.numerator
         (j,) = [c for c in metric.denominator if c != i]
         return float(law.sum_law((i, j)).pmf(0))

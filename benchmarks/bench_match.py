@@ -1,0 +1,451 @@
+"""Benchmark: the MATCH test's exact null laws against the straightforward ways.
+
+Three computations of :func:`sklearn_smallfair.stats.match_test`, each timed end to
+end (validation, the null law, the result table) for one group, against a baseline
+written here that evaluates the same sum the plain way, in the same process:
+
+* **exact joint ratio** (``metric="tpr"``, ``method="exact"``): the published sum
+  ``P(S <= a/b) = sum_k Bin(k; n, q) BinCDF(floor(a k / b); k, theta)`` (and the
+  upper tail), vectorized over k with integer floors: O(n). Baseline: a double
+  Python loop over k and, for each k, over c = 0..k with binomial pmfs from
+  ``math.lgamma`` (O(n^2)). Ours at n = 100,000 (target under 1 s); the ratio at
+  the baseline's size (full: n = 3,000; ``--quick``: 500).
+* **enumeration** (``metric="mcc"``, ``method="enumerate"``): the multinomial pmf
+  of all ``C(n+3, 3)`` matrices of size n. Baseline: the masked ``(n+1)^3``
+  ``np.meshgrid`` grid, ``scipy.stats.multinomial.pmf`` and the MCC formula. Ours
+  at n = 300, cold (enumeration cache cleared) and warm (target under 3 s); the
+  baseline at n = 300 (``--quick``: n = 150, with ours timed at 150 for the
+  ratio).
+* **reference uncertainty** (``metric="tpr"``, ``method="exact"``,
+  ``reference_uncertainty=True``): the same sum with beta-binomial pieces. Ours
+  uses an O(n) Polya-urn recursion for the conditional CDFs; the baseline calls
+  ``scipy.stats.betabinom.pmf`` for the weights and ``betabinom.cdf`` / ``sf``
+  vectorized over k, which sum the pmf (O(k) per value, O(n^2) in all). Ours at
+  n = 100,000; the ratio at n = 3,000 (``--quick``: 1,000).
+
+Data: the reference is the published COMPAS matrix of all defendants but Black
+ones (``ALL - Black``, 3,276 people), and each group is a seeded multinomial draw
+of size n from the reference's proportions, so both tails are far from 0 and 1.
+
+Correctness, before anything is timed: ours and each baseline agree on ``lower``,
+``upper`` and ``p_undefined`` within 1e-9 (absolute); at n = 100,000 ours is also
+checked against a vectorized ``scipy.stats.binom`` evaluation of the same sum
+(plain test) and for ``0 <= lower, upper <= 1 <= lower + upper`` (with reference
+uncertainty, where the scipy evaluation would take minutes).
+
+Run ``python benchmarks/bench_match.py [--quick]`` or through ``run.py``.
+"""
+
+import argparse
+import math
+import sys
+
+import numpy as np
+
+try:  # imported as part of the ``benchmarks`` package
+    from . import _common
+except ImportError:  # run as a script, or imported from the benchmarks folder
+    import _common
+
+NAME = "match"
+# published COMPAS matrices, (TP, FN, FP, TN): ALL minus Black
+REFERENCE = np.array([389, 347, 1597, 4121]) - np.array([273, 170, 1043, 1692])
+SEED = 20261121
+BIG_N = 100_000
+ENUM_N = 300
+TOL = 1e-9
+TARGET_EXACT_S = 1.0
+TARGET_ENUM_S = 3.0
+FULL = {
+    "loop_n": 3_000,
+    "enum_base_n": ENUM_N,
+    "betabinom_n": 3_000,
+    "repeats_ours": 3,
+    "repeats_enum": 3,
+}
+QUICK = {
+    "loop_n": 500,
+    "enum_base_n": 150,
+    "betabinom_n": 1_000,
+    "repeats_ours": 3,
+    "repeats_enum": 1,
+}
+TP, FN, FP, TN = range(4)
+
+
+def make_group(n, seed=SEED):
+    """A seeded multinomial draw of size ``n`` from the reference's proportions."""
+    rng = np.random.default_rng([seed, n])
+    return rng.multinomial(n, REFERENCE / REFERENCE.sum())
+
+
+def ours(group, metric="tpr", method="exact", reference_uncertainty=False):
+    """``(lower, upper, p_undefined)`` from :func:`match_test` for one group."""
+    _common.ensure_package_importable()
+    from sklearn_smallfair.stats import match_test
+
+    res = match_test(
+        counts=np.asarray(group)[None, :],
+        reference=REFERENCE,
+        metric=metric,
+        method=method,
+        reference_uncertainty=reference_uncertainty,
+    )
+    row = res.frame.iloc[0]
+    return float(row["lower"]), float(row["upper"]), float(row["p_undefined"])
+
+
+# --- (a) exact joint ratio ---------------------------------------------------------
+def naive_joint_ratio(group, ref=REFERENCE, i=TP, j=FN):
+    """The published sum for ``c_i / (c_i + c_j)``, as a double loop (O(n^2)).
+
+    For every denominator k = 1..n and every c = 0..k, the binomial pmfs are
+    computed with ``math.lgamma``; c counts in the lower tail when
+    ``c / k <= a / b`` and in the upper tail when ``c / k >= a / b`` (compared as
+    integers, ``c b <= a k``). Conditional on the metric being defined.
+    """
+    n = int(sum(group))
+    p = ref / ref.sum()
+    q = float(p[i] + p[j])
+    theta = float(p[i] / (p[i] + p[j]))
+    a, b = int(group[i]), int(group[i] + group[j])
+    log_q, log_1q = math.log(q), math.log1p(-q)
+    log_t, log_1t = math.log(theta), math.log1p(-theta)
+    lg = math.lgamma
+    lower = upper = defined = 0.0
+    for k in range(1, n + 1):
+        w = math.exp(
+            lg(n + 1) - lg(k + 1) - lg(n - k + 1) + k * log_q + (n - k) * log_1q
+        )
+        lo = up = 0.0
+        for c in range(k + 1):
+            pmf = math.exp(
+                lg(k + 1) - lg(c + 1) - lg(k - c + 1) + c * log_t + (k - c) * log_1t
+            )
+            if c * b <= a * k:
+                lo += pmf
+            if c * b >= a * k:
+                up += pmf
+        lower += w * lo
+        upper += w * up
+        defined += w
+    return lower / defined, upper / defined, 1.0 - defined
+
+
+def scipy_joint_ratio(group, ref=REFERENCE, i=TP, j=FN):
+    """The same sum, vectorized over k with ``scipy.stats.binom`` (a check at 100k)."""
+    from scipy import stats
+
+    n = int(sum(group))
+    p = ref / ref.sum()
+    q, theta = p[i] + p[j], p[i] / (p[i] + p[j])
+    a, b = int(group[i]), int(group[i] + group[j])
+    k = np.arange(1, n + 1)
+    w = stats.binom.pmf(k, n, q)
+    lo = stats.binom.cdf((a * k) // b, k, theta)
+    up = stats.binom.sf(-((-a * k) // b) - 1, k, theta)
+    d = w.sum()
+    return float(w @ lo / d), float(w @ up / d), float(stats.binom.pmf(0, n, q))
+
+
+# --- (b) enumeration -------------------------------------------------------------
+def mcc(counts):
+    """Matthews correlation of ``(..., 4)`` counts, NaN when a margin is 0."""
+    tp, fn, fp, tn = (counts[..., c].astype(np.float64) for c in range(4))
+    den = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, (tp * tn - fp * fn) / den, np.nan)
+
+
+def naive_enumerate_mcc(group, ref=REFERENCE):
+    """Masked meshgrid of all matrices, ``scipy.stats.multinomial.pmf``, tail sums.
+
+    Ties with the observed score count in both tails, to the same relative
+    tolerance (1e-12) as ours. Conditional on the metric being defined.
+    """
+    from scipy.stats import multinomial
+
+    n = int(sum(group))
+    r = np.arange(n + 1)
+    tp, fn, fp = np.meshgrid(r, r, r, indexing="ij")
+    keep = tp + fn + fp <= n
+    tp, fn, fp = tp[keep], fn[keep], fp[keep]
+    counts = np.stack([tp, fn, fp, n - tp - fn - fp], axis=-1)
+    pmf = multinomial.pmf(counts, n, ref / ref.sum())
+    values = mcc(counts)
+    s = float(mcc(np.asarray(group)))
+    tol = 1e-12 * max(1.0, abs(s))
+    defined = ~np.isnan(values)
+    p_def = pmf[defined].sum()
+    lower = pmf[defined & (values <= s + tol)].sum() / p_def
+    upper = pmf[defined & (values >= s - tol)].sum() / p_def
+    return float(lower), float(upper), float(1.0 - p_def)
+
+
+# --- (c) reference uncertainty ---------------------------------------------------
+def betabinom_joint_ratio(group, ref=REFERENCE, prior=0.5, i=TP, j=FN):
+    """The joint-ratio sum under the Dirichlet-multinomial, with scipy's betabinom.
+
+    ``K = c_i + c_j ~ BetaBinomial(n, alpha_i + alpha_j, rest)`` and
+    ``c_i | K = k ~ BetaBinomial(k, alpha_i, alpha_j)`` with
+    ``alpha = ref + prior``; scipy's ``cdf`` / ``sf`` sum the pmf for each k.
+    """
+    from scipy.stats import betabinom
+
+    n = int(sum(group))
+    alpha = ref + prior
+    a_ij = alpha[i] + alpha[j]
+    a, b = int(group[i]), int(group[i] + group[j])
+    k = np.arange(1, n + 1)
+    w = betabinom.pmf(k, n, a_ij, alpha.sum() - a_ij)
+    lo = betabinom.cdf((a * k) // b, k, alpha[i], alpha[j])
+    up = betabinom.sf(-((-a * k) // b) - 1, k, alpha[i], alpha[j])
+    d = w.sum()
+    p0 = float(betabinom.pmf(0, n, a_ij, alpha.sum() - a_ij))
+    return float(w @ lo / d), float(w @ up / d), p0
+
+
+# --- checks and timing -----------------------------------------------------------
+def check_close(label, got, expected, tol=TOL):
+    """``(lower, upper, p_undefined)`` agree within ``tol``; return the max error."""
+    err = max(abs(g - e) for g, e in zip(got, expected))
+    _common.check(
+        err <= tol,
+        f"{label}: ours {tuple(round(v, 15) for v in got)} vs baseline "
+        f"{tuple(round(v, 15) for v in expected)} differ by {err:.3g} > {tol:g}",
+    )
+    return err
+
+
+def check_sane(label, result):
+    lower, upper, p_undef = result
+    _common.check(
+        0.0 <= lower <= 1.0 and 0.0 <= upper <= 1.0 and lower + upper >= 1.0 - 1e-9,
+        f"{label}: implausible percentiles lower={lower!r}, upper={upper!r}",
+    )
+    _common.check(abs(p_undef) <= 1e-9, f"{label}: p_undefined={p_undef!r}")
+
+
+def _fmt_n(n):
+    return f"n={n:,}"
+
+
+def _cache():
+    _common.ensure_package_importable()
+    from sklearn_smallfair._confusion import _enumerate_cached
+
+    return _enumerate_cached
+
+
+def run(quick=False, *, log=print):
+    """Run the benchmark; return result rows (see ``_common.make_row``)."""
+    cfg = QUICK if quick else FULL
+    _common.ensure_package_importable()
+    rows = []
+    big = make_group(BIG_N)
+    log(f"[{NAME}] reference (ALL - Black) = {REFERENCE.tolist()}")
+
+    # (a) exact joint ratio: ours at 100,000, ratio at the loop's size
+    res_big = ours(big)
+    check_sane("exact tpr n=100,000", res_big)
+    err_big = check_close(
+        "exact tpr n=100,000 vs scipy", res_big, scipy_joint_ratio(big)
+    )
+    big_s, big_times, _ = _common.best_of(lambda: ours(big), cfg["repeats_ours"])
+    log(
+        f"[{NAME}] exact tpr {_fmt_n(BIG_N)}: {big_s:.4f} s (lower {res_big[0]:.6f}, "
+        f"upper {res_big[1]:.6f}; vs vectorized scipy {err_big:.1e})"
+    )
+    rows.append(
+        _common.make_row(
+            f"match exact tpr {_fmt_n(BIG_N)}",
+            big_s,
+            None,
+            None,
+            target=f"< {TARGET_EXACT_S:g} s",
+            status="PASS" if big_s < TARGET_EXACT_S else "MISS",
+            notes=(
+                f"O(n) sum over k; agrees with a vectorized scipy.stats.binom "
+                f"evaluation within {err_big:.1e}"
+            ),
+            ours_times=big_times,
+            n=BIG_N,
+        )
+    )
+    n = cfg["loop_n"]
+    group = make_group(n)
+    mine = ours(group)
+    err = check_close(f"exact tpr {_fmt_n(n)}", mine, naive_joint_ratio(group))
+    ours_s, ours_times, _ = _common.best_of(lambda: ours(group), cfg["repeats_ours"])
+    base_s, _, _ = _common.best_of(lambda: naive_joint_ratio(group), 1)
+    log(
+        f"[{NAME}] exact tpr {_fmt_n(n)}: ours {ours_s:.4f} s, double loop "
+        f"{base_s:.3f} s (max difference {err:.1e})"
+    )
+    rows.append(
+        _common.make_row(
+            f"match exact tpr {_fmt_n(n)}",
+            ours_s,
+            "O(n^2) double loop, math.lgamma pmfs",
+            base_s,
+            status="INFO",
+            notes=f"same n; lower, upper, p_undefined agree within {err:.1e}",
+            ours_times=ours_times,
+            n=n,
+        )
+    )
+
+    # (b) enumeration of all matrices for mcc
+    cache = _cache()
+    enum_group = make_group(ENUM_N)
+    cache.cache_clear()
+    mine = ours(enum_group, "mcc", "enumerate")
+    base_n = cfg["enum_base_n"]
+    base_group = make_group(base_n)
+    base_res = naive_enumerate_mcc(base_group)
+    err = check_close(
+        f"enumerate mcc {_fmt_n(base_n)}",
+        ours(base_group, "mcc", "enumerate"),
+        base_res,
+    )
+    if base_n == ENUM_N:
+        err = max(err, check_close(f"enumerate mcc {_fmt_n(ENUM_N)}", mine, base_res))
+    cold_s, cold_times, _ = _common.best_of(
+        lambda: ours(enum_group, "mcc", "enumerate"),
+        cfg["repeats_enum"],
+        setup=cache.cache_clear,
+    )
+    warm_s, warm_times, _ = _common.best_of(
+        lambda: ours(enum_group, "mcc", "enumerate"), cfg["repeats_enum"]
+    )
+    base_s, _, _ = _common.best_of(lambda: naive_enumerate_mcc(base_group), 1)
+    n_mat = math.comb(ENUM_N + 3, 3)
+    log(
+        f"[{NAME}] enumerate mcc {_fmt_n(ENUM_N)} ({n_mat:,} matrices): cold "
+        f"{cold_s:.3f} s, warm {warm_s:.3f} s; baseline at {_fmt_n(base_n)} "
+        f"{base_s:.3f} s (max difference {err:.1e})"
+    )
+    baseline = "meshgrid + scipy multinomial.pmf"
+    same = base_n == ENUM_N
+    for label, secs, times in (
+        ("cold", cold_s, cold_times),
+        ("warm", warm_s, warm_times),
+    ):
+        rows.append(
+            _common.make_row(
+                f"match enumerate mcc {_fmt_n(ENUM_N)} {label}",
+                secs,
+                baseline if same else None,
+                base_s if same else None,
+                target=f"< {TARGET_ENUM_S:g} s",
+                status="PASS" if secs < TARGET_ENUM_S else "MISS",
+                notes=(
+                    f"{n_mat:,} matrices; "
+                    + (
+                        "enumeration cache cleared before each repeat"
+                        if label == "cold"
+                        else "matrices cached by the previous call"
+                    )
+                    + (
+                        f"; agrees with the baseline within {err:.1e}"
+                        if same
+                        else "; baseline at a smaller n, see its row"
+                    )
+                ),
+                ours_times=times,
+                n=ENUM_N,
+            )
+        )
+    if not same:
+        sub_s, sub_times, _ = _common.best_of(
+            lambda: ours(base_group, "mcc", "enumerate"),
+            cfg["repeats_enum"],
+            setup=cache.cache_clear,
+        )
+        rows.append(
+            _common.make_row(
+                f"match enumerate mcc {_fmt_n(base_n)} cold",
+                sub_s,
+                baseline,
+                base_s,
+                status="INFO",
+                notes=f"quick mode; agrees with the baseline within {err:.1e}",
+                ours_times=sub_times,
+                n=base_n,
+            )
+        )
+
+    # (c) reference uncertainty: ours at 100,000, ratio at the betabinom size
+    res_big = ours(big, reference_uncertainty=True)
+    check_sane("exact tpr reference_uncertainty n=100,000", res_big)
+    big_s, big_times, _ = _common.best_of(
+        lambda: ours(big, reference_uncertainty=True), cfg["repeats_ours"]
+    )
+    log(
+        f"[{NAME}] exact tpr reference_uncertainty {_fmt_n(BIG_N)}: {big_s:.4f} s "
+        f"(lower {res_big[0]:.6f}, upper {res_big[1]:.6f})"
+    )
+    rows.append(
+        _common.make_row(
+            f"match exact tpr ref. uncertainty {_fmt_n(BIG_N)}",
+            big_s,
+            None,
+            None,
+            status="INFO",
+            notes="beta-binomial pieces, O(n) Polya-urn recursion",
+            ours_times=big_times,
+            n=BIG_N,
+        )
+    )
+    n = cfg["betabinom_n"]
+    group = make_group(n)
+    mine = ours(group, reference_uncertainty=True)
+    err = check_close(
+        f"exact tpr reference_uncertainty {_fmt_n(n)}",
+        mine,
+        betabinom_joint_ratio(group),
+    )
+    ours_s, ours_times, _ = _common.best_of(
+        lambda: ours(group, reference_uncertainty=True), cfg["repeats_ours"]
+    )
+    base_s, _, _ = _common.best_of(lambda: betabinom_joint_ratio(group), 1)
+    log(
+        f"[{NAME}] exact tpr reference_uncertainty {_fmt_n(n)}: ours {ours_s:.4f} s, "
+        f"scipy betabinom {base_s:.3f} s (max difference {err:.1e})"
+    )
+    rows.append(
+        _common.make_row(
+            f"match exact tpr ref. uncertainty {_fmt_n(n)}",
+            ours_s,
+            "scipy.stats.betabinom pmf + cdf/sf per k",
+            base_s,
+            status="INFO",
+            notes=f"same n; lower, upper, p_undefined agree within {err:.1e}",
+            ours_times=ours_times,
+            n=n,
+        )
+    )
+    return rows
+
+
+def main(argv=None):
+    """Command line: ``python benchmarks/bench_match.py [--quick]``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smaller baselines (n = 500, 150 and 1,000) and one enumeration repeat",
+    )
+    args = parser.parse_args(argv)
+    try:
+        rows = run(quick=args.quick)
+    except _common.CorrectnessError as exc:
+        print(f"CORRECTNESS CHECK FAILED: {exc}", file=sys.stderr)
+        return 1
+    print(_common.format_table(rows))
+    _common.print_notes(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
