@@ -210,7 +210,7 @@ def _exact(metric, obs, law, smoothing, ref, conditional):
     up = np.where(defined, law.split_cdf(m_up, k, i, j, upper=True), 0.0)
     p_def = float(w[defined].sum())
     lower, upper = _conditional(float(w @ lo), float(w @ up), p_def, conditional)
-    return lower, upper, 1.0 - p_def
+    return lower, upper, min(max(float(w[~defined].sum()), 0.0), 1.0)
 
 
 def _normal(metric, obs, law):
@@ -244,7 +244,9 @@ def _beta(metric, obs, law, conditional):
     num, den = obs[i], obs[i] + obs[j]
     s = num / den
     pij = law.p[i] + law.p[j]
-    theta = law.p[i] / pij if pij > 0 else 0.0
+    if pij <= 0:  # the reference never defines the metric (as in the exact method)
+        return np.nan, np.nan, 1.0
+    theta = law.p[i] / pij
     a, b = den * theta + 1.0, den * (1.0 - theta) + 1.0
     lower = float(stats.beta.cdf(s, a, b))
     upper = float(stats.beta.sf(s, a, b))
@@ -267,7 +269,8 @@ def _tail_masses(values, weights, s_obs):
     w = np.where(defined, weights, 0.0)
     lower = w[values <= s_obs + tol].sum()
     upper = w[values >= s_obs - tol].sum()
-    return float(lower), float(upper), float(w.sum())
+    undefined = np.where(defined, 0.0, weights).sum()
+    return float(lower), float(upper), float(w.sum()), float(undefined)
 
 
 def _enumerate(metric, law, smoothing, ref, s_obs, conditional):
@@ -279,16 +282,18 @@ def _enumerate(metric, law, smoothing, ref, s_obs, conditional):
         )
     cms = enumerate_confusion_matrices(law.n)
     pmf = np.exp(law.logpmf(cms))
-    lower, upper, p_def = _tail_masses(_score(metric, cms, smoothing, ref), pmf, s_obs)
+    lower, upper, p_def, p_undef = _tail_masses(
+        _score(metric, cms, smoothing, ref), pmf, s_obs
+    )
     lower, upper = _conditional(lower, upper, p_def, conditional)
-    return lower, upper, 1.0 - p_def
+    return lower, upper, min(max(p_undef, 0.0), 1.0)
 
 
 def _montecarlo(metric, law, smoothing, ref, s_obs, conditional, n_draws, rng):
     lower = upper = defined = 0.0
     for start in range(0, n_draws, _MC_CHUNK):
         cms = law.draw(min(_MC_CHUNK, n_draws - start), rng)
-        lo, up, d = _tail_masses(
+        lo, up, d, _ = _tail_masses(
             _score(metric, cms, smoothing, ref), np.ones(cms.shape[0]), s_obs
         )
         lower, upper, defined = lower + lo, upper + up, defined + d
@@ -297,7 +302,9 @@ def _montecarlo(metric, law, smoothing, ref, s_obs, conditional, n_draws, rng):
     p_def = defined / n_draws
     if base == 0:
         return np.nan, np.nan, 1.0 - p_def, (np.nan, np.nan)
-    lo, up = lower / base, upper / base
+    # (count + 1) / (base + 1): a Monte Carlo tail is never reported as exactly 0
+    # (a p-value of 0 would claim more than n_draws draws can show)
+    lo, up = (lower + 1) / (base + 1), (upper + 1) / (base + 1)
     se = (np.sqrt(lo * (1 - lo) / base), np.sqrt(up * (1 - up) / base))
     return min(lo, 1.0), min(up, 1.0), 1.0 - p_def, se
 
@@ -514,6 +521,8 @@ def match_test(
         - ``"enumerate"``: any metric, summing the pmf over all ``C(n + 3, 3)``
           matrices; refused for ``n > ENUMERATE_MAX_N`` (400);
         - ``"montecarlo"``: any metric and size, ``n_draws`` simulated matrices;
+          each tail is estimated as ``(count + 1) / (defined draws + 1)``, so it
+          is never exactly 0, and its standard error is in the ``se`` column;
         - ``"auto"``: exact where a closed form exists, else enumerate up to
           ``ENUMERATE_MAX_N``, else Monte Carlo.
     alternative : {"two-sided", "less", "greater"}, default="two-sided"
@@ -587,6 +596,9 @@ def match_test(
     metrics = [get_metric(m) for m in ([metric] if isinstance(metric, str) else metric)]
     if not metrics:
         raise ValueError("metric is empty; pass at least one metric name.")
+    names = [m.name for m in metrics]
+    if len(set(names)) != len(names):
+        raise ValueError(f"metric lists a metric twice (after aliases): {names}.")
     prior = _check_options(
         method, alternative, n_draws, alpha, reference_prior, correction, metrics
     )
@@ -613,7 +625,7 @@ def match_test(
     base_seed = _resolve_seed(random_state)
     rows = []
     for m in metrics:
-        undefined_groups = []
+        undefined_groups, impossible_groups = [], []
         for label, obs, ref in zip(groups, cms, refs):
             law = _NullLaw(obs.sum(), ref, reference_uncertainty, prior)
             s_obs = float(_score(m, obs.astype(np.float64), smoothing, ref))
@@ -639,7 +651,7 @@ def match_test(
             seed = _child_seed(base_seed, m.name, label)
             if np.isnan(s_obs):
                 undefined_groups.append(label)
-                lower = upper = np.nan
+                lower = upper = se = np.nan
                 p_undef = _p_undefined(m, law, smoothing, ref, used, seed, n_draws)
             elif used == "exact":
                 lower, upper, p_undef = _exact(m, obs, law, smoothing, ref, conditional)
@@ -659,6 +671,8 @@ def match_test(
                     m, law, smoothing, ref, s_obs, conditional, n_draws, rng
                 )
                 se = _p_value_se(lower, upper, tails, alternative)
+            if not np.isnan(s_obs) and np.isnan(lower):
+                impossible_groups.append(label)
             p = np.nan if np.isnan(lower) else _p_value(lower, upper, alternative)
             rows.append(
                 {
@@ -681,6 +695,16 @@ def match_test(
                 f"{', '.join(format_label(v) for v in undefined_groups)}, so they "
                 f"cannot be tested (p-value NaN). Smoothing (smoothing="
                 f"CrossPriorSmoothing(lam)) makes the score defined.",
+                UndefinedGroupMetricWarning,
+                stacklevel=2,
+            )
+        if impossible_groups:
+            warnings.warn(
+                f"under the reference law {m.name} is never defined at these sizes "
+                f"(e.g. a reference with no cases in the metric's denominator), so "
+                f"group(s) {', '.join(format_label(v) for v in impossible_groups)} "
+                f"cannot be tested (p-value NaN). Choose a reference that has such "
+                f"cases, or smoothing to make the score defined.",
                 UndefinedGroupMetricWarning,
                 stacklevel=2,
             )
@@ -752,6 +776,7 @@ class MATCHTest(BaseEstimator):
     conditional : bool, default=True
     n_draws : int, default=100_000
     random_state : None, int or Generator, default=None
+    pos_label : int, float, bool or str, default=1
         See :func:`match_test` for each parameter.
 
     Attributes
@@ -793,6 +818,7 @@ class MATCHTest(BaseEstimator):
         conditional=True,
         n_draws=100_000,
         random_state=None,
+        pos_label=1,
     ):
         self.metric = metric
         self.method = method
@@ -806,6 +832,7 @@ class MATCHTest(BaseEstimator):
         self.conditional = conditional
         self.n_draws = n_draws
         self.random_state = random_state
+        self.pos_label = pos_label
 
     def fit(self, y_true=None, y_pred=None, *, sensitive_features=None, counts=None):
         """Run the test on rows or on per-group counts.
@@ -837,6 +864,7 @@ class MATCHTest(BaseEstimator):
             alpha=self.alpha,
             n_draws=self.n_draws,
             random_state=self.random_state,
+            pos_label=self.pos_label,
         )
         self.results_ = self.result_.to_frame()
         self.pvalues_ = self.result_.pvalues

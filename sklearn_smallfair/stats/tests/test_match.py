@@ -963,6 +963,7 @@ def test_matchtest_estimator():
         "conditional",
         "n_draws",
         "random_state",
+        "pos_label",
     }
     est.set_params(metric="tpr", smoothing=CrossPriorSmoothing(4.0))
     assert est.metric == "tpr" and est.smoothing.lam == 4.0
@@ -1126,3 +1127,47 @@ def test_exact_joint_ratio_at_n_100000(reference_uncertainty):
     assert abs(mc["lower"] - exact["lower"]) <= 4 * se
     assert abs(mc["lower"] - exact["lower"]) <= 4 * mc["se"]
     assert exact["lower"] + exact["upper"] >= 1.0 - 1e-9
+
+
+def test_matchtest_string_labels_with_pos_label():
+    est = MATCHTest(pos_label="y").fit(
+        ["y", "n", "y", "n"], ["y", "y", "n", "n"], sensitive_features=[0, 0, 1, 1]
+    )
+    # group 0 has TPR 1 and its reference (group 1) TPR 0: impossible under the null
+    assert list(est.results_["score"]) == [1.0, 0.0]
+    assert est.pvalues_.loc[0] == 0.0
+
+
+@pytest.mark.parametrize("method", ["exact", "beta", "enumerate"])
+def test_reference_that_never_defines_the_metric(method):
+    with pytest.warns(UndefinedGroupMetricWarning, match="never defined"):
+        res = match_test(
+            counts={"a": [2, 1, 3, 4]},
+            reference=[0, 0, 5, 5],
+            metric="tpr",
+            method=method,
+        )
+    row = res.frame.iloc[0]
+    assert np.isnan(row["p_value"]) and row["p_undefined"] == 1.0
+
+
+def test_duplicate_metric_after_aliases_raises():
+    with pytest.raises(ValueError, match="twice"):
+        match_test(
+            counts={"a": [1, 2, 3, 4]}, reference=[1, 1, 1, 1], metric=["tpr", "recall"]
+        )
+
+
+def test_montecarlo_p_value_never_zero():
+    # a perfect MCC can still be rare but a Monte Carlo tail is at least 1/(N+1)
+    res = match_test(
+        counts={"a": [10, 0, 0, 10]},
+        reference=[5, 5, 5, 5],
+        metric="mcc",
+        method="montecarlo",
+        n_draws=2000,
+        random_state=0,
+    )
+    row = res.frame.iloc[0]
+    assert row["upper"] == pytest.approx(1 / 2001, rel=0.5)
+    assert row["p_value"] > 0
