@@ -174,3 +174,24 @@ def environment():
 
     env["sklearn_smallfair"] = sklearn_smallfair.__version__
     return env
+
+
+def script_main(run, doc, quick_help, argv=None):
+    """Command line of one benchmark script: ``[--quick]``, table, notes, exit code.
+
+    Returns 1 when a correctness check fails, else 0 (a missed target is reported,
+    not a failure).
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    args = parser.parse_args(argv)
+    try:
+        rows = run(quick=args.quick)
+    except CorrectnessError as exc:
+        print(f"CORRECTNESS CHECK FAILED: {exc}", file=sys.stderr)
+        return 1
+    print(format_table(rows))
+    print_notes(rows)
+    return 0

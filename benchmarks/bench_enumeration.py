@@ -28,7 +28,6 @@ Target: ours under 2 s for the cold 5..150 sweep on the reference machine (2 cor
 Run ``python benchmarks/bench_enumeration.py [--quick]`` or through ``run.py``.
 """
 
-import argparse
 import sys
 import time
 from math import comb
@@ -369,21 +368,9 @@ def run(quick=False, *, log=print):
 
 def main(argv=None):
     """Command line: ``python benchmarks/bench_enumeration.py [--quick]``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="one repeat, and the baseline on n in 5..60 only",
+    return _common.script_main(
+        run, __doc__, "one repeat, and the baseline on n in 5..60 only", argv
     )
-    args = parser.parse_args(argv)
-    try:
-        rows = run(quick=args.quick)
-    except _common.CorrectnessError as exc:
-        print(f"CORRECTNESS CHECK FAILED: {exc}", file=sys.stderr)
-        return 1
-    print(_common.format_table(rows))
-    _common.print_notes(rows)
-    return 0
 
 
 if __name__ == "__main__":

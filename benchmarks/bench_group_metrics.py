@@ -23,7 +23,6 @@ rows, 100 groups. Target: ours at least 20x faster than each baseline.
 Run ``python benchmarks/bench_group_metrics.py [--quick]`` or through ``run.py``.
 """
 
-import argparse
 import sys
 import warnings
 from functools import partial
@@ -289,21 +288,9 @@ def run(quick=False, *, log=print):
 
 def main(argv=None):
     """Command line: ``python benchmarks/bench_group_metrics.py [--quick]``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="200,000 rows and 100 groups instead of 10M and 1,000",
+    return _common.script_main(
+        run, __doc__, "200,000 rows and 100 groups instead of 10M and 1,000", argv
     )
-    args = parser.parse_args(argv)
-    try:
-        rows = run(quick=args.quick)
-    except _common.CorrectnessError as exc:
-        print(f"CORRECTNESS CHECK FAILED: {exc}", file=sys.stderr)
-        return 1
-    print(_common.format_table(rows))
-    _common.print_notes(rows)
-    return 0
 
 
 if __name__ == "__main__":

@@ -36,7 +36,6 @@ uncertainty, where the scipy evaluation would take minutes).
 Run ``python benchmarks/bench_match.py [--quick]`` or through ``run.py``.
 """
 
-import argparse
 import math
 import sys
 
@@ -430,21 +429,12 @@ def run(quick=False, *, log=print):
 
 def main(argv=None):
     """Command line: ``python benchmarks/bench_match.py [--quick]``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="smaller baselines (n = 500, 150 and 1,000) and one enumeration repeat",
+    return _common.script_main(
+        run,
+        __doc__,
+        "smaller baselines (n = 500, 150 and 1,000) and one enumeration repeat",
+        argv,
     )
-    args = parser.parse_args(argv)
-    try:
-        rows = run(quick=args.quick)
-    except _common.CorrectnessError as exc:
-        print(f"CORRECTNESS CHECK FAILED: {exc}", file=sys.stderr)
-        return 1
-    print(_common.format_table(rows))
-    _common.print_notes(rows)
-    return 0
 
 
 if __name__ == "__main__":

@@ -45,18 +45,22 @@ class BaseSmoothing(BaseEstimator):
         """
         self._check_params()
         counts = check_counts(counts).astype(np.float64)
+        reference_counts = self._check_reference(reference_counts)
+        n = counts.sum(axis=-1, keepdims=True)
+        scale, offset = self._coefficients(n, reference_counts)
+        return scale * counts + offset
+
+    def _check_reference(self, reference_counts):
         if reference_counts is not None:
-            reference_counts = check_counts(
-                reference_counts, name="reference_counts"
-            ).astype(np.float64)
-        elif self.requires_reference:
+            return check_counts(reference_counts, name="reference_counts").astype(
+                np.float64
+            )
+        if self.requires_reference:
             raise ValueError(
                 f"{type(self).__name__} needs reference_counts (the reference "
                 f"group's confusion matrix, e.g. all other groups together)."
             )
-        n = counts.sum(axis=-1, keepdims=True)
-        scale, offset = self._coefficients(n, reference_counts)
-        return scale * counts + offset
+        return None
 
     def coefficients(self, n, reference_counts=None):
         """Affine form of the smoother for matrices of total ``n``.
@@ -88,15 +92,7 @@ class BaseSmoothing(BaseEstimator):
         """
         self._check_params()
         n = np.asarray(n, dtype=np.float64)[..., None]
-        if reference_counts is not None:
-            reference_counts = check_counts(
-                reference_counts, name="reference_counts"
-            ).astype(np.float64)
-        elif self.requires_reference:
-            raise ValueError(
-                f"{type(self).__name__} needs reference_counts (the reference "
-                f"group's confusion matrix, e.g. all other groups together)."
-            )
+        reference_counts = self._check_reference(reference_counts)
         return self._coefficients(n, reference_counts)
 
     def __sklearn_tags__(self):
