@@ -482,29 +482,37 @@ def multinomial_logpmf(counts, p):
     """
     counts = check_counts(counts)
     p = _check_probabilities(p)
+    n, cells = _totals_and_cells(counts)
+    # per cell: k log p_j - log k!
+    return _log_factorial(n) + _sum_cell_terms(
+        counts, cells, n, p, lambda k, j: xlogy(k, p[..., j]) - _log_factorial(k)
+    )
+
+
+def _totals_and_cells(counts):
+    """Matrix totals and the four cell columns (int64 for integer counts)."""
     if counts.dtype.kind in "iu":
         counts = counts.astype(np.int64, copy=False)  # no overflow in the sums
-    # Explicit sums over the 4 cells: numpy reductions along a length-4 last axis
-    # are several times slower than three elementwise additions.
-    c = [counts[..., j] for j in range(4)]
-    n = c[0] + c[1] + c[2] + c[3]
-    out = _log_factorial(n)
+    # Explicit additions over the 4 cells: numpy reductions along a length-4 last
+    # axis are several times slower than three elementwise additions.
+    cells = [counts[..., j] for j in range(4)]
+    return cells[0] + cells[1] + cells[2] + cells[3], cells
+
+
+def _sum_cell_terms(counts, cells, n, params, term):
+    """``sum_j term(c_j, j)`` over the four cells of every matrix.
+
+    For integer counts and one parameter vector, ``term`` is tabulated once per
+    cell for ``k = 0..max(n)`` and looked up: no per-matrix special function.
+    """
     top = int(n.max()) if counts.dtype.kind in "iu" and counts.size else -1
-    if 0 <= top <= _LOG_FACTORIAL_TABLE_MAX and p.ndim == 1:
-        # One table per cell, t_j[k] = k log p_j - log k! for k = 0..max(n), then
-        # four lookups: no per-matrix xlogy or log-factorial evaluation.
+    if 0 <= top <= _LOG_FACTORIAL_TABLE_MAX and params.ndim == 1:
         k = np.arange(top + 1)
-        log_fact = _log_factorial(k)
+        out = 0.0
         for j in range(4):
-            out = out + (xlogy(k, p[j]) - log_fact)[c[j]]
+            out = out + term(k, j)[cells[j]]
         return out
-    log_fact = _log_factorial(counts)
-    terms = xlogy(counts, p)
-    return (
-        out
-        - (log_fact[..., 0] + log_fact[..., 1] + log_fact[..., 2] + log_fact[..., 3])
-        + (terms[..., 0] + terms[..., 1] + terms[..., 2] + terms[..., 3])
-    )
+    return term(cells[0], 0) + term(cells[1], 1) + term(cells[2], 2) + term(cells[3], 3)
 
 
 def dirichlet_multinomial_logpmf(counts, alpha):
@@ -541,23 +549,23 @@ def dirichlet_multinomial_logpmf(counts, alpha):
     alpha = check_counts(alpha, name="alpha").astype(np.float64)
     if (alpha <= 0).any():
         raise ValueError("alpha must be strictly positive.")
-    if counts.dtype.kind in "iu":
-        counts = counts.astype(np.int64, copy=False)
-    c = [counts[..., j] for j in range(4)]
-    n = c[0] + c[1] + c[2] + c[3]
+    n, cells = _totals_and_cells(counts)
     total = alpha[..., 0] + alpha[..., 1] + alpha[..., 2] + alpha[..., 3]
-    out = _log_factorial(n) + gammaln(total) - gammaln(n + total)
-    top = int(n.max()) if counts.dtype.kind in "iu" and counts.size else -1
-    if 0 <= top <= _LOG_FACTORIAL_TABLE_MAX and alpha.ndim == 1:
-        # per-cell tables of log G(k + a_j) - log G(a_j) - log k!, then lookups
-        k = np.arange(top + 1)
-        log_fact = _log_factorial(k)
-        for j in range(4):
-            table = gammaln(k + alpha[j]) - gammaln(alpha[j]) - log_fact
-            out = out + table[c[j]]
-        return out
-    terms = gammaln(counts + alpha) - gammaln(alpha) - _log_factorial(counts)
-    return out + (terms[..., 0] + terms[..., 1] + terms[..., 2] + terms[..., 3])
+    # per cell: log G(k + a_j) - log G(a_j) - log k!
+    return (
+        _log_factorial(n)
+        + gammaln(total)
+        - gammaln(n + total)
+        + _sum_cell_terms(
+            counts,
+            cells,
+            n,
+            alpha,
+            lambda k, j: (
+                gammaln(k + alpha[..., j]) - gammaln(alpha[..., j]) - _log_factorial(k)
+            ),
+        )
+    )
 
 
 def multivariate_hypergeometric_logpmf(counts, population):
