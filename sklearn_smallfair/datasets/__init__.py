@@ -1,5 +1,5 @@
 """Embedded published data."""
 
-from ._published import load_published_confusion_matrices
+from ._published import load_published_confusion_matrices, load_published_groups
 
-__all__ = ["load_published_confusion_matrices"]
+__all__ = ["load_published_confusion_matrices", "load_published_groups"]

@@ -56,3 +56,54 @@ def load_published_confusion_matrices(dataset=None, *, include_all=True):
     if not include_all:
         table = table[table["group"] != "ALL"]
     return table.reset_index(drop=True)
+
+
+def load_published_groups(dataset=None):
+    """Published groups with their leave-one-group-out reference matrices.
+
+    The inputs of the published downsampling and smoothing experiments: each
+    group's confusion matrix, labelled ``"dataset|group"``, and its reference,
+    the dataset's ``ALL`` row minus the group. (For COMPAS, ``ALL`` counts every
+    race, so the reference is not the sum of the other listed groups.)
+
+    Parameters
+    ----------
+    dataset : {"COMPAS", "Folktables"} or None, default=None
+        One dataset, or ``None`` for both (10 groups).
+
+    Returns
+    -------
+    counts : pandas.DataFrame
+        Columns ``TP``, ``FN``, ``FP``, ``TN``; index ``group`` with labels such as
+        ``"COMPAS|Black"``. Pass it as ``counts=``.
+    reference : pandas.DataFrame
+        The reference matrix of each group, same index and columns. Pass it as
+        ``reference=``.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.datasets import load_published_groups
+    >>> counts, reference = load_published_groups("COMPAS")
+    >>> counts
+                   TP   FN    FP    TN
+    group
+    COMPAS|Black  273  170  1043  1692
+    COMPAS|White   77  129   380  1679
+    >>> reference
+                   TP   FN   FP    TN
+    group
+    COMPAS|Black  116  177  554  2429
+    COMPAS|White  312  218  1217  2442
+    """
+    table = load_published_confusion_matrices(dataset)
+    is_all = table["group"] == "ALL"
+    totals = table[is_all].set_index("dataset")[list(CELLS)]
+    groups = table[~is_all]
+    index = pd.Index(groups["dataset"] + "|" + groups["group"], name="group")
+    counts = pd.DataFrame(groups[list(CELLS)].to_numpy(), index=index, columns=CELLS)
+    reference = pd.DataFrame(
+        totals.loc[groups["dataset"]].to_numpy() - counts.to_numpy(),
+        index=index,
+        columns=CELLS,
+    )
+    return counts, reference

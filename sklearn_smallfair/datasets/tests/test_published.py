@@ -38,3 +38,24 @@ def test_embedded_copy_equals_reference_file():
     ref = pd.read_csv(SHARED / "published_group_confusion_matrices.csv")
     table = load_published_confusion_matrices()
     pd.testing.assert_frame_equal(table, ref, check_dtype=False)
+
+
+def test_load_published_groups_references_are_all_minus_group():
+    from sklearn_smallfair.datasets import load_published_groups
+
+    table = load_published_confusion_matrices()
+    counts, reference = load_published_groups()
+    assert counts.shape == reference.shape == (10, 4)
+    assert list(counts.columns) == ["TP", "FN", "FP", "TN"]
+    assert (reference.index == counts.index).all()
+    for label in counts.index:
+        dataset, group = label.split("|")
+        rows = table[table["dataset"] == dataset].set_index("group")
+        cells = ["TP", "FN", "FP", "TN"]
+        np.testing.assert_array_equal(counts.loc[label], rows.loc[group, cells])
+        np.testing.assert_array_equal(
+            reference.loc[label], rows.loc["ALL", cells] - rows.loc[group, cells]
+        )
+    assert (reference.to_numpy() > 0).all()
+    one, _ = load_published_groups("Folktables")
+    assert len(one) == 8 and one.index.str.startswith("Folktables|").all()
