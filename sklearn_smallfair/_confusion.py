@@ -11,7 +11,7 @@ from functools import lru_cache
 from math import comb
 
 import numpy as np
-from scipy.special import gammaln, xlogy
+from scipy.special import betaln, gammaln, xlogy
 
 from ._validation import (
     check_binary_targets,
@@ -616,3 +616,47 @@ def multivariate_hypergeometric_logpmf(counts, population):
         - _log_factorial(np.maximum(big_n - n, 0))
     )
     return np.where(feasible, log_num - log_den, -np.inf)
+
+
+def _log_binomial(total, k):
+    """``log C(total, k)`` for ``0 <= k <= total`` (``-inf`` elsewhere), accurate
+    for large totals (no difference of huge log-factorials)."""
+    total, k = np.broadcast_arrays(
+        np.asarray(total, dtype=np.float64), np.asarray(k, dtype=np.float64)
+    )
+    ok = (k >= 0) & (k <= total)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = -np.log1p(total) - betaln(total - k + 1.0, k + 1.0)
+    return np.where(ok, out, -np.inf)
+
+
+def _logpmf_by_group(cells, group_counts, law):
+    """Log-pmf of every matrix under every group's sampling law, shape (G, M).
+
+    ``cells`` (M, 4) are integer matrices of one size ``n``; ``group_counts``
+    (G, 4) the groups' whole matrices. ``law="multinomial"`` draws with
+    replacement from the proportions ``K / N``, ``"hypergeometric"`` draws ``n``
+    of the ``N`` rows. The per-cell terms are tabulated once per (group, cell)
+    for ``k = 0..n`` and gathered, so the cost is four lookups per matrix and
+    group.
+    """
+    cells = np.asarray(cells)
+    group_counts = np.asarray(group_counts)
+    n = int(cells[0].sum()) if cells.shape[0] else 0
+    k = np.arange(n + 1, dtype=np.float64)
+    big_n = group_counts.sum(axis=1)
+    if law == "multinomial":
+        p = group_counts / big_n[:, None]
+        table = xlogy(k, p[:, :, None]) - _log_factorial(np.arange(n + 1))
+        const = np.full(len(group_counts), float(_log_factorial(np.array([n]))[0]))
+    else:
+        table = _log_binomial(group_counts[:, :, None], k)
+        const = -_log_binomial(big_n, n)
+    columns = [np.ascontiguousarray(cells[:, j]) for j in range(4)]
+    out = np.empty((len(group_counts), cells.shape[0]))
+    for g, row in enumerate(out):  # one-dimensional takes: the fast gathers
+        np.take(table[g, 0], columns[0], out=row)
+        for j in (1, 2, 3):
+            row += np.take(table[g, j], columns[j])
+        row += const[g]
+    return out

@@ -49,6 +49,13 @@ class Metric:
         1 for single-group metrics, 2 for two-group metrics.
     component : Metric or None
         For two-group metrics, the per-group quantity whose difference is taken.
+    blocks : tuple of tuple of int
+        A partition of the four cells such that the metric depends on a matrix only
+        through the sums of the blocks: ``tpr`` is a function of ``TP``, ``FN`` and
+        ``FP + TN``, so its blocks are ``((TP,), (FN,), (FP, TN))``. With ``k``
+        blocks the distinct values over all matrices of size ``n`` come from
+        ``C(n + k - 1, k - 1)`` block sums instead of ``C(n + 3, 3)`` matrices,
+        which the exact downsampling engine uses. Single cells by default.
     """
 
     name: str
@@ -61,6 +68,7 @@ class Metric:
     greater_is_better: bool | None = None
     n_groups: int = 1
     component: "Metric | None" = field(default=None, repr=False)
+    blocks: tuple = ((0,), (1,), (2,), (3,))
 
     def __call__(self, counts, *, zero_division=np.nan):
         """Compute the metric; see :func:`compute_metric`."""
@@ -153,9 +161,15 @@ def _ratio_metric(name, family, numerator, denominator, long_name, aliases, gib)
         if len(denominator) == 4
         else " + ".join(_CELL_SYMBOL[i] for i in denominator)
     )
+    rest = tuple(sorted(set(_ALL) - set(denominator)))
+    others = tuple(sorted(set(denominator) - set(numerator)))
+    blocks = tuple(
+        sorted((b for b in (tuple(sorted(numerator)), others, rest) if b), key=min)
+    )
     return Metric(
         name=name,
         description=f"{long_name}: ({num}) / ({den})",
+        blocks=blocks,
         family=family,
         func=_ratio_func(numerator, denominator),
         aliases=aliases,
@@ -305,6 +319,7 @@ def _build_registry():
             _f1,
             aliases=("f1_score", "f_measure"),
             greater_is_better=True,
+            blocks=((TP,), (FN, FP), (TN,)),
         ),
         Metric(
             "f1_original",
@@ -313,6 +328,7 @@ def _build_registry():
             _f1_original,
             aliases=("f1_harmonic",),
             greater_is_better=True,
+            blocks=((TP,), (FN, FP), (TN,)),
         ),
         Metric(
             "mcc",
@@ -336,6 +352,7 @@ def _build_registry():
             "other",
             _mb,
             aliases=("marginal_benefit",),
+            blocks=((TP, TN), (FN,), (FP,)),
         ),
     ]
     by_name = {m.name: m for m in metrics}

@@ -1,6 +1,12 @@
 """Model selection for small groups: downsampling splitters and experiments."""
 
 from ._downsampling import downsampling_experiment
+from ._plot import DownsamplingDisplay, plot_downsampling
 from ._split import GroupDownsamplingCV
 
-__all__ = ["GroupDownsamplingCV", "downsampling_experiment"]
+__all__ = [
+    "DownsamplingDisplay",
+    "GroupDownsamplingCV",
+    "downsampling_experiment",
+    "plot_downsampling",
+]

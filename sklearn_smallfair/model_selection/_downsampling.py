@@ -1,7 +1,12 @@
 """Downsampling experiments: how well does each estimator score a small subgroup?"""
 
+import hashlib
+import json
+import os
 import zlib
 from collections.abc import Mapping
+from functools import lru_cache
+from math import comb
 from numbers import Integral
 
 import numpy as np
@@ -9,9 +14,9 @@ import pandas as pd
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._confusion import (
+    _logpmf_by_group,
     enumerate_confusion_matrices,
-    multinomial_logpmf,
-    multivariate_hypergeometric_logpmf,
+    n_confusion_matrices,
     reference_counts,
     rows_or_counts,
 )
@@ -27,7 +32,15 @@ _METHODS = ("exact", "montecarlo")
 _SAMPLINGS = ("multinomial", "hypergeometric")
 #: Largest number of Monte Carlo draws held in memory at once (rows of 4 cells).
 _MAX_CHUNK = 1_000_000
-_COLUMNS = ["group", "n", "metric", "estimator", "mse", "bias", "variance"]
+#: Monte Carlo draws are generated as a histogram over the possible matrices when
+#: there are at most this many (and no more than draws).
+_HISTOGRAM_MAX = 2_000_000
+#: Number of (group, matrix) pairs evaluated at once: bounds the memory of a
+#: task and keeps the temporaries of the metric formulas in cache.
+_BLOCK = 1 << 16
+_KEYS = ["group", "n", "metric", "estimator"]
+_STATS = ["mse", "bias", "variance", "p_undefined"]
+_CHECKPOINT_FORMAT = 1
 
 
 def _check_metrics(metrics):
@@ -106,131 +119,466 @@ def _task_rng(base, label, n):
     )
 
 
-def _exact_size(group_counts, ref, n, sampling, metrics, estimators, targets):
-    cms = enumerate_confusion_matrices(n)
-    if sampling == "multinomial":
-        logpmf = multinomial_logpmf(cms, group_counts)
+# ---------------------------------------------------------------------------
+# Support of each metric: the block sums it depends on (see ``Metric.blocks``)
+# ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def _compositions(n, k):
+    """All ``(b_0, ..., b_{k-1}) >= 0`` summing to ``n``, ordered by :func:`_rank`."""
+    if k == 4:
+        return enumerate_confusion_matrices(n)
+    if k == 3:
+        # (n - s, i, s - i) for s = 0..n, i = 0..s: rank s (s + 1) / 2 + i
+        s = np.repeat(np.arange(n + 1), np.arange(1, n + 2))
+        i = np.arange(s.shape[0]) - s * (s + 1) // 2
+        out = np.stack([n - s, i, s - i], axis=1)
+    elif k == 2:
+        j = np.arange(n + 1)
+        out = np.stack([n - j, j], axis=1)
     else:
-        logpmf = multivariate_hypergeometric_logpmf(cms, group_counts)
-    keep = np.isfinite(logpmf)
-    cms, w = cms[keep], np.exp(logpmf[keep])
-    keep = w > 0
-    cms, w = cms[keep], w[keep]
-    total = w.sum()
-    rows = []
-    for est_name, est in estimators.items():
-        base = (
-            np.asarray(cms, dtype=np.float64)
-            if est is None
-            else est.transform(cms, ref)
-        )
-        for metric in metrics:
-            v = metric.func(base)
-            defined = np.isfinite(v)
-            w_def = np.where(defined, w, 0.0)
-            p_def = w_def.sum()
-            p_undefined = float(w[~defined].sum() / total)
-            if p_def > 0:
-                # elementwise products and numpy sums, not BLAS dot products:
-                # deterministic whatever the thread count, so n_jobs-invariant
-                v0 = np.where(defined, v, 0.0)
-                mean = float((w_def * v0).sum() / p_def)
-                dev = v0 - mean
-                variance = float((w_def * dev * dev).sum() / p_def)
-                t = targets[metric.name]
-                bias = mean - t
-                # E[(v - t)^2] = Var[v] + bias^2, without a second pass
-                mse = variance + bias * bias
-            else:
-                mse = bias = variance = np.nan
-            rows.append((metric.name, est_name, mse, bias, variance, p_undefined))
-    return rows
+        out = np.full((1, 1), n)
+    out.flags.writeable = False
+    return out
 
 
-def _montecarlo_size(
-    group_counts, ref, n, sampling, metrics, estimators, targets, n_draws, rng
-):
-    if sampling == "multinomial":
-        p = group_counts / group_counts.sum()
-    keys = [(m.name, e) for e in estimators for m in metrics]
-    # per (metric, estimator): defined count, sum d, sum d^2, sum d^4 with
-    # d = v - shift (shift = target when defined, else 0)
-    acc = {k: np.zeros(4) for k in keys}
-    done = 0
-    while done < n_draws:
-        size = min(_MAX_CHUNK, n_draws - done)
-        if sampling == "multinomial":
-            cms = rng.multinomial(n, p, size=size)
+def _rank(block_sums):
+    """Row of each block-sum vector in :func:`_compositions` (last axis: blocks)."""
+    k = block_sums.shape[-1]
+    if k == 3:
+        s = block_sums[..., 1] + block_sums[..., 2]
+        return s * (s + 1) // 2 + block_sums[..., 1]
+    if k == 2:
+        return block_sums[..., 1]
+    if k == 1:
+        return np.zeros(block_sums.shape[:-1], dtype=np.int64)
+    raise ValueError("four blocks are ranked by the enumeration itself")
+
+
+def _collapse(cells, blocks):
+    """Put each block's sum in the block's first cell and zeros elsewhere."""
+    out = np.zeros_like(cells)
+    for block in blocks:
+        out[..., block[0]] = cells[..., list(block)].sum(axis=-1)
+    return out
+
+
+class _Support:
+    """The matrices of size ``n`` a group of metrics sharing ``blocks`` needs.
+
+    ``cells`` has one row per block-sum vector, the sum of each block in the
+    block's first cell (every metric of the group gives the same value on it as
+    on any matrix with those block sums).
+    """
+
+    def __init__(self, n, blocks):
+        self.blocks = blocks
+        comps = _compositions(n, len(blocks))
+        if len(blocks) == 4:
+            self.cells = comps
         else:
-            cms = rng.multivariate_hypergeometric(group_counts, n, size=size)
-        done += size
-        for est_name, est in estimators.items():
-            base = cms.astype(np.float64) if est is None else est.transform(cms, ref)
-            for metric in metrics:
-                v = metric.func(base)
-                t = targets[metric.name]
-                shift = t if np.isfinite(t) else 0.0
-                d = v[np.isfinite(v)] - shift
-                d2 = d * d
-                a = acc[(metric.name, est_name)]
-                a += (d.size, d.sum(), d2.sum(), (d2 * d2).sum())
-    rows = []
-    for est_name in estimators:
-        for metric in metrics:
-            k, s1, s2, s4 = acc[(metric.name, est_name)]
-            t = targets[metric.name]
-            p_undefined = (n_draws - k) / n_draws
-            if k > 0:
-                m1, m2, m4 = s1 / k, s2 / k, s4 / k
-                variance = max(m2 - m1 * m1, 0.0)
-                if np.isfinite(t):
-                    bias, mse = m1, m2
-                    mse_se = np.sqrt(max(m4 - m2 * m2, 0.0) / k)
-                else:
-                    bias = mse = mse_se = np.nan
-            else:
-                mse = bias = variance = mse_se = np.nan
-            rows.append(
-                (metric.name, est_name, mse, bias, variance, p_undefined, mse_se)
+            cells = np.zeros((comps.shape[0], 4), dtype=np.int64)
+            for j, block in enumerate(blocks):
+                cells[:, block[0]] = comps[:, j]
+            self.cells = cells
+
+    def from_full(self, weights, n):
+        """Weights over all matrices of size ``n`` summed onto this support."""
+        if len(self.blocks) == 4:
+            return weights
+        full = enumerate_confusion_matrices(n)
+        sums = np.stack([full[:, list(b)].sum(axis=1) for b in self.blocks], axis=1)
+        index = _rank(sums)
+        size = self.cells.shape[0]
+        return np.stack([np.bincount(index, w, minlength=size) for w in weights])
+
+
+def _plan(metrics):
+    """(index, metric) pairs grouped by their blocks, costliest support first."""
+    plan = {}
+    for j, m in enumerate(metrics):
+        plan.setdefault(tuple(tuple(b) for b in m.blocks), []).append((j, m))
+    return sorted(plan.items(), key=lambda kv: -len(kv[0]))
+
+
+def _coefficients(est, n, refs, blocks):
+    """Affine form ``(scale, offset)`` of a smoother at size ``n`` on a support.
+
+    ``None`` for raw counts; ``offset`` holds each block's total offset in the
+    block's first cell. Shapes ``(1,), (4,)`` for a reference-free smoother,
+    ``(G, 1), (G, 4)`` for one with a reference per group.
+    """
+    if est is None:
+        return None
+    if est.requires_reference:
+        scale, offset = est.coefficients(np.full(len(refs), float(n)), refs)
+    else:
+        scale, offset = est.coefficients(float(n))
+    return scale, _collapse(offset, blocks)
+
+
+def _smoothed(columns, coef, part):
+    """Smoothed support matrices from the support's cell columns ``(4, m)``.
+
+    Returns ``(m, 4)`` (shared by all groups) or ``(g, m, 4)`` (groups ``part``),
+    laid out so that each cell ``x[..., j]`` is contiguous for the metrics.
+    """
+    if coef is None:
+        return columns.T
+    scale, offset = coef
+    if offset.ndim == 1:
+        return (scale[0] * columns + offset[:, None]).T
+    out = scale[part][None, :, :] * columns[:, None, :] + offset[part].T[:, :, None]
+    return out.transpose(1, 2, 0)
+
+
+def _power_sums(values, weights, shift, order):
+    """``sum w (v - shift)^k`` for ``k = 0..order`` over defined values, and the
+    weight of undefined values, per group.
+
+    ``values`` (M,) or (G, M); ``weights`` (G, M); ``shift`` (G,). Plain numpy
+    sums and ``einsum`` (no BLAS): the same bits whatever the thread count.
+    """
+    defined = np.isfinite(values)
+    shared = values.ndim == 1
+    if shared:
+        # one common shift, re-centred per group after the sums
+        c = float(np.mean(shift))
+        u = np.where(defined, values - c, 0.0)
+        f = defined.astype(np.float64)
+        sums = [np.einsum("gm,m->g", weights, f)]
+        for _ in range(order):
+            f = f * u
+            sums.append(np.einsum("gm,m->g", weights, f))
+        p = np.stack(sums)  # (order + 1, G)
+        delta = shift - c
+        out = np.zeros_like(p)
+        for k in range(order + 1):
+            for j in range(k + 1):
+                out[k] += comb(k, j) * (-delta) ** (k - j) * p[j]
+        undefined = (
+            np.einsum("gm,m->g", weights, (~defined).astype(np.float64))
+            if not defined.all()
+            else np.zeros(len(shift))
+        )
+        return out, undefined
+    w = np.where(defined, weights, 0.0)
+    d = np.where(defined, values - shift[:, None], 0.0)
+    sums = [w.sum(axis=-1)]
+    f = d
+    for k in range(order):
+        sums.append(np.einsum("gm,gm->g", w, f))
+        if k + 1 < order:
+            f = f * d
+    undefined = (
+        np.where(defined, 0.0, weights).sum(axis=-1)
+        if not defined.all()
+        else np.zeros(len(shift))
+    )
+    return np.stack(sums), undefined
+
+
+def _weights(cells, group_counts, sampling):
+    """Probability of every support matrix for every group, shape (G, M)."""
+    return np.exp(_logpmf_by_group(cells, group_counts, sampling))
+
+
+def _evaluate(acc, cells, weights, n, blocks, metrics, estimators, refs, shift, order):
+    """Add the power sums of every (metric, estimator) on one support.
+
+    The support is processed in column blocks of a fixed size (whatever the
+    machine or ``n_jobs``, so the sums are always added in the same order) that
+    keep the temporaries of the metric formulas in cache.
+    """
+    n_groups, size = weights.shape
+    coefs = [_coefficients(est, n, refs, blocks) for est in estimators]
+    step = max(1, _BLOCK // n_groups)
+    for e in range(len(coefs)):
+        for j, _ in metrics:
+            if (j, e) not in acc:
+                acc[(j, e)] = (
+                    np.zeros((order + 1, n_groups)),
+                    np.zeros(n_groups),
+                    np.zeros(n_groups),
+                )
+    for lo in range(0, size, step):
+        cols = np.asarray(cells[lo : lo + step].T, dtype=np.float64, order="C")
+        w = weights[:, lo : lo + step]
+        total = w.sum(axis=1)
+        for e, coef in enumerate(coefs):
+            x = _smoothed(cols, coef, slice(None))
+            for j, m in metrics:
+                sums, undefined = _power_sums(m.func(x), w, shift[:, j], order)
+                s, u, t = acc[(j, e)]
+                s += sums
+                u += undefined
+                t += total
+
+
+def _size_stats(
+    n, counts, refs, targets, plan, estimators, method, sampling, n_draws, rngs
+):
+    """Statistics of one size: array (G, n_estimators, n_metrics, n_stats)."""
+    order = 4 if method == "montecarlo" else 2
+    finite = np.isfinite(targets)
+    shift = np.where(finite, targets, 0.0)  # (G, n_metrics)
+    acc = {}
+    if method == "exact":
+        for blocks, metrics in plan:
+            support = _Support(n, blocks)
+            weights = _weights(support.cells, _collapse(counts, blocks), sampling)
+            _evaluate(
+                acc,
+                support.cells,
+                weights,
+                n,
+                blocks,
+                metrics,
+                estimators,
+                refs,
+                shift,
+                order,
             )
-    return rows
+    elif n_confusion_matrices(n) <= min(n_draws, _HISTOGRAM_MAX):
+        # the histogram of n_draws matrices over the C(n+3, 3) possible ones: one
+        # multinomial draw per group, the same law as n_draws separate draws, and
+        # every metric and estimator scored on the same draws
+        full = _weights(enumerate_confusion_matrices(n), counts, sampling)
+        full /= full.sum(axis=1, keepdims=True)
+        hist = np.stack(
+            [rng.multinomial(n_draws, p) for rng, p in zip(rngs, full, strict=True)]
+        ).astype(np.float64)
+        for blocks, metrics in plan:
+            support = _Support(n, blocks)
+            _evaluate(
+                acc,
+                support.cells,
+                support.from_full(hist, n),
+                n,
+                blocks,
+                metrics,
+                estimators,
+                refs,
+                shift,
+                order,
+            )
+    else:
+        singles = ((0,), (1,), (2,), (3,))
+        metrics = [jm for _, ms in plan for jm in ms]
+        p = counts / counts.sum(axis=1, keepdims=True)
+        for g, rng in enumerate(rngs):
+            part = slice(g, g + 1)
+            one = {}
+            for start in range(0, n_draws, _MAX_CHUNK):
+                size = min(_MAX_CHUNK, n_draws - start)
+                if sampling == "multinomial":
+                    cells = rng.multinomial(n, p[g], size=size)
+                else:
+                    cells = rng.multivariate_hypergeometric(counts[g], n, size=size)
+                _evaluate(
+                    one,
+                    cells,
+                    np.ones((1, size)),
+                    n,
+                    singles,
+                    metrics,
+                    estimators,
+                    None if refs is None else refs[part],
+                    shift[part],
+                    order,
+                )
+            for key, (s, u, t) in one.items():
+                if key not in acc:
+                    acc[key] = (
+                        np.zeros((order + 1, len(rngs))),
+                        np.zeros(len(rngs)),
+                        np.zeros(len(rngs)),
+                    )
+                acc[key][0][:, g] = s[:, 0]
+                acc[key][1][g] = u[0]
+                acc[key][2][g] = t[0]
+    n_stats = 5 if method == "montecarlo" else 4
+    out = np.full((counts.shape[0], len(estimators), targets.shape[1], n_stats), np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for (j, e), (s, undefined, total) in acc.items():
+            k = s[0]
+            has = k > 0
+            m1 = np.where(has, s[1] / k, np.nan)
+            m2 = np.where(has, s[2] / k, np.nan)
+            ok = has & finite[:, j]
+            out[:, e, j, 0] = np.where(ok, m2, np.nan)  # mse
+            out[:, e, j, 1] = np.where(ok, m1, np.nan)  # bias
+            out[:, e, j, 2] = np.where(has, np.maximum(m2 - m1 * m1, 0.0), np.nan)
+            out[:, e, j, 3] = undefined / total  # p_undefined
+            if method == "montecarlo":
+                m4 = s[4] / k
+                out[:, e, j, 4] = np.where(
+                    ok, np.sqrt(np.maximum(m4 - m2 * m2, 0.0) / k), np.nan
+                )
+    return out
 
 
 def _run_task(
-    g,
-    label,
-    group_counts,
-    ref,
     sizes,
+    labels,
+    counts,
+    refs,
+    targets,
+    metric_names,
+    estimators,
     method,
     sampling,
-    metrics,
-    estimators,
-    targets,
     n_draws,
     base_seed,
 ):
+    metrics = [get_metric(name) for name in metric_names]
+    plan = _plan(metrics)
     out = []
-    for pos, n in sizes:
-        if method == "exact":
-            rows = _exact_size(
-                group_counts, ref, n, sampling, metrics, estimators, targets
-            )
-        else:
-            rng = _task_rng(base_seed, label, n)
-            rows = _montecarlo_size(
-                group_counts,
-                ref,
-                n,
-                sampling,
-                metrics,
-                estimators,
-                targets,
-                n_draws,
-                rng,
-            )
-        out.append(((g, pos), n, rows))
+    for n in sizes:
+        rngs = (
+            [_task_rng(base_seed, label, n) for label in labels]
+            if method == "montecarlo"
+            else None
+        )
+        stats = _size_stats(
+            n,
+            counts,
+            refs,
+            targets,
+            plan,
+            list(estimators.values()),
+            method,
+            sampling,
+            n_draws,
+            rngs,
+        )
+        out.append((int(n), stats))
     return out
+
+
+def _cost(n, method, n_draws):
+    m = n_confusion_matrices(n)
+    if method == "montecarlo" and m > min(n_draws, _HISTOGRAM_MAX):
+        return n_draws
+    return m
+
+
+def _tasks(sizes, method, n_draws):
+    """Sizes bundled into tasks of similar cost, costliest first.
+
+    The bundling never changes a result (each size is computed on its own, with
+    its own random streams); it only balances the work between the jobs.
+    """
+    costs = [_cost(int(n), method, n_draws) for n in sizes]
+    target = max(max(costs), sum(costs) / 64)
+    tasks, current, acc = [], [], 0
+    for n, c in zip(sizes.tolist(), costs, strict=True):
+        current.append(n)
+        acc += c
+        if acc >= target:
+            tasks.append((acc, current))
+            current, acc = [], 0
+    if current:
+        tasks.append((acc, current))
+    tasks.sort(key=lambda t: -t[0])
+    return [t[1] for t in tasks]
+
+
+# ---------------------------------------------------------------------------
+# Checkpoint: one JSON line per finished size, after a header with the
+# fingerprint of the arguments
+# ---------------------------------------------------------------------------
+
+
+def _fingerprint(
+    labels, counts, refs, metrics, estimators, method, sampling, n_draws, base_seed
+):
+    spec = {
+        "format": _CHECKPOINT_FORMAT,
+        "groups": [format_label(g) for g in labels],
+        "counts": np.asarray(counts).tolist(),
+        "reference": None if refs is None else np.asarray(refs).tolist(),
+        "metrics": [m.name for m in metrics],
+        "estimators": [
+            [
+                name,
+                None if est is None else type(est).__name__,
+                None if est is None else repr(sorted(est.get_params().items())),
+            ]
+            for name, est in estimators.items()
+        ],
+        "method": method,
+        "sampling": sampling,
+    }
+    if method == "montecarlo":
+        spec["n_draws"] = int(n_draws)
+        spec["seed"] = [
+            str(base_seed.entropy),
+            list(base_seed.spawn_key),
+            base_seed.pool_size,
+        ]
+    blob = json.dumps(spec, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+class _Checkpoint:
+    """Append-only record of finished sizes; survives a kill at any point."""
+
+    def __init__(self, path, fingerprint, shape):
+        self.path = os.fspath(path)
+        self.shape = shape
+        self.done = {}
+        if os.path.exists(self.path):
+            self._load(fingerprint)
+        else:
+            with open(self.path, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps({"fingerprint": fingerprint}) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+
+    def _load(self, fingerprint):
+        with open(self.path, encoding="utf-8") as fh:
+            text = fh.read()
+        lines = text.split("\n")
+        try:
+            header = json.loads(lines[0])["fingerprint"]
+        except (ValueError, KeyError, TypeError):
+            raise ValueError(
+                f"checkpoint={self.path!r} is not a downsampling checkpoint file; "
+                f"pass a new path or delete the file."
+            ) from None
+        if header != fingerprint:
+            raise ValueError(
+                f"checkpoint={self.path!r} was written by a run with other "
+                f"arguments (data, metrics, estimators, method, sampling, n_draws "
+                f"or random_state); rerun with the same arguments, or pass a new "
+                f"path (or delete the file) to start afresh."
+            )
+        complete = lines[1:-1] if not text.endswith("\n") else lines[1:]
+        for line in complete:
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+                stats = np.array(record["stats"], dtype=np.float64)
+            except (ValueError, KeyError, TypeError):
+                continue  # a record cut short by a kill
+            if stats.shape == self.shape:
+                self.done[int(record["n"])] = stats
+        if not text.endswith("\n"):
+            # drop the partial last record before appending
+            keep = text[: text.rfind("\n") + 1]
+            with open(self.path, "w", encoding="utf-8") as fh:
+                fh.write(keep)
+
+    def add(self, n, stats):
+        line = json.dumps({"n": int(n), "stats": stats.tolist()})
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        self.done[int(n)] = stats
 
 
 def downsampling_experiment(
@@ -249,6 +597,7 @@ def downsampling_experiment(
     n_jobs=None,
     random_state=None,
     progress=False,
+    checkpoint=None,
 ):
     """Error of metric estimators on small subgroups drawn from each group.
 
@@ -303,6 +652,13 @@ def downsampling_experiment(
         or on which other groups and sizes are requested.
     progress : bool, default=False
         Show a progress bar over tasks (needs ``tqdm``, extra ``progress``).
+    checkpoint : str or path-like, default=None
+        File recording each finished size as soon as it is computed. A run that is
+        interrupted (killed, out of time) and restarted with the same arguments
+        and the same ``checkpoint`` computes only the missing sizes and returns
+        exactly the table an uninterrupted run returns. A file written with other
+        arguments raises an error instead of being mixed in. With
+        ``method="montecarlo"`` it needs a fixed ``random_state``.
 
     Returns
     -------
@@ -353,6 +709,21 @@ def downsampling_experiment(
     estimators = _check_estimators(estimators)
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True or False; got {progress!r}.")
+    if checkpoint is not None:
+        if not isinstance(checkpoint, (str, os.PathLike)):
+            raise TypeError(
+                f"checkpoint must be a file path (str or path-like); got "
+                f"{checkpoint!r}."
+            )
+        if method == "montecarlo" and (
+            random_state is None
+            or isinstance(random_state, (np.random.Generator, np.random.RandomState))
+        ):
+            raise ValueError(
+                "checkpoint with method='montecarlo' needs random_state set to an "
+                "int (or SeedSequence), so that a restarted run draws the same "
+                "numbers."
+            )
     groups, counts, _ = rows_or_counts(
         y_true, y_pred, sensitive_features, counts, None, 1
     )
@@ -372,10 +743,12 @@ def downsampling_experiment(
                 f"{counts.sum(axis=1)[too_small].tolist()}; use sizes no larger "
                 f"than the smallest group, or sampling='multinomial'."
             )
+    elif method == "exact" and counts.dtype.kind == "f":
+        counts = counts.astype(np.float64)
     if any(est is not None and est.requires_reference for est in estimators.values()):
-        refs = reference_counts(counts, reference, groups=groups)
+        refs = reference_counts(counts, reference, groups=groups).astype(np.float64)
     else:
-        refs = [None] * len(groups)
+        refs = None
     pkg_tqdm = None
     if progress:
         try:
@@ -387,46 +760,71 @@ def downsampling_experiment(
             ) from exc
     base_seed = _resolve_seed(random_state)
 
-    # ---- tasks: (group, chunk of sizes); seeds keyed by label and size ----
-    targets = [
-        {m.name: float(m.func(np.asarray(c, dtype=np.float64))) for m in metrics}
-        for c in counts
-    ]
-    n_chunks = min(len(sizes), 4)
-    # round-robin chunks balance the cost, which grows with n (as n^3 if exact)
-    chunks = [list(enumerate(sizes.tolist()))[i::n_chunks] for i in range(n_chunks)]
-    tasks = [
-        delayed(_run_task)(
-            g,
-            groups[g],
-            counts[g],
-            refs[g],
-            chunk,
-            method,
-            sampling,
-            metrics,
-            estimators,
-            targets[g],
-            int(n_draws),
-            base_seed,
+    # ---- tasks: chunks of sizes, all groups at once ----
+    targets = np.array(
+        [
+            [float(m.func(np.asarray(c, dtype=np.float64))) for m in metrics]
+            for c in counts
+        ]
+    ).reshape(len(groups), len(metrics))
+    n_stats = len(_STATS) + (method == "montecarlo")
+    shape = (len(groups), len(estimators), len(metrics), n_stats)
+    store = None
+    if checkpoint is not None:
+        store = _Checkpoint(
+            checkpoint,
+            _fingerprint(
+                groups,
+                counts,
+                refs,
+                metrics,
+                estimators,
+                method,
+                sampling,
+                n_draws,
+                base_seed,
+            ),
+            shape,
         )
-        for g in range(len(groups))
-        for chunk in chunks
-    ]
-    if progress:
-        results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
-        results = list(pkg_tqdm(results, total=len(tasks), desc="downsampling"))
-    else:
-        results = Parallel(n_jobs=n_jobs)(tasks)
+    done = {} if store is None else dict(store.done)
+    todo = np.array([n for n in sizes.tolist() if n not in done], dtype=np.int64)
+    results = dict(done)
+    if todo.size:
+        tasks = [
+            delayed(_run_task)(
+                chunk,
+                groups,
+                counts,
+                refs,
+                targets,
+                [m.name for m in metrics],
+                estimators,
+                method,
+                sampling,
+                int(n_draws),
+                base_seed,
+            )
+            for chunk in _tasks(todo, method, n_draws)
+        ]
+        finished = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
+        if progress:
+            finished = pkg_tqdm(finished, total=len(tasks), desc="downsampling")
+        for task_result in finished:
+            for n, stats in task_result:
+                if store is not None:
+                    store.add(n, stats)
+                results[n] = stats
 
-    # ---- assemble in (group, size) order, whatever the chunking ----
-    blocks = sorted((b for r in results for b in r), key=lambda b: b[0])
-    columns = [*_COLUMNS, "p_undefined"]
-    if method == "montecarlo":
-        columns.append("mse_se")
-    records = [(groups[g], n, *row) for (g, _), n, rows in blocks for row in rows]
-    frame = pd.DataFrame.from_records(records, columns=columns)
-    frame["n"] = frame["n"].astype(np.int64)
+    # ---- assemble in (group, size, estimator, metric) order ----
+    table = np.stack([results[n] for n in sizes.tolist()], axis=1)  # (G, S, E, M, k)
+    codes = np.indices(table.shape[:4]).reshape(4, -1)
+    columns = list(_STATS) + (["mse_se"] if method == "montecarlo" else [])
+    frame = pd.DataFrame(table.reshape(-1, table.shape[-1]), columns=columns)
+    frame.insert(0, "group", np.asarray(groups, dtype=object)[codes[0]])
+    frame.insert(1, "n", sizes.astype(np.int64)[codes[1]])
+    names = np.array([m.name for m in metrics], dtype=object)
+    frame.insert(2, "metric", names[codes[3]])
+    frame.insert(3, "estimator", np.array(list(estimators), dtype=object)[codes[2]])
     if method == "montecarlo":
         frame["n_draws"] = np.int64(n_draws)
     return frame

@@ -464,3 +464,29 @@ def test_mcc_huge_counts(cm):
 def test_mcc_huge_counts_exact_value():
     assert compute_metric("mcc", [1e9] * 4) == 0.0
     assert_allclose(compute_metric("mcc", [2e9, 1e9, 1e9, 2e9]), 1 / 3, rtol=1e-15)
+
+
+@pytest.mark.parametrize("name", metric_names(n_groups=1))
+def test_metric_depends_only_on_block_sums(name):
+    """Moving counts between the cells of one block never changes the value."""
+    metric = get_metric(name)
+    cells = sorted(c for b in metric.blocks for c in b)
+    assert cells == [0, 1, 2, 3]
+    rng = np.random.default_rng(0)
+    for base in (
+        rng.integers(0, 6, size=(4000, 4)).astype(np.float64),  # many holes
+        rng.random((4000, 4)) * 50 + 1e-10,  # smoothed, fractional
+    ):
+        moved = base.copy()
+        for block in metric.blocks:
+            if len(block) > 1:
+                total = base[:, block].sum(axis=1)
+                share = rng.dirichlet(np.ones(len(block)), size=len(base))
+                # integer inputs keep integer cells; put everything in one cell too
+                share[: len(base) // 2] = np.eye(len(block))[
+                    rng.integers(0, len(block), size=len(base) // 2)
+                ]
+                moved[:, block] = share * total[:, None]
+        a, b = metric.func(base), metric.func(moved)
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True)
