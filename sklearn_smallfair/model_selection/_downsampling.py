@@ -611,8 +611,20 @@ def downsampling_experiment(
     the probability ``p_undefined`` that the score is undefined.
 
     ``method="exact"`` sums over all ``C(n + 3, 3)`` matrices of size ``n`` with
-    their probabilities: no Monte Carlo error. ``method="montecarlo"`` draws
-    ``n_draws`` matrices per (group, size) and also reports ``mse_se``.
+    their probabilities: no Monte Carlo error. A metric that depends on the cells
+    only through ``k`` block sums (``Metric.blocks``: ``tpr`` through ``TP``,
+    ``FN`` and ``FP + TN``) is summed over the ``C(n + k - 1, k - 1)`` block-sum
+    vectors instead, which is the same sum grouped by value. ``method="montecarlo"``
+    draws ``n_draws`` matrices per (group, size) and also reports ``mse_se``; when
+    there are fewer possible matrices than draws, the draws are generated as their
+    histogram over the possible matrices (one multinomial draw of ``n_draws``, the
+    same law as ``n_draws`` separate draws), so a million draws cost no more than
+    the exact sum. Every metric and estimator is scored on the same draws.
+
+    Work is split into joblib tasks by size (each task computes all groups of its
+    sizes, sharing the reference-free estimators' values between groups). Each
+    (group, size) has its own random stream, so the results do not depend on
+    ``n_jobs``, on the joblib backend (e.g. dask) or on the other sizes requested.
 
     Parameters
     ----------
