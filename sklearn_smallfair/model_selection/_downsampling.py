@@ -245,23 +245,20 @@ def _power_sums(values, weights, shift, order):
     if shared:
         # one common shift, re-centred per group after the sums
         c = float(np.mean(shift))
+        rows = np.empty((order + 2, values.shape[0]))
+        rows[0] = defined
         u = np.where(defined, values - c, 0.0)
-        f = defined.astype(np.float64)
-        sums = [np.einsum("gm,m->g", weights, f)]
-        for _ in range(order):
-            f = f * u
-            sums.append(np.einsum("gm,m->g", weights, f))
-        p = np.stack(sums)  # (order + 1, G)
+        for k in range(1, order + 1):
+            np.multiply(rows[k - 1], u, out=rows[k])
+        np.logical_not(defined, out=rows[order + 1], casting="unsafe")
+        sums = np.einsum("gm,km->kg", weights, rows)
+        p = sums[: order + 1]  # (order + 1, G)
         delta = shift - c
         out = np.zeros_like(p)
         for k in range(order + 1):
             for j in range(k + 1):
                 out[k] += comb(k, j) * (-delta) ** (k - j) * p[j]
-        undefined = (
-            np.einsum("gm,m->g", weights, (~defined).astype(np.float64))
-            if not defined.all()
-            else np.zeros(len(shift))
-        )
+        undefined = sums[order + 1]
         return out, undefined
     w = np.where(defined, weights, 0.0)
     d = np.where(defined, values - shift[:, None], 0.0)
