@@ -4,12 +4,14 @@ Usage (from the repository root or from ``benchmarks/``)::
 
     python benchmarks/run.py [--quick] [--only NAME] [--json PATH]
 
-``NAME`` is ``group_metrics``, ``enumeration`` or ``match``. Results are printed as
-one table (benchmark, ours, baseline, ratio baseline/ours, target, PASS/MISS) and
-written as JSON (default ``benchmarks/results/latest.json``; the folder is created
-and is git-ignored). The exit code is 0 when every correctness check passes, even if a
-target is missed (benchmarks report, they do not fail CI), and 1 when a correctness
-check fails. ``--quick`` finishes in well under a minute and is what CI runs.
+``NAME`` is ``group_metrics``, ``enumeration``, ``match``, ``downsampling`` or
+``separation``.
+Results are printed as one table (benchmark, ours, baseline, ratio baseline/ours,
+target, PASS/MISS) and written as JSON (default ``benchmarks/results/latest.json``;
+the folder is created and is git-ignored). The exit code is 0 when every correctness
+check passes, even if a target is missed (benchmarks report, they do not fail CI),
+and 1 when a correctness check fails. ``--quick`` finishes in well under a minute and
+is what CI runs.
 """
 
 import argparse
@@ -20,17 +22,28 @@ import time
 from pathlib import Path
 
 try:  # imported as part of the ``benchmarks`` package
-    from . import _common, bench_enumeration, bench_group_metrics, bench_match
+    from . import (
+        _common,
+        bench_downsampling,
+        bench_enumeration,
+        bench_group_metrics,
+        bench_match,
+        bench_separation,
+    )
 except ImportError:  # run as a script, or imported from the benchmarks folder
     import _common
+    import bench_downsampling
     import bench_enumeration
     import bench_group_metrics
     import bench_match
+    import bench_separation
 
 BENCHMARKS = {
     bench_group_metrics.NAME: bench_group_metrics,
     bench_enumeration.NAME: bench_enumeration,
     bench_match.NAME: bench_match,
+    bench_downsampling.NAME: bench_downsampling,
+    bench_separation.NAME: bench_separation,
 }
 DEFAULT_JSON = _common.BENCH_DIR / "results" / "latest.json"
 

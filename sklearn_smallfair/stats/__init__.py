@@ -1,12 +1,45 @@
-"""Statistical tests: the MATCH test and multiple-comparison adjustments."""
+"""Statistical tests: the MATCH test, separation and comparative separation tests,
+their power analysis, and multiple-comparison adjustments."""
 
 from ._match import ENUMERATE_MAX_N, MatchResult, MATCHTest, match_test
 from ._multitest import adjust_pvalues
+from ._power import (
+    comparative_separation_power,
+    comparative_separation_sample_size,
+    separation_power,
+    separation_sample_size,
+    simulate_separation_power,
+)
+from ._separation import (
+    ComparativeSeparationResult,
+    ComparativeSeparationTest,
+    SeparationResult,
+    SeparationTest,
+    comparative_separation_statistic,
+    comparative_separation_test,
+    make_comparative_pairs,
+    make_comparative_separation_scorer,
+    separation_test,
+)
 
 __all__ = [
     "ENUMERATE_MAX_N",
+    "ComparativeSeparationResult",
+    "ComparativeSeparationTest",
     "MATCHTest",
     "MatchResult",
+    "SeparationResult",
+    "SeparationTest",
     "adjust_pvalues",
+    "comparative_separation_power",
+    "comparative_separation_sample_size",
+    "comparative_separation_statistic",
+    "comparative_separation_test",
+    "make_comparative_pairs",
+    "make_comparative_separation_scorer",
     "match_test",
+    "separation_power",
+    "separation_sample_size",
+    "separation_test",
+    "simulate_separation_power",
 ]

@@ -1,0 +1,349 @@
+"""Benchmark: counting and testing comparative judgments, against a per-pair loop.
+
+Ours: :func:`sklearn_smallfair.stats.comparative_separation_test` given explicit
+``pairs`` with ``y_true`` and ``y_score`` and a binary group attribute, timed end to
+end (validation, pair orientation, the ``K x K`` cell counts with one
+``np.bincount`` over pair-type codes, the variances, the Wald tests, the result
+tables). Two variance options are timed:
+
+* ``variance="clustered"`` (the default): the dyadic item-clustered variance, which
+  needs per-item residual sums (two more ``bincount`` calls over the pairs);
+* ``variance="independent"``: ``mu (1 - mu) / n_ab``, the counts only.
+
+Baseline, written here: the straightforward per-pair Python loop. It orients each
+pair by its labels (dropping tied labels), finds its cell ``(group of the higher
+item, group of the lower)``, counts it and its correctness (a predicted tie is
+incorrect), then computes the Wald tests with ``math.erfc``; for the clustered
+variance a second loop over the pairs accumulates the residual sums per item in
+dicts. The items are converted to Python lists once (timed, not extrapolated);
+the loop runs on the first 200,000 pairs (``--quick``: 20,000) and its time is
+extrapolated linearly to the full number of pairs (a per-pair loop is linear in
+the pairs).
+
+Data: seeded items (1,000,000; ``--quick``: 100,000) with binary labels and groups
+and scores rounded to 0.01 (so some pairs are predicted ties); 10,000,000 pairs
+(``--quick``: 1,000,000) drawn with :func:`make_comparative_pairs`, untimed.
+
+Correctness, before anything is timed: on the baseline's pairs, ours and the loop
+have the same cell counts (exactly) and the same z and p-values (within 1e-9) for
+both variance options.
+
+Targets: 10,000,000 pairs counted and tested in under 2 s (default variance), and
+at least 100x the extrapolated loop.
+
+Run ``python benchmarks/bench_separation.py [--quick]`` or through ``run.py``.
+"""
+
+import math
+import sys
+
+import numpy as np
+
+try:  # imported as part of the ``benchmarks`` package
+    from . import _common
+except ImportError:  # run as a script, or imported from the benchmarks folder
+    import _common
+
+NAME = "separation"
+SEED = 20261121
+TOL = 1e-9
+TARGET_S = 2.0
+TARGET_RATIO = 100.0
+FULL = {"n_items": 1_000_000, "n_pairs": 10_000_000, "loop_pairs": 200_000}
+QUICK = {"n_items": 100_000, "n_pairs": 1_000_000, "loop_pairs": 20_000}
+REPEATS = 3
+VARIANCES = ("clustered", "independent")
+
+
+def make_data(n_items, n_pairs, seed=SEED):
+    """Labels, rounded scores, binary groups and exactly ``n_pairs`` pairs."""
+    _common.ensure_package_importable()
+    from sklearn_smallfair.stats import make_comparative_pairs
+
+    rng = np.random.default_rng(seed)
+    groups = (rng.random(n_items) < 0.3).astype(np.int64)
+    y = (rng.random(n_items) < 0.4 + 0.1 * groups).astype(np.int64)
+    score = np.round(y + 0.8 * rng.normal(size=n_items) - 0.1 * groups, 2)
+    pairs = make_comparative_pairs(y, n_pairs=int(n_pairs * 2.2), random_state=seed)
+    if pairs.shape[0] < n_pairs:  # pragma: no cover - P(y_i != y_j) is about 0.48
+        raise _common.CorrectnessError("too few pairs with different labels drawn")
+    return y, score, groups, pairs[:n_pairs]
+
+
+def ours(y, score, groups, pairs, variance="clustered"):
+    """Our test: ``(n, correct, z, p)`` with cells and tests as flat arrays."""
+    _common.ensure_package_importable()
+    from sklearn_smallfair.stats import comparative_separation_test
+
+    res = comparative_separation_test(
+        y, score, sensitive_features=groups, pairs=pairs, variance=variance
+    )
+    t = res.table
+    return (
+        t["n"].to_numpy(),
+        t["correct"].to_numpy(),
+        res.frame["z"].to_numpy(),
+        res.frame["p_value"].to_numpy(),
+    )
+
+
+def _z_and_p(diff, var):
+    if var > 0:
+        z = diff / math.sqrt(var)
+    else:
+        z = 0.0 if diff == 0 else math.copysign(math.inf, diff)
+    return z, math.erfc(abs(z) / math.sqrt(2))
+
+
+def as_lists(y, score, groups):
+    """The items as Python lists (once per data set, not per pair)."""
+    return y.tolist(), score.tolist(), groups.tolist()
+
+
+def loop_baseline(items, pairs, variance="clustered"):
+    """The straightforward per-pair Python loop, for two groups coded 0 and 1.
+
+    ``items`` is ``as_lists(y, score, groups)``. Returns ``(n, correct, z, p)`` in
+    the order of ours: cells (0,0), (0,1), (1,0), (1,1); tests cross
+    ``TPR(1, 0) - TPR(0, 1)`` and within ``TPR(1, 1) - TPR(0, 0)``.
+    """
+    y, score, groups = items
+    n = [[0, 0], [0, 0]]
+    correct = [[0, 0], [0, 0]]
+    kept = []
+    for i, j in zip(pairs[:, 0].tolist(), pairs[:, 1].tolist()):
+        if y[i] == y[j]:
+            continue
+        hi, lo = (i, j) if y[i] > y[j] else (j, i)
+        a, b = groups[hi], groups[lo]
+        ok = 1 if score[hi] > score[lo] else 0
+        n[a][b] += 1
+        correct[a][b] += ok
+        kept.append((hi, lo, a, b, ok))
+    tpr = [[correct[a][b] / n[a][b] for b in (0, 1)] for a in (0, 1)]
+    cross_cells, within_cells = ((1, 0), (0, 1)), ((1, 1), (0, 0))
+    if variance == "independent":
+        var = [[tpr[a][b] * (1 - tpr[a][b]) / n[a][b] for b in (0, 1)] for a in (0, 1)]
+        tests = []
+        for c1, c2 in (cross_cells, within_cells):
+            diff = tpr[c1[0]][c1[1]] - tpr[c2[0]][c2[1]]
+            tests.append(_z_and_p(diff, var[c1[0]][c1[1]] + var[c2[0]][c2[1]]))
+    else:
+        # residual sums per (item, cell) and, for the cross test, per item
+        cell_sums, cross_sums = {}, {}
+        own = [[0.0, 0.0], [0.0, 0.0]]
+        for hi, lo, a, b, ok in kept:
+            r = ok - tpr[a][b]
+            own[a][b] += r * r
+            for item in (hi, lo):
+                key = (item, a, b)
+                cell_sums[key] = cell_sums.get(key, 0.0) + r
+            if a != b:
+                w = r / n[a][b] if (a, b) == (1, 0) else -r / n[a][b]
+                for item in (hi, lo):
+                    cross_sums[item] = cross_sums.get(item, 0.0) + w
+        ss = [[0.0, 0.0], [0.0, 0.0]]
+        for (_, a, b), v in cell_sums.items():
+            ss[a][b] += v * v
+        var = [
+            [max(ss[a][b] - own[a][b], own[a][b]) / n[a][b] ** 2 for b in (0, 1)]
+            for a in (0, 1)
+        ]
+        own_cross = own[1][0] / n[1][0] ** 2 + own[0][1] / n[0][1] ** 2
+        var_cross = max(sum(v * v for v in cross_sums.values()) - own_cross, own_cross)
+        tests = [
+            _z_and_p(tpr[1][0] - tpr[0][1], var_cross),
+            _z_and_p(tpr[1][1] - tpr[0][0], var[1][1] + var[0][0]),
+        ]
+    flat = [(0, 0), (0, 1), (1, 0), (1, 1)]
+    return (
+        np.array([n[a][b] for a, b in flat]),
+        np.array([correct[a][b] for a, b in flat]),
+        np.array([t[0] for t in tests]),
+        np.array([t[1] for t in tests]),
+    )
+
+
+def numpy_loop_baseline(y, score, groups, pairs):
+    """The same per-pair loop reading the numpy arrays directly (no ``tolist``).
+
+    Counts and the independent-pairs tests only; the way a loop is often first
+    written, shown for context (each element access creates a numpy scalar).
+    """
+    n = np.zeros((2, 2), dtype=np.int64)
+    correct = np.zeros((2, 2), dtype=np.int64)
+    for i, j in pairs:
+        if y[i] == y[j]:
+            continue
+        hi, lo = (i, j) if y[i] > y[j] else (j, i)
+        a, b = groups[hi], groups[lo]
+        n[a, b] += 1
+        if score[hi] > score[lo]:
+            correct[a, b] += 1
+    tpr = correct / n
+    var = tpr * (1 - tpr) / n
+    tests = [
+        _z_and_p(float(tpr[1, 0] - tpr[0, 1]), float(var[1, 0] + var[0, 1])),
+        _z_and_p(float(tpr[1, 1] - tpr[0, 0]), float(var[1, 1] + var[0, 0])),
+    ]
+    return (
+        n.ravel(),
+        correct.ravel(),
+        np.array([z for z, _ in tests]),
+        np.array([p for _, p in tests]),
+    )
+
+
+def check_same(label, got, expected):
+    """Same counts exactly, same z and p within TOL; return the max difference."""
+    n, c, z, p = got
+    n0, c0, z0, p0 = expected
+    _common.check(
+        np.array_equal(n, n0) and np.array_equal(c, c0),
+        f"{label}: cell counts differ: ours n={n.tolist()}, correct={c.tolist()}; "
+        f"loop n={n0.tolist()}, correct={c0.tolist()}",
+    )
+    err = max(
+        float(np.max(np.abs(z - z0) / np.maximum(1.0, np.abs(z0)))),
+        float(np.max(np.abs(p - p0))),
+    )
+    _common.check(
+        err <= TOL,
+        f"{label}: z/p differ by {err:.3g} > {TOL:g} (ours z={z.tolist()}, "
+        f"p={p.tolist()}; loop z={z0.tolist()}, p={p0.tolist()})",
+    )
+    return err
+
+
+def run(quick=False, *, log=print):
+    """Run the benchmark; return result rows (see ``_common.make_row``)."""
+    cfg = QUICK if quick else FULL
+    _common.ensure_package_importable()
+    y, score, groups, pairs = make_data(cfg["n_items"], cfg["n_pairs"])
+    m, m_loop = pairs.shape[0], cfg["loop_pairs"]
+    small = pairs[:m_loop]
+    scale = m / m_loop
+    log(
+        f"[{NAME}] {cfg['n_items']:,} items, {m:,} pairs; loop on {m_loop:,} pairs "
+        f"extrapolated x{scale:g}"
+    )
+    rows = []
+    prep_s, _, items = _common.best_of(lambda: as_lists(y, score, groups), 1)
+    for variance in VARIANCES:
+        err = check_same(
+            f"{variance} variance, {m_loop:,} pairs",
+            ours(y, score, groups, small, variance),
+            loop_baseline(items, small, variance),
+        )
+        ours(y, score, groups, pairs, variance)  # untimed warm-up
+        ours_s, ours_times, _ = _common.best_of(
+            lambda v=variance: ours(y, score, groups, pairs, v), REPEATS
+        )
+        small_s, small_times, _ = _common.best_of(
+            lambda v=variance: ours(y, score, groups, small, v), REPEATS
+        )
+        loop_s, _, _ = _common.best_of(
+            lambda v=variance: loop_baseline(items, small, v), 1
+        )
+        base_s = prep_s + loop_s * scale
+        ratio = base_s / ours_s
+        fast = ours_s < TARGET_S
+        if quick:
+            target = f">= {TARGET_RATIO:g}x"
+            ok = ratio >= TARGET_RATIO
+        else:
+            target = f"< {TARGET_S:g} s, >= {TARGET_RATIO:g}x"
+            ok = fast and ratio >= TARGET_RATIO
+        log(
+            f"[{NAME}] {variance}: ours {ours_s:.3f} s for {m:,} pairs; loop "
+            f"{loop_s:.3f} s for {m_loop:,} (+ {prep_s:.3f} s for the item lists) "
+            f"-> {base_s:.1f} s extrapolated ({ratio:.0f}x); same counts, z/p "
+            f"within {err:.1e}"
+        )
+        rows.append(
+            _common.make_row(
+                f"comparative {variance} {m:,} pairs",
+                ours_s,
+                f"per-pair Python loop (x{scale:g} from {m_loop:,} pairs)",
+                base_s,
+                target=target,
+                status="PASS" if ok else "MISS",
+                notes=(
+                    (
+                        ""
+                        if quick
+                        else f"time {'met' if fast else 'missed'} (< {TARGET_S:g} "
+                        f"s), ratio {'met' if ratio >= TARGET_RATIO else 'missed'} "
+                        f"(>= {TARGET_RATIO:g}x); "
+                    )
+                    + f"binary groups, {cfg['n_items']:,} items; the loop's time on "
+                    f"{m_loop:,} pairs ({loop_s:.3f} s) times {scale:g}, plus "
+                    f"{prep_s:.3f} s once for the item lists; same counts, z/p "
+                    f"within {err:.1e}"
+                ),
+                ours_times=ours_times,
+                n_pairs=m,
+                loop_pairs=m_loop,
+                loop_seconds=loop_s,
+                list_seconds=prep_s,
+            )
+        )
+        rows.append(
+            _common.make_row(
+                f"comparative {variance} {m_loop:,} pairs",
+                small_s,
+                "per-pair Python loop (same pairs)",
+                prep_s + loop_s,
+                status="INFO",
+                notes="no extrapolation: both on the loop's pairs",
+                ours_times=small_times,
+                n_pairs=m_loop,
+            )
+        )
+    # context: the loop over numpy arrays, on the loop's pairs, extrapolated too
+    err = check_same(
+        f"numpy-array loop, {m_loop:,} pairs",
+        ours(y, score, groups, small, "independent"),
+        numpy_loop_baseline(y, score, groups, small),
+    )
+    np_s, _, _ = _common.best_of(
+        lambda: numpy_loop_baseline(y, score, groups, small), 1
+    )
+    ours_s = next(
+        r["ours_s"] for r in rows if r["benchmark"].startswith("comparative indep")
+    )
+    log(
+        f"[{NAME}] numpy-array loop: {np_s:.3f} s for {m_loop:,} pairs -> "
+        f"{np_s * scale:.1f} s extrapolated ({np_s * scale / ours_s:.0f}x ours)"
+    )
+    rows.append(
+        _common.make_row(
+            f"comparative independent {m:,} pairs",
+            ours_s,
+            f"loop over numpy arrays (x{scale:g} from {m_loop:,} pairs)",
+            np_s * scale,
+            status="INFO",
+            notes=(
+                "context: the same loop without tolist (numpy scalar per access); "
+                f"same counts, z/p within {err:.1e}"
+            ),
+            n_pairs=m,
+            loop_pairs=m_loop,
+            loop_seconds=np_s,
+        )
+    )
+    return rows
+
+
+def main(argv=None):
+    """Command line: ``python benchmarks/bench_separation.py [--quick]``."""
+    return _common.script_main(
+        run,
+        __doc__,
+        "100,000 items, 1,000,000 pairs, the loop on 20,000 pairs",
+        argv,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

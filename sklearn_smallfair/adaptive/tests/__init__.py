@@ -1,0 +1,1 @@
+"""Tests of sklearn_smallfair.adaptive."""

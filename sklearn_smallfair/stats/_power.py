@@ -1,0 +1,783 @@
+"""Power and sample sizes of the separation and comparative separation tests.
+
+A binary classifier's joint law with the label and the group is the 8-cell law
+``P(C, Y, A)`` (C the prediction, Y the label, A in {0, 1} the group), given as
+``cell_probs`` in the order
+
+``(C=1,Y=1,A=1), (0,1,1), (1,0,1), (0,0,1), (1,1,0), (0,1,0), (1,0,0), (0,0,0)``,
+
+that is the cells ``(TP, FN, FP, TN)`` of group ``A=1`` followed by those of
+group ``A=0`` (as joint probabilities, summing to 1 over both groups).
+
+The power of a two-sided Wald test of equal proportions with true values ``w``
+and ``v`` and sizes ``n_w`` and ``n_v`` is ``1 - beta`` with
+
+``sigma = sqrt(w (1 - w) / n_w + v (1 - v) / n_v)``,
+``beta = Phi(z - (w - v) / sigma) - Phi(-z - (w - v) / sigma)``,
+
+``z = z_{1 - alpha/2}`` the upper critical value. Each of the separation tests
+rejects when the smaller of its two p-values is below ``alpha``, so its power
+is ``1 - beta_1 beta_2``.
+"""
+
+from collections.abc import Mapping
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from scipy.special import ndtr, ndtri
+
+from ._match import _child_seed, _resolve_seed
+from ._wald import wald_test
+
+__all__ = [
+    "comparative_separation_power",
+    "comparative_separation_sample_size",
+    "separation_power",
+    "separation_sample_size",
+    "simulate_separation_power",
+]
+
+# The ``(C, Y, A)`` value of each entry of ``cell_probs``.
+_CELL_ORDER = (
+    (1, 1, 1),
+    (0, 1, 1),
+    (1, 0, 1),
+    (0, 0, 1),
+    (1, 1, 0),
+    (0, 1, 0),
+    (1, 0, 0),
+    (0, 0, 0),
+)
+
+_SUM_TOL = 1e-6  # cell_probs must sum to 1 within this tolerance
+_RATE_TOL = 1e-12  # rate differences below it are floating-point noise: equal
+_SIM_CHUNK = 50_000  # simulated repeats per block (memory ~ 64 * 8 bytes each)
+
+_SEPARATION_TESTS = ("power_tpr", "power_fpr")
+_COMPARATIVE_TESTS = ("power_cross", "power_within")
+
+
+# --- validation ---------------------------------------------------------------
+def _frame_to_cells(frame):
+    """The 8 cell probabilities, in order, from a table with C, Y, A and p."""
+    missing = [c for c in ("C", "Y", "A", "p") if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"cell_probs as a table needs the columns 'C', 'Y', 'A' and 'p'; "
+            f"missing {missing}."
+        )
+    if len(frame) != 8:
+        raise ValueError(
+            f"cell_probs as a table needs 8 rows, one per (C, Y, A) combination; "
+            f"got {len(frame)}."
+        )
+    index = np.zeros(8, dtype=np.int64)
+    for col, weight in (("C", 1), ("Y", 2), ("A", 4)):
+        values = np.asarray(frame[col])
+        if values.dtype.kind not in "biuf" or not np.isin(values, (0, 1)).all():
+            raise ValueError(
+                f"cell_probs column {col!r} must hold the values 0 and 1; got "
+                f"{sorted(pd.unique(values).tolist(), key=repr)}."
+            )
+        index += weight * (1 - values.astype(np.int64))
+    if np.unique(index).shape[0] != 8:
+        raise ValueError(
+            "cell_probs as a table must list each (C, Y, A) combination exactly "
+            "once; some combination is repeated."
+        )
+    p = np.asarray(frame["p"])
+    if p.dtype.kind not in "biuf":
+        raise TypeError(f"cell_probs column 'p' must be numeric, got dtype {p.dtype}.")
+    out = np.empty(8, dtype=np.float64)
+    out[index] = p
+    return out
+
+
+def _check_cell_probs(cell_probs):
+    """Validate the 8-cell law and return it as float64, summing exactly to 1."""
+    if isinstance(cell_probs, Mapping):
+        try:
+            cell_probs = pd.DataFrame(cell_probs)
+        except ValueError:
+            raise ValueError(
+                "cell_probs as a mapping must map the columns 'C', 'Y', 'A' and "
+                "'p' to 8 values each; otherwise pass an array of 8 probabilities."
+            ) from None
+    if isinstance(cell_probs, pd.DataFrame):
+        p = _frame_to_cells(cell_probs)
+    else:
+        if isinstance(cell_probs, (str, bytes)):
+            raise TypeError(
+                f"cell_probs must be an array-like of 8 probabilities, got "
+                f"{type(cell_probs).__name__}."
+            )
+        p = np.asarray(cell_probs)
+        if p.dtype.kind not in "biuf":
+            raise TypeError(
+                f"cell_probs must be numeric probabilities, got dtype {p.dtype}."
+            )
+        if p.shape != (8,):
+            raise ValueError(
+                "cell_probs must have 8 entries P(C, Y, A) ordered (C,Y,A) = "
+                "(1,1,1), (0,1,1), (1,0,1), (0,0,1), (1,1,0), (0,1,0), (1,0,0), "
+                f"(0,0,0); got shape {p.shape}."
+            )
+        p = p.astype(np.float64)
+    if not np.isfinite(p).all():
+        raise ValueError("cell_probs contains NaN or inf.")
+    if (p < 0).any():
+        raise ValueError("cell_probs must be non-negative.")
+    total = p.sum()
+    if abs(total - 1.0) > _SUM_TOL:
+        raise ValueError(
+            f"cell_probs must sum to 1 (within {_SUM_TOL:g}); they sum to "
+            f"{total:.10g}. Divide counts by their total to get probabilities."
+        )
+    p = p / total
+    g = p.reshape(2, 4)
+    for row, a in enumerate((1, 0)):
+        for cells, y in (((0, 1), 1), ((2, 3), 0)):
+            if g[row, list(cells)].sum() <= 0:
+                rate = "TPR" if y == 1 else "FPR"
+                raise ValueError(
+                    f"cell_probs gives P(Y={y}, A={a}) = 0: the {rate} of group "
+                    f"A={a} is undefined. Every (Y, A) combination needs positive "
+                    f"probability."
+                )
+    return p
+
+
+def _check_probability(value, name):
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a number in (0, 1); got {value!r}.")
+    value = float(value)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must be a number in (0, 1); got {value!r}.")
+    return value
+
+
+def _check_positive_int(value, name):
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1; got {value!r}.")
+    return int(value)
+
+
+def _check_sizes(n, name):
+    """Scalar or 1-D array of positive finite sizes."""
+    if isinstance(n, (str, bytes)) or isinstance(n, Mapping):
+        raise TypeError(
+            f"{name} must be a positive number or a 1-D array of them; got "
+            f"{type(n).__name__}."
+        )
+    arr = np.asarray(n)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be numeric; got dtype {arr.dtype}.")
+    if arr.ndim > 1:
+        raise ValueError(f"{name} must be a scalar or 1-D; got shape {arr.shape}.")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty; pass at least one size.")
+    if not np.isfinite(arr).all() or (arr <= 0).any():
+        raise ValueError(f"{name} must be finite and > 0; got {n!r}.")
+    return arr
+
+
+# --- closed forms -------------------------------------------------------------
+def _rates(p):
+    """Per-group P(Y=1, A=a), P(Y=0, A=a), TPR_a and FPR_a, groups (A=1, A=0)."""
+    g = p.reshape(2, 4)  # rows A=1, A=0; columns TP, FN, FP, TN
+    pos = g[:, 0] + g[:, 1]
+    neg = g[:, 2] + g[:, 3]
+    return pos, neg, g[:, 0] / pos, g[:, 2] / neg
+
+
+def _type2(w, v, n_w, n_v, alpha):
+    """Type II error of the two-sided Wald test of ``w = v`` (broadcast)."""
+    z = ndtri(1.0 - alpha / 2.0)
+    d = np.abs(w - v)  # beta is symmetric in w - v; |d| avoids 1 - 1 cancellation
+    d = np.where(d <= _RATE_TOL, 0.0, d)
+    sigma = np.sqrt(w * (1.0 - w) / n_w + v * (1.0 - v) / n_v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        delta = d / sigma
+        beta = ndtr(z - delta) - ndtr(-z - delta)
+    # zero standard error: the observed rates are w and v for sure, and the Wald
+    # test (wald_test) never rejects equal ones and always rejects different ones
+    return np.where(sigma > 0, beta, np.where(d == 0, 1.0, 0.0))
+
+
+def _separation_type2(p, n, alpha):
+    pos, neg, tpr, fpr = _rates(p)
+    b_t = _type2(tpr[0], tpr[1], n * pos[0], n * pos[1], alpha)
+    b_f = _type2(fpr[0], fpr[1], n * neg[0], n * neg[1], alpha)
+    return b_t, b_f
+
+
+def _comparative_laws(p):
+    """Comparative TPRs and pair fractions; index 0 is group A=1, 1 is A=0."""
+    pos, neg, tpr, fpr = _rates(p)
+    ctpr = np.outer(tpr, 1.0 - fpr)  # ctpr[a, b] = TPR_a TNR_b
+    frac = 2.0 * np.outer(pos, neg)  # n_ab / n_pairs
+    return ctpr, frac
+
+
+def _comparative_type2(p, n_pairs, alpha):
+    ctpr, frac = _comparative_laws(p)
+    # H0c: TPR(1, 0) = TPR(0, 1); H0w: TPR(1, 1) = TPR(0, 0)
+    b_c = _type2(
+        ctpr[0, 1], ctpr[1, 0], n_pairs * frac[0, 1], n_pairs * frac[1, 0], alpha
+    )
+    b_w = _type2(
+        ctpr[0, 0], ctpr[1, 1], n_pairs * frac[0, 0], n_pairs * frac[1, 1], alpha
+    )
+    return b_c, b_w
+
+
+def _package(sizes, n_input, columns, name):
+    """Series for scalar sizes, DataFrame indexed by the sizes for 1-D ones."""
+    if np.ndim(n_input) == 0:
+        value = n_input.item() if isinstance(n_input, np.generic) else n_input
+        return pd.Series(
+            {c: float(v[()]) for c, v in columns.items()}, name=value, dtype=float
+        )
+    index = pd.Index(sizes, name=name)
+    return pd.DataFrame(
+        {c: np.asarray(v, dtype=float) for c, v in columns.items()}, index=index
+    )
+
+
+def _powers(type2, tests):
+    b1, b2 = type2
+    return {tests[0]: 1.0 - b1, tests[1]: 1.0 - b2, "power": 1.0 - b1 * b2}
+
+
+def separation_power(cell_probs, n, *, alpha=0.05):
+    """Power of the separation test for a binary classifier and two groups.
+
+    The separation test (:func:`separation_test`) compares the true positive
+    rates, H0t: ``TPR_1 = TPR_0``, and the false positive rates, H0f:
+    ``FPR_1 = FPR_0``, of the groups ``A=1`` and ``A=0`` with two-sided Wald
+    tests, and declares separation violated when ``min(p_t, p_f) < alpha``.
+    For ``n`` people drawn from ``cell_probs`` the group sizes are taken at
+    their expectations ``n_{y,a} = n P(Y=y, A=a)``, and each test's power is
+    ``1 - beta`` with
+
+    ``sigma = sqrt(w (1 - w) / n_w + v (1 - v) / n_v)``,
+    ``beta = Phi(z - (w - v) / sigma) - Phi(-z - (w - v) / sigma)``,
+
+    ``w, v`` the two groups' rates and ``z = z_{1 - alpha/2}``. The joint test's
+    power is ``1 - beta_t beta_f`` (the two tests use disjoint people). At a law
+    satisfying separation it is the false-positive rate ``1 - (1 - alpha)^2``
+    for every ``n``.
+
+    Parameters
+    ----------
+    cell_probs : array-like of shape (8,) or DataFrame
+        The law ``P(C, Y, A)`` of prediction ``C``, label ``Y`` and group ``A``,
+        ordered ``(C,Y,A) = (1,1,1), (0,1,1), (1,0,1), (0,0,1), (1,1,0),
+        (0,1,0), (1,0,0), (0,0,0)``: the ``(TP, FN, FP, TN)`` cells of group
+        ``A=1``, then of group ``A=0``. Non-negative, summing to 1 within
+        ``1e-6`` (then rescaled to sum exactly 1), with ``P(Y=y, A=a) > 0``
+        for all four ``(y, a)``. A DataFrame (or a mapping of columns) with
+        the columns ``C``, ``Y``, ``A`` (0/1) and ``p``, one row per
+        combination in any order, is accepted too.
+    n : float or array-like of shape (n_sizes,)
+        Number(s) of people tested; need not be integers.
+    alpha : float, default=0.05
+        Level of each of the two Wald tests.
+
+    Returns
+    -------
+    power : pandas.Series or pandas.DataFrame
+        For a scalar ``n``, a Series named ``n`` with the entries
+        ``power_tpr`` (power of H0t alone), ``power_fpr`` (H0f alone) and
+        ``power`` (the joint test). For a 1-D ``n``, a DataFrame with these
+        columns and one row per size, indexed by ``n``.
+
+    See Also
+    --------
+    separation_sample_size : The smallest ``n`` reaching a target power.
+    simulate_separation_power : The same powers estimated by simulation.
+    comparative_separation_power : Power from comparative judgments.
+
+    Notes
+    -----
+    Rate differences below ``1e-12`` are treated as zero (floating-point noise
+    in ``cell_probs``). When both rates of a test are 0 or 1 its standard error
+    is 0 and the Wald test is deterministic: its power is 0 when the rates are
+    equal and 1 when they differ.
+
+    Examples
+    --------
+    A law with ``TPR_1 = 0.836``, ``TPR_0 = 0.889``, ``FPR_1 = 0.467`` and
+    ``FPR_0 = 0.364``:
+
+    >>> from sklearn_smallfair.stats import separation_power
+    >>> law = [0.23, 0.045, 0.105, 0.12, 0.20, 0.025, 0.10, 0.175]
+    >>> separation_power(law, 1000).round(4)
+    power_tpr    0.4039
+    power_fpr    0.6460
+    power        0.7890
+    Name: 1000, dtype: float64
+    >>> separation_power(law, [500, 1000, 2000])["power"].round(4)
+    n
+    500     0.5207
+    1000    0.7890
+    2000    0.9712
+    Name: power, dtype: float64
+    """
+    p = _check_cell_probs(cell_probs)
+    alpha = _check_probability(alpha, "alpha")
+    sizes = _check_sizes(n, "n")
+    return _package(
+        sizes,
+        n,
+        _powers(
+            _separation_type2(p, sizes.astype(np.float64), alpha), _SEPARATION_TESTS
+        ),
+        "n",
+    )
+
+
+def comparative_separation_power(cell_probs, n_pairs, *, alpha=0.05):
+    """Power of the comparative separation test for a binary classifier.
+
+    The comparative separation test (:func:`comparative_separation_test`)
+    judges pairs of people whose labels differ: a pair is correctly ordered
+    when the classifier puts the truly higher person (``Y=1``) above the lower
+    one (``C=1`` and ``C=0``; a predicted tie counts as incorrect). The
+    comparative true positive rate ``TPR(a, b)`` is the fraction of correctly
+    ordered pairs among those whose higher person is in group ``a`` and lower
+    person in group ``b``; for a binary classifier ``TPR(a, b) = TPR_a TNR_b``
+    with ``TNR_b = 1 - FPR_b``. The test compares H0c:
+    ``TPR(1, 0) = TPR(0, 1)`` (across groups) and H0w: ``TPR(1, 1) = TPR(0, 0)``
+    (within groups) with Wald tests and declares separation violated when
+    ``min(p_c, p_w) < alpha``.
+
+    For ``n_pairs`` pairs of independently drawn people the expected number of
+    pairs of type ``(a, b)`` is ``n_ab = 2 n_pairs P(Y=1, A=a) P(Y=0, A=b)``,
+    and each test's power is ``1 - beta`` with the formula of
+    :func:`separation_power` applied to the two comparative TPRs and their
+    ``n_ab``. The joint power is ``1 - beta_c beta_w``.
+
+    Parameters
+    ----------
+    cell_probs : array-like of shape (8,) or DataFrame
+        The law ``P(C, Y, A)``; see :func:`separation_power`.
+    n_pairs : float or array-like of shape (n_sizes,)
+        Number(s) of judged pairs, including the pairs with equal labels that
+        the test drops; need not be integers.
+    alpha : float, default=0.05
+        Level of each of the two Wald tests.
+
+    Returns
+    -------
+    power : pandas.Series or pandas.DataFrame
+        For a scalar ``n_pairs``, a Series named ``n_pairs`` with the entries
+        ``power_cross`` (power of H0c alone), ``power_within`` (H0w alone) and
+        ``power`` (the joint test). For a 1-D ``n_pairs``, a DataFrame with
+        these columns and one row per size, indexed by ``n_pairs``.
+
+    See Also
+    --------
+    comparative_separation_sample_size : The smallest ``n_pairs`` reaching a
+        target power.
+    simulate_separation_power : The same powers estimated by simulation.
+    separation_power : Power from labelled people.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.stats import comparative_separation_power
+    >>> law = [0.23, 0.045, 0.105, 0.12, 0.20, 0.025, 0.10, 0.175]
+    >>> comparative_separation_power(law, 2000).round(4)
+    power_cross     0.2499
+    power_within    0.7643
+    power           0.8232
+    Name: 2000, dtype: float64
+    """
+    p = _check_cell_probs(cell_probs)
+    alpha = _check_probability(alpha, "alpha")
+    sizes = _check_sizes(n_pairs, "n_pairs")
+    return _package(
+        sizes,
+        n_pairs,
+        _powers(
+            _comparative_type2(p, sizes.astype(np.float64), alpha), _COMPARATIVE_TESTS
+        ),
+        "n_pairs",
+    )
+
+
+# --- sample sizes ---------------------------------------------------------------
+def _smallest_size(joint_power, target, max_n, name):
+    """Smallest integer ``n`` in [1, max_n] with ``joint_power(n) >= target``.
+
+    ``joint_power`` maps an int64 array of sizes to powers and is increasing in
+    ``n``. Powers of two bracket the answer; each refinement then evaluates up
+    to 256 sizes of the bracket at once, so a few vectorized calls suffice.
+    """
+    grid = np.unique(
+        np.minimum(2 ** np.arange(int(np.ceil(np.log2(max_n))) + 1), max_n)
+    ).astype(np.int64)
+    reached = joint_power(grid) >= target
+    if not reached[-1]:
+        raise ValueError(
+            f"power={target} is not reached with {name} <= max_n={max_n}; the "
+            f"difference between the groups is too small to detect with that "
+            f"many. Increase max_n."
+        )
+    k = int(np.argmax(reached))
+    if k == 0:
+        return 1
+    lo, hi = int(grid[k - 1]), int(grid[k])  # power(lo) < target <= power(hi)
+    while hi - lo > 1:
+        cand = np.unique(np.round(np.linspace(lo, hi, 258)).astype(np.int64))
+        k = int(np.argmax(joint_power(cand) >= target))  # k >= 1: power(lo) < target
+        lo, hi = int(cand[k - 1]), int(cand[k])
+    return hi
+
+
+def _check_solver(cell_probs, power, alpha, max_n):
+    p = _check_cell_probs(cell_probs)
+    alpha = _check_probability(alpha, "alpha")
+    target = _check_probability(power, "power")
+    max_n = _check_positive_int(max_n, "max_n")
+    return p, target, alpha, max_n
+
+
+def _null_error(what, alpha, target):
+    return ValueError(
+        f"cell_probs satisfies {what}, so the test's power equals its "
+        f"false-positive rate 1 - (1 - alpha)^2 = {1 - (1 - alpha) ** 2:.4g} "
+        f"at every size and power={target} is never reached. A sample size "
+        f"only exists for a law that violates separation."
+    )
+
+
+def separation_sample_size(cell_probs, power=0.8, *, alpha=0.05, max_n=10**9):
+    """Smallest number of people for the separation test to reach a power.
+
+    Returns the smallest integer ``n`` whose joint power
+    (:func:`separation_power`, column ``power``) is at least ``power``. For a
+    law violating separation the power increases with ``n``; it is found by
+    bracketing with powers of two and a vectorized integer bisection.
+
+    Parameters
+    ----------
+    cell_probs : array-like of shape (8,) or DataFrame
+        The law ``P(C, Y, A)``; see :func:`separation_power`.
+    power : float, default=0.8
+        Target power of the joint test, in (0, 1).
+    alpha : float, default=0.05
+        Level of each of the two Wald tests.
+    max_n : int, default=10**9
+        Largest size searched.
+
+    Returns
+    -------
+    n : int
+        The smallest ``n`` with ``separation_power(cell_probs, n)["power"] >=
+        power``.
+
+    Raises
+    ------
+    ValueError
+        If the law satisfies separation (``TPR_1 = TPR_0`` and
+        ``FPR_1 = FPR_0``: the power stays at ``1 - (1 - alpha)^2``), or if
+        the target is not reached within ``max_n``.
+
+    See Also
+    --------
+    separation_power : The power at given sizes.
+    comparative_separation_sample_size : The same for comparative judgments.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.stats import separation_power, separation_sample_size
+    >>> law = [0.23, 0.045, 0.105, 0.12, 0.20, 0.025, 0.10, 0.175]
+    >>> n = separation_sample_size(law, power=0.8)
+    >>> n
+    1030
+    >>> round(float(separation_power(law, n)["power"]), 5)
+    0.80002
+    >>> round(float(separation_power(law, n - 1)["power"]), 5)
+    0.79966
+    """
+    p, target, alpha, max_n = _check_solver(cell_probs, power, alpha, max_n)
+    _, _, tpr, fpr = _rates(p)
+    if abs(tpr[0] - tpr[1]) <= _RATE_TOL and abs(fpr[0] - fpr[1]) <= _RATE_TOL:
+        raise _null_error("separation (TPR_1 = TPR_0 and FPR_1 = FPR_0)", alpha, target)
+
+    def joint(sizes):
+        b1, b2 = _separation_type2(p, sizes.astype(np.float64), alpha)
+        return 1.0 - b1 * b2
+
+    return _smallest_size(joint, target, max_n, "n")
+
+
+def comparative_separation_sample_size(
+    cell_probs, power=0.8, *, alpha=0.05, max_n=10**9
+):
+    """Smallest number of judged pairs for comparative separation to reach a power.
+
+    Returns the smallest integer ``n_pairs`` whose joint power
+    (:func:`comparative_separation_power`, column ``power``) is at least
+    ``power``, by bracketing with powers of two and a vectorized integer
+    bisection (the power increases with ``n_pairs`` for a violating law).
+
+    Parameters
+    ----------
+    cell_probs : array-like of shape (8,) or DataFrame
+        The law ``P(C, Y, A)``; see :func:`separation_power`.
+    power : float, default=0.8
+        Target power of the joint test, in (0, 1).
+    alpha : float, default=0.05
+        Level of each of the two Wald tests.
+    max_n : int, default=10**9
+        Largest number of pairs searched.
+
+    Returns
+    -------
+    n_pairs : int
+        The smallest ``n_pairs`` with
+        ``comparative_separation_power(cell_probs, n_pairs)["power"] >= power``.
+
+    Raises
+    ------
+    ValueError
+        If ``TPR(1, 0) = TPR(0, 1)`` and ``TPR(1, 1) = TPR(0, 0)`` (the power
+        stays at ``1 - (1 - alpha)^2``), or if the target is not reached within
+        ``max_n``.
+
+    See Also
+    --------
+    comparative_separation_power : The power at given numbers of pairs.
+    separation_sample_size : The same for labelled people.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.stats import comparative_separation_sample_size
+    >>> law = [0.23, 0.045, 0.105, 0.12, 0.20, 0.025, 0.10, 0.175]
+    >>> comparative_separation_sample_size(law, power=0.8)
+    1877
+    """
+    p, target, alpha, max_n = _check_solver(cell_probs, power, alpha, max_n)
+    ctpr, _ = _comparative_laws(p)
+    if (
+        abs(ctpr[0, 1] - ctpr[1, 0]) <= _RATE_TOL
+        and abs(ctpr[0, 0] - ctpr[1, 1]) <= _RATE_TOL
+    ):
+        raise _null_error(
+            "comparative separation (TPR(1, 0) = TPR(0, 1) and TPR(1, 1) = TPR(0, 0))",
+            alpha,
+            target,
+        )
+
+    def joint(sizes):
+        b1, b2 = _comparative_type2(p, sizes.astype(np.float64), alpha)
+        return 1.0 - b1 * b2
+
+    return _smallest_size(joint, target, max_n, "n_pairs")
+
+
+# --- simulation -----------------------------------------------------------------
+def _pair_design():
+    """Indicator matrices mapping the 64 ordered pair types to (a, b) counts.
+
+    Returns ``(pairs, correct)`` of shape (64, 4): column ``k`` of ``pairs``
+    marks the pair types with different labels whose higher item (``Y=1``) is
+    in group ``a`` and lower item in group ``b``, ``k = 2 (1 - a) + (1 - b)``
+    (order ``(1,1), (1,0), (0,1), (0,0)``); ``correct`` marks those among them
+    ordered correctly (``C_higher = 1`` and ``C_lower = 0``).
+    """
+    cya = np.asarray(_CELL_ORDER)
+    c, y, a = cya[:, 0], cya[:, 1], cya[:, 2]
+    ci, cj = np.meshgrid(c, c, indexing="ij")
+    yi, yj = np.meshgrid(y, y, indexing="ij")
+    ai, aj = np.meshgrid(a, a, indexing="ij")
+    keep = (yi != yj).ravel()
+    i_higher = (yi == 1).ravel()
+    c_hi = np.where(i_higher, ci.ravel(), cj.ravel())
+    c_lo = np.where(i_higher, cj.ravel(), ci.ravel())
+    a_hi = np.where(i_higher, ai.ravel(), aj.ravel())
+    a_lo = np.where(i_higher, aj.ravel(), ai.ravel())
+    kind = 2 * (1 - a_hi) + (1 - a_lo)
+    pairs = (keep[:, None] & (kind[:, None] == np.arange(4))).astype(np.int64)
+    correct = pairs * ((c_hi == 1) & (c_lo == 0)).astype(np.int64)[:, None]
+    return pairs, correct
+
+
+def _simulate_separation(p, n, alpha, n_repeats, rng):
+    rejections = np.zeros(3, dtype=np.int64)
+    for start in range(0, n_repeats, _SIM_CHUNK):
+        size = min(_SIM_CHUNK, n_repeats - start)
+        g = rng.multinomial(n, p, size=size).reshape(size, 2, 4)
+        pos = g[:, :, 0] + g[:, :, 1]
+        neg = g[:, :, 2] + g[:, :, 3]
+        _, p_t = wald_test(g[:, 0, 0], pos[:, 0], g[:, 1, 0], pos[:, 1])
+        _, p_f = wald_test(g[:, 0, 2], neg[:, 0], g[:, 1, 2], neg[:, 1])
+        rejections += _count_rejections(p_t, p_f, alpha)
+    return rejections
+
+
+def _simulate_comparative(p, n_pairs, alpha, n_repeats, rng):
+    pairs, correct = _pair_design()
+    p64 = np.outer(p, p).ravel()
+    p64 /= p64.sum()
+    rejections = np.zeros(3, dtype=np.int64)
+    for start in range(0, n_repeats, _SIM_CHUNK):
+        size = min(_SIM_CHUNK, n_repeats - start)
+        counts = rng.multinomial(n_pairs, p64, size=size)
+        n_ab, c_ab = counts @ pairs, counts @ correct  # columns (1,1),(1,0),(0,1),(0,0)
+        _, p_c = wald_test(c_ab[:, 1], n_ab[:, 1], c_ab[:, 2], n_ab[:, 2])
+        _, p_w = wald_test(c_ab[:, 0], n_ab[:, 0], c_ab[:, 3], n_ab[:, 3])
+        rejections += _count_rejections(p_c, p_w, alpha)
+    return rejections
+
+
+def _count_rejections(p1, p2, alpha):
+    # a NaN p-value (an empty sample: nothing to test) never rejects
+    r1, r2 = p1 < alpha, p2 < alpha
+    return np.array([r1.sum(), r2.sum(), (r1 | r2).sum()], dtype=np.int64)
+
+
+def simulate_separation_power(
+    cell_probs,
+    n=None,
+    *,
+    comparative=False,
+    n_pairs=None,
+    alpha=0.05,
+    n_repeats=2000,
+    random_state=None,
+):
+    """Power of the (comparative) separation test estimated by simulation.
+
+    The Monte Carlo counterpart of :func:`separation_power` and
+    :func:`comparative_separation_power`, without their normal approximation
+    and expected sizes. Each repeat draws a whole data set and runs the Wald
+    tests of :func:`separation_test` (resp. :func:`comparative_separation_test`)
+    on it; all repeats are drawn and tested at once, as arrays.
+
+    - Separation (``comparative=False``): the 8 cell counts of ``n`` people are
+      drawn from ``Multinomial(n, cell_probs)``; the TPRs and FPRs of the two
+      groups are compared with the Wald test.
+    - Comparative separation (``comparative=True``): ``n_pairs`` pairs of
+      independently drawn people, i.e. the counts of the 64 ordered pair types
+      drawn from ``Multinomial(n_pairs, outer(cell_probs, cell_probs))``. Pairs
+      with equal labels are dropped; the truly higher item of a pair is the
+      one with ``Y=1``, and the pair is correctly ordered when ``C = 1`` for it
+      and ``C = 0`` for the lower one (a predicted tie is incorrect). Pairs are
+      counted by the groups ``(a, b)`` of the higher and the lower item, and
+      H0c: ``TPR(1, 0) = TPR(0, 1)`` and H0w: ``TPR(1, 1) = TPR(0, 0)`` are
+      tested. No product formula ``TPR_a TNR_b`` is assumed.
+
+    A test whose sample is empty in a repeat (a p-value of NaN) does not
+    reject; the joint test rejects when either test's p-value is below
+    ``alpha``.
+
+    Parameters
+    ----------
+    cell_probs : array-like of shape (8,) or DataFrame
+        The law ``P(C, Y, A)``; see :func:`separation_power`.
+    n : int or array-like of int of shape (n_sizes,), default=None
+        Number(s) of people per simulated data set. Required unless
+        ``comparative=True``.
+    comparative : bool, default=False
+        Simulate the comparative separation test on ``n_pairs`` pairs.
+    n_pairs : int or array-like of int of shape (n_sizes,), default=None
+        Number(s) of judged pairs per simulated data set; required with (and
+        only used with) ``comparative=True``.
+    alpha : float, default=0.05
+        Level of each of the two Wald tests.
+    n_repeats : int, default=2000
+        Number of simulated data sets per size.
+    random_state : None, int, numpy Generator or SeedSequence, default=None
+        Seed. Each size draws from its own child seed derived from the size,
+        so the result for one size does not depend on the other sizes asked.
+
+    Returns
+    -------
+    power : pandas.Series or pandas.DataFrame
+        Rejection fractions and their Monte Carlo standard errors
+        ``sqrt(f (1 - f) / n_repeats)``: ``power_tpr``, ``power_tpr_se``,
+        ``power_fpr``, ``power_fpr_se``, ``power``, ``power_se`` for separation;
+        ``power_cross``, ``power_cross_se``, ``power_within``,
+        ``power_within_se``, ``power``, ``power_se`` for comparative
+        separation. A Series named by the size for a scalar size, a DataFrame
+        indexed by ``n`` (resp. ``n_pairs``) for a 1-D one.
+
+    See Also
+    --------
+    separation_power, comparative_separation_power : The closed forms.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.stats import simulate_separation_power
+    >>> law = [0.23, 0.045, 0.105, 0.12, 0.20, 0.025, 0.10, 0.175]
+    >>> sim = simulate_separation_power(law, 1000, random_state=0)
+    >>> sim[["power", "power_se"]].round(3)
+    power       0.804
+    power_se    0.009
+    Name: 1000, dtype: float64
+    >>> sim = simulate_separation_power(law, comparative=True, n_pairs=2000,
+    ...                                 random_state=0)
+    >>> sim[["power", "power_se"]].round(3)
+    power       0.825
+    power_se    0.008
+    Name: 2000, dtype: float64
+    """
+    p = _check_cell_probs(cell_probs)
+    alpha = _check_probability(alpha, "alpha")
+    n_repeats = _check_positive_int(n_repeats, "n_repeats")
+    if comparative not in (True, False):
+        raise TypeError(f"comparative must be True or False; got {comparative!r}.")
+    if comparative:
+        if n_pairs is None:
+            raise ValueError(
+                "comparative=True simulates judged pairs: pass n_pairs (the "
+                "number of pairs)."
+            )
+        if n is not None:
+            raise ValueError(
+                "comparative=True simulates n_pairs pairs and does not use n; "
+                "pass only n_pairs."
+            )
+        sizes_in, name, tests = n_pairs, "n_pairs", _COMPARATIVE_TESTS
+        simulate = _simulate_comparative
+    else:
+        if n_pairs is not None:
+            raise ValueError(
+                "n_pairs is only used with comparative=True; for the separation "
+                "test pass n (the number of people)."
+            )
+        if n is None:
+            raise ValueError("n is required: pass the number of people.")
+        sizes_in, name, tests = n, "n", _SEPARATION_TESTS
+        simulate = _simulate_separation
+    sizes = _check_sizes(sizes_in, name)
+    if sizes.dtype.kind == "f":
+        if not np.array_equal(sizes, np.round(sizes)):
+            raise ValueError(f"{name} must be integers to simulate; got {sizes_in!r}.")
+        sizes = sizes.astype(np.int64)
+    base = _resolve_seed(random_state)
+    counts = np.stack(
+        [
+            simulate(
+                p,
+                int(size),
+                alpha,
+                n_repeats,
+                np.random.default_rng(_child_seed(base, name, int(size))),
+            )
+            for size in np.atleast_1d(sizes)
+        ]
+    )
+    frac = counts / n_repeats
+    se = np.sqrt(frac * (1.0 - frac) / n_repeats)
+    columns = {}
+    for k, test in enumerate((*tests, "power")):
+        columns[test] = frac[:, k]
+        columns[f"{test}_se"] = se[:, k]
+    if np.ndim(sizes_in) == 0:
+        columns = {c: v[0] for c, v in columns.items()}
+    return _package(sizes, sizes_in, columns, name)
