@@ -136,6 +136,30 @@ def format_labels(labels, limit=10):
     return f"[{shown}{more}]"
 
 
+def check_paired_targets(y_true, y_pred):
+    """One-dimensional ``y_true`` and ``y_pred`` of the same non-zero length,
+    without missing values (any label type).
+
+    Returns
+    -------
+    y_true, y_pred : ndarray of shape (n_samples,)
+    """
+    y_true = _as_1d(y_true, "y_true")
+    y_pred = _as_1d(y_pred, "y_pred")
+    try:
+        check_consistent_length(y_true, y_pred)
+    except ValueError:
+        raise ValueError(
+            f"y_true and y_pred have inconsistent lengths ({y_true.shape[0]} and "
+            f"{y_pred.shape[0]}); pass one prediction per sample."
+        ) from None
+    if y_true.shape[0] == 0:
+        raise ValueError("y_true and y_pred are empty; at least one sample is needed.")
+    _check_no_missing(y_true, "y_true")
+    _check_no_missing(y_pred, "y_pred")
+    return y_true, y_pred
+
+
 def check_binary_targets(y_true, y_pred, *, pos_label=1):
     """Validate binary ``y_true``/``y_pred`` and return boolean positive masks.
 
@@ -151,19 +175,7 @@ def check_binary_targets(y_true, y_pred, *, pos_label=1):
     t, p : ndarray of bool, shape (n_samples,)
         ``y_true == pos_label`` and ``y_pred == pos_label``.
     """
-    y_true = _as_1d(y_true, "y_true")
-    y_pred = _as_1d(y_pred, "y_pred")
-    try:
-        check_consistent_length(y_true, y_pred)
-    except ValueError:
-        raise ValueError(
-            f"y_true and y_pred have inconsistent lengths ({y_true.shape[0]} and "
-            f"{y_pred.shape[0]}); pass one prediction per sample."
-        ) from None
-    if y_true.shape[0] == 0:
-        raise ValueError("y_true and y_pred are empty; at least one sample is needed.")
-    _check_no_missing(y_true, "y_true")
-    _check_no_missing(y_pred, "y_pred")
+    y_true, y_pred = check_paired_targets(y_true, y_pred)
     true_labels = _labels(y_true, "y_true")
     pred_labels = _labels(y_pred, "y_pred")
     labels = _sorted_labels(

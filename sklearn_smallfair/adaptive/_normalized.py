@@ -28,9 +28,11 @@ from sklearn.metrics import (
     r2_score,
 )
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_consistent_length
 
-from .._validation import _as_1d, _check_no_missing, _reject_mapping
+from .._validation import (
+    _reject_mapping,
+    check_paired_targets,
+)
 
 __all__ = [
     "AdaptiveNormalizedReport",
@@ -382,19 +384,7 @@ def adaptive_normalized_report(
     >>> round(rep.dimensionality_factor, 4), round(rep.score, 4)
     (1.4966, 1.0)
     """
-    y_true = _as_1d(y_true, "y_true")
-    y_pred = _as_1d(y_pred, "y_pred")
-    try:
-        check_consistent_length(y_true, y_pred)
-    except ValueError:
-        raise ValueError(
-            f"y_true and y_pred have inconsistent lengths ({y_true.shape[0]} and "
-            f"{y_pred.shape[0]}); pass one prediction per sample."
-        ) from None
-    if y_true.shape[0] == 0:
-        raise ValueError("y_true and y_pred are empty; at least one sample is needed.")
-    _check_no_missing(y_true, "y_true")
-    _check_no_missing(y_pred, "y_pred")
+    y_true, y_pred = check_paired_targets(y_true, y_pred)
     task = _check_task(task, y_true)
     name, metric = _check_base_metric(base_metric, task)
     snr_scale = _check_snr_scale(snr_scale)
