@@ -531,8 +531,7 @@ def adaptive_normalized_score(
     n_samples : int, default=None
         ``N``; takes precedence over ``X.shape[0]``. Defaults to the number of
         rows of ``X``, else to ``len(y_true)``.
-    task : {"auto", "binary", "multiclass", "regression", "clustering"}, \
-            default="auto"
+    task : {"auto", "binary", "multiclass", "regression", "clustering"}, default="auto"
         ``"auto"`` uses :func:`sklearn.utils.multiclass.type_of_target` of
         ``y_true``: binary, multiclass, or continuous (regression). Integer
         regression targets look multiclass: pass ``task="regression"``.
