@@ -2,12 +2,14 @@
 
 Ours: :func:`sklearn_smallfair.stats.comparative_separation_test` given explicit
 ``pairs`` with ``y_true`` and ``y_score`` and a binary group attribute, timed end to
-end (validation, pair orientation, the ``K x K`` cell counts with one
-``np.bincount`` over pair-type codes, the variances, the Wald tests, the result
-tables). Two variance options are timed:
+end (validation, then one pass over the pairs in chunks that codes each pair's
+true order, predicted order and two groups as one small integer and counts the
+codes with one ``np.bincount``; the variances, the Wald tests, the result tables).
+Two variance options are timed:
 
 * ``variance="clustered"`` (the default): the dyadic item-clustered variance, which
-  needs per-item residual sums (two more ``bincount`` calls over the pairs);
+  needs per-item residual sums (in the same pass, two ``np.add.at`` scatters of
+  packed integer totals per chunk, one for each item of a pair);
 * ``variance="independent"``: ``mu (1 - mu) / n_ab``, the counts only.
 
 Baseline, written here: the straightforward per-pair Python loop. It orients each

@@ -645,89 +645,136 @@ def _compact_labels(y):
     return _small_int(y - lo, span)
 
 
-class _Tally:
-    """Cell counts of the pairs, counted chunk by chunk (see ``_CHUNK``).
+def _sign_of_difference(a, b):
+    """``sign(a - b)`` as int8, by comparisons (no overflow, any numeric dtype)."""
+    out = np.greater(a, b).view(np.int8)
+    out -= np.less(a, b).view(np.int8)
+    return out
 
-    Every pair gets a cell code ``a * K + b`` (groups of the truly-higher and the
-    truly-lower item) from one lookup in a table of ``2 K^2`` codes; pairs that are
-    not counted (tied labels; predicted ties with ``tie="drop"``) get the extra
-    code ``K^2``. One ``bincount`` per chunk counts the pairs and the correct ones.
-    With ``keep=True`` the codes, outcomes and orientations are kept for the
-    item-clustered variance.
+
+class _Tally:
+    """Counts of the pairs by state, from one pass over the pairs in chunks.
+
+    A pair ``(i, j)`` has a true order ``t = sign(y_i - y_j)`` (``+1`` when ``i`` is
+    the higher item; from ``first_higher`` for explicit judgments) and an outcome
+    ``o = t sign(s_i - s_j)``: ``+1`` correctly ordered, ``0`` predicted tie, ``-1``
+    wrongly ordered. Its code ``(3 t + o + 4) K^2 + g_i K + g_j`` takes ``9 K^2``
+    values, and one ``bincount`` per chunk (see ``_CHUNK``) counts them. The cell
+    counts, correct counts, ties and the cells' sums of squared residuals all follow
+    from those ``9 K^2`` counts, so every total is an exact integer count.
+
+    Labels and groups are packed into one small integer per item (``y << bits |
+    g``) when the labels are integers, so a pair needs two gathers for them and two
+    for the scores.
+
+    With ``clustered=True`` the same pass adds each counted pair to a per-(slot,
+    item) integer total of both of its items, packed as ``count << 32 | 2 x
+    outcome`` (see :meth:`cluster_sums` for the slots); the residual sums follow
+    once the rates are known.
     """
 
-    def __init__(self, i, j, first_higher, y, s, g, n_groups, tie, keep):
+    def __init__(self, i, j, first_higher, y, s, g, n_groups, tie, clustered):
         K = n_groups
         kk = K * K
-        self.i, self.j, self.K, self.tie = i, j, K, tie
+        self.K, self.tie = K, tie
         m = i.shape[0]
-        a, b = np.divmod(np.arange(kk), K)
-        # (first_higher, g_i, g_j) -> cell: g_i is the higher item's group when
-        # first_higher, else g_j
-        lut = _small_int(np.concatenate([b * K + a, np.arange(kk)]), kk)
-        key_dtype = _small_int(np.zeros(0), 2 * kk).dtype
-        n_acc = np.zeros(kk + 1, dtype=np.int64)
-        c_acc = np.zeros(kk + 1)
-        self.n_ties = self.n_label_ties = 0
-        if keep:
-            self.cells = np.empty(m, dtype=lut.dtype)
-            self.values = np.empty(m, dtype=np.int8)  # 2 x outcome: 0, 1 or 2
-            self.first_higher = first_higher
-            if y is not None:
-                self.first_higher = np.empty(m, dtype=bool)
-        self.trash = False
+        code_dtype = _small_int(np.zeros(0), 9 * kk).dtype
+        gbits = max(1, (K - 1).bit_length())
+        # compact labels (see _compact_labels) are small non-negative integers
+        packed = y is not None and y.dtype.kind in "iu" and y.dtype.itemsize <= 4
+        if packed:
+            u = _small_int(y, int(y.max()) << gbits)
+            u <<= gbits
+            u |= g
+            gmask = u.dtype.type((1 << gbits) - 1)
+        else:
+            u = g
+        lut = _state_tables(K, tie)
+        counts = np.zeros(9 * kk, dtype=np.int64)
+        self.T = self.remap = self.n_used = None
+        if clustered:
+            self._prepare_cluster_totals(i, j, g, m)
         for start in range(0, m, _CHUNK):
             sl = slice(start, start + _CHUNK)
             ic, jc = i[sl], j[sl]
-            label_tie = None
+            ui, uj = u[ic], u[jc]
             if y is None:
-                fh = first_higher[sl]
+                t = first_higher[sl].view(np.int8) * np.int8(2)
+                t -= np.int8(1)
+            elif packed:
+                t = _sign_of_difference(ui >> gbits, uj >> gbits)
+                ui &= gmask
+                uj &= gmask
             else:
-                yi, yj = y[ic], y[jc]
-                fh = yi > yj
-                label_tie = yi == yj
-                if not label_tie.any():
-                    label_tie = None
-                del yi, yj
-            d = s[ic]
-            d -= s[jc]
-            tied = d == 0
-            correct = (d > 0) == fh  # the first item scores higher iff it is higher
-            del d
-            key = g[ic].astype(key_dtype)
-            key *= K
-            key += g[jc]
-            key += fh.astype(key_dtype) * key_dtype.type(kk)
-            cell = lut[key]
-            del key
-            if label_tie is not None:
-                self.n_label_ties += int(np.count_nonzero(label_tie))
-                cell[label_tie] = kk
-                tied &= ~label_tie
-                self.trash = True
-            has_ties = bool(tied.any())
-            if has_ties:
-                self.n_ties += int(np.count_nonzero(tied))
-                correct &= ~tied
-                if tie == "drop":
-                    cell[tied] = kk
-                    self.trash = True
-            n_acc += np.bincount(cell, minlength=kk + 1)
-            value = correct.view(np.int8) * np.int8(2)
-            if tie == "half" and has_ties:
-                value += tied.view(np.int8)
-            c_acc += np.bincount(cell, weights=value, minlength=kk + 1)
-            if keep:
-                self.cells[sl] = cell
-                self.values[sl] = value
-                if y is not None:
-                    self.first_higher[sl] = fh
-        self.n = n_acc[:kk]
-        self.correct = c_acc[:kk] / 2.0
-        if tie != "half":
-            self.correct = np.rint(self.correct).astype(np.int64)
+                t = _sign_of_difference(y[ic], y[jc])
+            o = _sign_of_difference(s[ic], s[jc])
+            o *= t
+            code = t.astype(code_dtype)
+            code *= code_dtype.type(3)
+            code += o
+            code += code_dtype.type(4)
+            code *= code_dtype.type(kk)
+            code += ui.astype(code_dtype) * code_dtype.type(K)
+            code += uj
+            counts += np.bincount(code, minlength=9 * kk)
+            if clustered:
+                self._add_cluster_totals(code, ic, jc, lut)
+        counts = counts.reshape(3, 3, K, K)  # (t + 1, o + 1, g_i, g_j)
+        # cell (a, b) of the pairs with outcome o: i higher (t = +1) in (g_i, g_j),
+        # j higher (t = -1) in (g_j, g_i)
+        by_outcome = counts[2] + counts[0].transpose(0, 2, 1)  # (o + 1, a, b)
+        wrong, ties, right = by_outcome
+        self.n_label_ties = int(counts[1].sum())
+        self.n_ties = int(ties.sum())
+        kept_ties = 0 if tie == "drop" else ties
+        self.n = (right + wrong + kept_ties).ravel()
+        if tie == "half":
+            self.correct = (right + 0.5 * ties).ravel()
+        else:
+            self.correct = right.ravel()
+        self._by_outcome = by_outcome
 
-    def cluster_sums(self, tpr, codes, n_items):
+    def squared_residuals(self, tpr):
+        """Per-cell sums of squared residuals ``(outcome - tpr)^2``, shape (K, K)."""
+        mu = np.nan_to_num(tpr)
+        wrong, ties, right = self._by_outcome
+        tie_value = {"incorrect": 0.0, "half": 0.5, "drop": None}[self.tie]
+        P = right * (1.0 - mu) ** 2 + wrong * mu**2
+        if tie_value is not None:
+            P = P + ties * (tie_value - mu) ** 2
+        return P
+
+    def _prepare_cluster_totals(self, i, j, g, m):
+        K = self.K
+        n_items = g.shape[0]
+        if n_items * 2 * K > max(8 * m, _DENSE_CLUSTER_MIN):
+            used = np.zeros(n_items, dtype=bool)
+            used[i] = True
+            used[j] = True
+            self.remap = np.cumsum(used) - 1
+            self.g_used = g[used]
+        else:
+            self.g_used = g
+        self.n_used = self.g_used.shape[0]
+        self.T = np.zeros(2 * K * self.n_used, dtype=np.int64)
+
+    def _add_cluster_totals(self, code, ic, jc, lut):
+        if self.remap is not None:
+            ic, jc = self.remap[ic], self.remap[jc]
+        value = lut["value"][code]
+        for slots, items in ((lut["slot_i"], ic), (lut["slot_j"], jc)):
+            key = slots[code]
+            key *= self.n_used
+            key += items
+            if _ADD_AT_IS_FAST:
+                np.add.at(self.T, key, value)
+            else:  # pragma: no cover - numpy < 1.25
+                size = self.T.shape[0]
+                counts = np.bincount(key, weights=value >> 32, minlength=size)
+                twice = np.bincount(key, weights=value & 0xFFFFFFFF, minlength=size)
+                self.T += (counts.astype(np.int64) << 32) + twice.astype(np.int64)
+
+    def cluster_sums(self, tpr):
         """Residual sums per item and slot, for the item-clustered variance.
 
         Returns ``(T, g, P)``. ``T`` has shape (2 K, n_used): row ``b < K`` holds
@@ -739,58 +786,46 @@ class _Tally:
         of squared residuals, shape (K, K). Items in no pair are left out when
         the dense array would be large.
         """
-        K, i_all, j_all = self.K, self.i, self.j
-        kk = K * K
-        m = i_all.shape[0]
-        remap = None
-        if n_items * 2 * K > max(8 * m, _DENSE_CLUSTER_MIN):
-            used = np.zeros(n_items, dtype=bool)
-            used[i_all] = True
-            used[j_all] = True
-            remap = np.cumsum(used) - 1
-            g = codes[used]
-        else:
-            g = codes
-        n_used = g.shape[0]
-        T = np.zeros(2 * K * n_used)
-        mean = np.append(np.nan_to_num(tpr).ravel(), 0.0)
-        # slot of the higher and of the lower item by cell; uncounted pairs (code
-        # K^2) have residual 0 and any slot
-        g_hi, g_lo = np.divmod(np.arange(kk), K)
-        slot_hi = np.append(g_lo, 0)
-        slot_lo = np.append(np.where(g_hi == g_lo, g_hi, K + g_hi), 0)
-        # item i is the higher one when first_higher: index cell + first_higher *
-        # (K^2 + 1) into these tables gives the slots of i and of j
-        slot_i = np.concatenate([slot_lo, slot_hi]).astype(np.int64) * n_used
-        slot_j = np.concatenate([slot_hi, slot_lo]).astype(np.int64) * n_used
-        idx_dtype = _small_int(np.zeros(0), 2 * kk + 1).dtype
-        P = np.zeros(kk + 1)
-        for start in range(0, m, _CHUNK):
-            sl = slice(start, start + _CHUNK)
-            cell = self.cells[sl]
-            resid = self.values[sl] * 0.5
-            resid -= mean[cell]
-            if self.trash:
-                resid[cell == kk] = 0.0
-            if self.tie == "half":
-                P += np.bincount(cell, weights=resid * resid, minlength=kk + 1)
-            ic, jc = i_all[sl], j_all[sl]
-            if remap is not None:
-                ic, jc = remap[ic], remap[jc]
-            idx = self.first_higher[sl].astype(idx_dtype) * idx_dtype.type(kk + 1)
-            idx += cell
-            for slots, items in ((slot_i, ic), (slot_j, jc)):
-                key = slots[idx]
-                key += items
-                if _ADD_AT_IS_FAST:
-                    np.add.at(T, key, resid)
-                else:  # pragma: no cover - numpy < 1.25
-                    T += np.bincount(key, weights=resid, minlength=T.shape[0])
-        if self.tie == "half":
-            P = P[:kk].reshape(K, K)
-        else:  # 0/1 outcomes: the squared residuals sum to correct (1 - tpr)
-            P = (self.correct * (1.0 - np.nan_to_num(tpr).ravel())).reshape(K, K)
-        return T.reshape(2 * K, n_used), g, P
+        K, g = self.K, self.g_used
+        totals = self.T.reshape(2 * K, self.n_used)
+        counts = (totals >> 32).astype(np.float64)
+        outcome = (totals & 0xFFFFFFFF).astype(np.float64)
+        outcome *= 0.5
+        mu = np.nan_to_num(tpr)
+        # the cell of each (slot, item): (own group, b) as the higher item, (b, own
+        # group) as the lower item
+        counts[:K] *= mu[g].T
+        counts[K:] *= mu[:, g]
+        outcome -= counts
+        return outcome, g, self.squared_residuals(tpr)
+
+
+def _state_tables(K, tie):
+    """By pair code: the rows of the per-item totals and the pair's packed value.
+
+    ``slot_i``/``slot_j`` give the row of the per-item totals that item ``i``/``j``
+    of the pair adds to; ``value`` is ``1 << 32 | 2 x outcome`` for counted pairs
+    (``2`` correct, ``1`` a predicted tie with ``tie="half"``, ``0`` otherwise) and
+    ``0`` for pairs not counted (tied labels; predicted ties with ``tie="drop"``).
+    """
+    kk = K * K
+    code = np.arange(9 * kk)
+    state, cell = np.divmod(code, kk)
+    t = state // 3 - 1
+    o = state % 3 - 1
+    gi, gj = np.divmod(cell, K)
+    same = gi == gj
+    i_higher = t == 1
+    slot_i = np.where(i_higher, gj, np.where(same, gj, K + gj))
+    slot_j = np.where(i_higher, np.where(same, gi, K + gi), gi)
+    counted = (t != 0) & ~((o == 0) & (tie == "drop"))
+    twice = np.where(o == 1, 2, np.where((o == 0) & (tie == "half"), 1, 0))
+    value = np.where(counted, (np.int64(1) << 32) + twice, 0).astype(np.int64)
+    return {
+        "slot_i": slot_i.astype(np.int64),
+        "slot_j": slot_j.astype(np.int64),
+        "value": value,
+    }
 
 
 def _clustered_variances(T, g, n, P, n_groups):
@@ -1024,7 +1059,7 @@ def comparative_separation_test(
     clustered = variance == "clustered"
     if y is not None:
         y = _compact_labels(y)
-    tally = _Tally(i, j, first_higher, y, s, g_codes, K, tie, keep=clustered)
+    tally = _Tally(i, j, first_higher, y, s, g_codes, K, tie, clustered)
     if tally.n_label_ties == i.shape[0]:
         raise ValueError(
             "every pair has tied labels (y_true[i] == y_true[j]), so no pair has a "
@@ -1036,7 +1071,7 @@ def comparative_separation_test(
     n, correct, tpr = n.reshape(K, K), correct.reshape(K, K), tpr.reshape(K, K)
 
     if clustered:
-        T, g_used, P = tally.cluster_sums(tpr, g_codes, n_items)
+        T, g_used, P = tally.cluster_sums(tpr)
         del tally
         V, VD = _clustered_variances(T, g_used, n, P, K)
     else:

@@ -767,6 +767,28 @@ def test_unusual_dtypes_and_few_drawn_pairs():
     huge = y.astype(np.int64) * 2**40 - 2**62  # spans more than int32
     other = comparative_separation_test(huge, s, sensitive_features=g, pairs=pairs)
     pd.testing.assert_frame_equal(base.frame, other.frame)
+    # unsigned labels and scores (a difference would wrap around), non-integer
+    # labels (not packed with the groups), many groups (wider pair codes)
+    rank = np.unique(s, return_inverse=True)[1]
+    ranked = comparative_separation_test(y, rank, sensitive_features=g, pairs=pairs)
+    for labels, scores in (
+        (y.astype(np.uint8), rank.astype(np.uint16)),
+        (y * 0.37 + 0.05, rank.astype(np.uint64)),
+    ):
+        other = comparative_separation_test(
+            labels, scores, sensitive_features=g, pairs=pairs
+        )
+        pd.testing.assert_frame_equal(ranked.frame, other.frame)
+    many = np.arange(y.shape[0]) % 12
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
+        wide = comparative_separation_test(y, s, sensitive_features=many, pairs=pairs)
+    table, _, _, _ = _reference(
+        y.tolist(), s.tolist(), many.tolist(), pairs, "incorrect"
+    )
+    for (a, b), (count, correct) in table.items():
+        assert wide.table.loc[(a, b), "n"] == count
+        assert wide.table.loc[(a, b), "correct"] == correct
     with pytest.raises(ValueError, match="none of the n_pairs=1 drawn pairs"):
         comparative_separation_test(
             [0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
