@@ -2,7 +2,7 @@
 
 from sklearn.exceptions import UndefinedMetricWarning
 
-__all__ = ["UndefinedGroupMetricWarning"]
+__all__ = ["DyadicDataWarning", "UndefinedGroupMetricWarning"]
 
 
 class UndefinedGroupMetricWarning(UndefinedMetricWarning):
@@ -20,5 +20,25 @@ class UndefinedGroupMetricWarning(UndefinedMetricWarning):
     ...     warnings.simplefilter("always")
     ...     _ = compute_metric("tpr", [0, 0, 1, 1], zero_division="warn")
     >>> issubclass(w[0].category, UndefinedGroupMetricWarning)
+    True
+    """
+
+
+class DyadicDataWarning(UserWarning):
+    """Warning about the data behind a dyadic (user-item) metric.
+
+    Raised when entity means are taken from the evaluated ratings instead of
+    training ratings, and when rows whose user or item has no training rating are
+    dropped.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn_smallfair.dyadic import eauc_score
+    >>> from sklearn_smallfair.exceptions import DyadicDataWarning
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     _ = eauc_score([1, 5, 3], [2, 4, 3], users=[0, 0, 1], items=[0, 1, 1])
+    >>> issubclass(w[0].category, DyadicDataWarning)
     True
     """

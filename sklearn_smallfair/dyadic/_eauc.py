@@ -1,0 +1,703 @@
+"""Eccentricity, the eccentricity curve, EAUC and the D_KS non-uniformity.
+
+The eccentricity of a rating ``r`` of user ``u`` for item ``i`` is its distance
+from the pair's average, ``Ecc = |r - (mean_u + mean_i) / 2|``, with the means of
+the training ratings. A model that pulls its predictions toward the pair's
+average has errors that grow with the eccentricity; the area under the curve of
+error against eccentricity, divided by a power of the rating range, is the EAUC
+(lower is better; 0 for perfect predictions).
+"""
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._validation import format_label
+from ..exceptions import DyadicDataWarning
+from ._means import (
+    EntityMeans,
+    _check_dyads,
+    _check_ratings,
+    _Codes,
+    _entity_means,
+)
+
+__all__ = [
+    "EccentricityCurve",
+    "dks_nonuniformity",
+    "eauc_score",
+    "eccentricity",
+    "eccentricity_curve",
+]
+
+ERRORS = ("absolute", "squared")
+TAILS = ("both", "upper", "lower")
+METHODS = ("ordered", "grouped", "bins")
+UNKNOWN = ("drop", "error", "global_mean")
+# D_KS uses per-entity histograms over the distinct ratings up to this many cells
+# (or 4 per rating), and a sort of the ratings within entity beyond
+_KS_HISTOGRAM_CELLS = 1 << 20
+
+
+def _check_choice(value, name, options):
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(
+            f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}."
+        )
+    return value
+
+
+def _check_n_bins(n_bins):
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)):
+        raise TypeError(f"n_bins must be an integer >= 1, got {n_bins!r}.")
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be >= 1, got {n_bins}.")
+    return int(n_bins)
+
+
+# =====================================================================================
+# Training means and pair averages
+# =====================================================================================
+def _resolve_means(y, u, i, train_ratings, train_users, train_items, means):
+    """The :class:`EntityMeans` to use, from training data when given."""
+    train = (train_ratings, train_users, train_items)
+    if any(v is not None for v in train):
+        if means is not None:
+            raise ValueError(
+                "pass either means (an EntityMeans) or the training ratings "
+                "(train_ratings, train_users, train_items), not both."
+            )
+        if any(v is None for v in train):
+            raise ValueError(
+                "train_ratings, train_users and train_items go together: pass all "
+                "three (the training ratings and the user and item of each)."
+            )
+        r, tu, ti = _check_dyads(*train, ratings_name="train_ratings", prefix="train_")
+        return _entity_means(r, tu, ti)
+    if means is not None:
+        if not isinstance(means, EntityMeans):
+            raise TypeError(
+                f"means must be an EntityMeans (from entity_means(...) or a fitted "
+                f"dyadic estimator's entity_means_), got {type(means).__name__}."
+            )
+        return means
+    warnings.warn(
+        "no training ratings given, so the user and item means come from the "
+        "evaluated ratings themselves; pass train_ratings, train_users and "
+        "train_items (or means=) for the published protocol.",
+        DyadicDataWarning,
+        stacklevel=3,
+    )
+    return _entity_means(y, u, i)
+
+
+def _pair_average(means, u, i, unknown):
+    """``(average, keep)``: ``(mean_u + mean_i) / 2`` and the rows kept.
+
+    ``keep`` is None when every row is kept; with ``unknown="drop"`` it masks the
+    rows whose user or item has no training rating.
+    """
+    uc, ic = means._codes(u, i)
+    um, im = means._means_of_codes(uc, ic)
+    missing_u, missing_i = np.isnan(um), np.isnan(im)
+    missing = missing_u | missing_i
+    keep = None
+    if missing.any():
+        if unknown == "global_mean":
+            um[missing_u] = means.global_mean
+            im[missing_i] = means.global_mean
+        elif unknown == "error":
+            parts = []
+            for name, ids, miss in (("user", u, missing_u), ("item", i, missing_i)):
+                if miss.any():
+                    parts.append(
+                        f"{int(miss.sum())} row(s) with a {name} without training "
+                        f"ratings (first: {format_label(ids[np.argmax(miss)])})"
+                    )
+            raise ValueError(
+                f"{'; '.join(parts)}. Pass unknown='drop' to leave those rows out "
+                f"or unknown='global_mean' to use the global training mean."
+            )
+        else:
+            keep = ~missing
+    avg = um + im
+    avg *= 0.5
+    return avg, keep
+
+
+# =====================================================================================
+# Eccentricity
+# =====================================================================================
+def eccentricity(
+    y_true,
+    *,
+    users,
+    items,
+    train_ratings=None,
+    train_users=None,
+    train_items=None,
+    means=None,
+    signed=False,
+    unknown="nan",
+):
+    """Eccentricity of each rating: its distance from the pair's average.
+
+    ``Ecc = |r - (mean_u + mean_i) / 2|``, where ``mean_u`` and ``mean_i`` are the
+    mean training ratings of the rating's user and item.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_ratings,)
+        The ratings.
+    users, items : array-like of shape (n_ratings,)
+        The user and the item of each rating (any hashable ids).
+    train_ratings, train_users, train_items : array-like, default=None
+        Training ratings with their users and items; the means come from them.
+        Without them (and without ``means``) the means come from ``y_true``
+        itself, with a :class:`~sklearn_smallfair.exceptions.DyadicDataWarning`.
+    means : EntityMeans, default=None
+        Precomputed training means (:func:`entity_means`, or a fitted dyadic
+        estimator's ``entity_means_``), instead of the training ratings.
+    signed : bool, default=False
+        Return ``r - (mean_u + mean_i) / 2`` (positive above the pair's
+        average) instead of its absolute value.
+    unknown : {"nan", "error", "global_mean"}, default="nan"
+        Rows whose user or item has no training rating: NaN (with a
+        :class:`~sklearn_smallfair.exceptions.DyadicDataWarning` giving their
+        number), an error, or the global training mean in place of the missing
+        entity mean.
+
+    Returns
+    -------
+    ndarray of shape (n_ratings,)
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.dyadic import eccentricity
+    >>> eccentricity([5, 1], users=[0, 1], items=[0, 0],
+    ...              train_ratings=[4, 2, 3, 3], train_users=[0, 0, 1, 1],
+    ...              train_items=[0, 1, 0, 1])
+    array([1.75, 2.25])
+    """
+    unknown = _check_choice(unknown, "unknown", ("nan", "error", "global_mean"))
+    y, u, i = _check_dyads(y_true, users, items, "y_true")
+    m = _resolve_means(y, u, i, train_ratings, train_users, train_items, means)
+    avg, keep = _pair_average(m, u, i, "drop" if unknown == "nan" else unknown)
+    d = y - avg
+    if keep is not None:
+        warnings.warn(
+            f"{int((~keep).sum())} of {y.shape[0]} rating(s) have a user or item "
+            f"without training ratings; their eccentricity is NaN.",
+            DyadicDataWarning,
+            stacklevel=2,
+        )
+    return d if signed else np.abs(d)
+
+
+# =====================================================================================
+# Curves and areas
+# =====================================================================================
+def _trapezoid(y, x):
+    """Trapezoid area of ``y`` over increasing ``x`` (0 for fewer than 2 points)."""
+    if x.shape[0] < 2:
+        return 0.0
+    return float(np.sum(np.diff(x) * (y[1:] + y[:-1])) / 2.0)
+
+
+def _ecc_order(ecc):
+    """A permutation sorting ``ecc`` (finite, >= 0) ascending, ties by position.
+
+    Sorting values is several times faster than an argsort, so the row index is
+    packed into the low bits of each eccentricity's bit pattern (non-negative
+    doubles order like their bits as unsigned integers), the keys are sorted, and
+    the indices read back. Eccentricities equal in all but those low bits could
+    come out of order: that is checked, and then an exact argsort is used.
+    """
+    n = ecc.shape[0]
+    bits = max(1, (n - 1).bit_length())
+    if n < 2 or bits > 32:
+        return np.argsort(ecc, kind="stable")
+    key = ecc.view(np.uint64) >> np.uint64(bits)
+    key <<= np.uint64(bits)
+    key |= np.arange(n, dtype=np.uint64)
+    key.sort()
+    order = (key & np.uint64((1 << bits) - 1)).astype(np.intp)
+    del key
+    e = ecc[order]
+    if (e[1:] < e[:-1]).any():  # eccentricities equal in all but the low bits
+        return np.argsort(ecc, kind="stable")
+    return order
+
+
+def _groups(e):
+    """Start of each run of equal values in sorted ``e``."""
+    change = np.flatnonzero(e[1:] != e[:-1]) + 1
+    return np.concatenate(([0], change))
+
+
+def _ordered_area(ecc, err):
+    """Area of the per-row curve sorted by (eccentricity, error), via group ends.
+
+    Rows with equal eccentricity add nothing between them; between two distinct
+    eccentricities the curve goes from the larger group's largest error to the
+    next group's smallest error (the order of a sort by eccentricity then error),
+    so only each group's extreme errors are needed.
+    """
+    order = _ecc_order(ecc)
+    e, y = ecc[order], err[order]
+    starts = _groups(e)
+    if starts.shape[0] == e.shape[0]:  # no ties
+        return _trapezoid(y, e)
+    v = e[starts]
+    hi = np.maximum.reduceat(y, starts)
+    lo = np.minimum.reduceat(y, starts)
+    return float(np.sum(np.diff(v) * (hi[:-1] + lo[1:])) / 2.0)
+
+
+def _grouped_curve(ecc, err):
+    order = _ecc_order(ecc)
+    e, y = ecc[order], err[order]
+    starts = _groups(e)
+    counts = np.diff(np.append(starts, e.shape[0]))
+    return e[starts], np.add.reduceat(y, starts) / counts
+
+
+def _binned_curve(ecc, err, n_bins):
+    top = float(ecc.max())
+    if top == 0.0:
+        return np.zeros(1), np.array([err.mean()])
+    b = np.minimum((ecc * (n_bins / top)).astype(np.intp), n_bins - 1)
+    count = np.bincount(b, minlength=n_bins)
+    x = np.bincount(b, weights=ecc, minlength=n_bins)
+    y = np.bincount(b, weights=err, minlength=n_bins)
+    used = count > 0
+    return x[used] / count[used], y[used] / count[used]
+
+
+@dataclass(frozen=True, eq=False)
+class EccentricityCurve:
+    """Error against eccentricity, with its normalized area (EAUC).
+
+    Returned by :func:`eccentricity_curve`; plotted by
+    :class:`EccentricityDisplay`.
+
+    Attributes
+    ----------
+    eccentricity : ndarray of shape (n_points,)
+        The curve's x values, increasing (one per row for ``"ordered"``).
+    error : ndarray of shape (n_points,)
+        The curve's y values: absolute or squared errors, or their means per
+        distinct eccentricity or per bin.
+    eauc : float
+        Trapezoid area under the curve divided by ``normalizer``.
+    normalizer : float
+        ``(max r - min r)^2`` of the evaluated ratings for absolute errors,
+        ``(max r - min r)^3`` for squared errors.
+    error_kind, tail, method : str
+        The options used.
+    n_rows : int
+        Rows on the curve.
+    n_dropped : int
+        Rows dropped because their user or item has no training rating.
+    """
+
+    eccentricity: np.ndarray
+    error: np.ndarray
+    eauc: float
+    normalizer: float
+    error_kind: str
+    tail: str
+    method: str
+    n_rows: int
+    n_dropped: int
+
+    def __repr__(self):
+        return (
+            f"EccentricityCurve(eauc={self.eauc:.6g}, method={self.method!r}, "
+            f"error_kind={self.error_kind!r}, tail={self.tail!r}, "
+            f"n_points={self.eccentricity.shape[0]}, n_rows={self.n_rows}, "
+            f"n_dropped={self.n_dropped})"
+        )
+
+    def to_frame(self):
+        """The curve's points as a DataFrame with ``eccentricity`` and ``error``."""
+        return pd.DataFrame({"eccentricity": self.eccentricity, "error": self.error})
+
+
+def _prepare(
+    y_true, y_pred, users, items, train, means, error, tail, method, n_bins, unknown
+):
+    """Checked inputs to ``(ecc, err, normalizer, n_dropped)``."""
+    error = _check_choice(error, "error", ERRORS)
+    tail = _check_choice(tail, "tail", TAILS)
+    method = _check_choice(method, "method", METHODS)
+    unknown = _check_choice(unknown, "unknown", UNKNOWN)
+    n_bins = _check_n_bins(n_bins)
+    y, u, i = _check_dyads(y_true, users, items, "y_true")
+    p = _check_ratings(y_pred, "y_pred")
+    if p.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"y_true and y_pred have inconsistent lengths ({y.shape[0]} and "
+            f"{p.shape[0]}); pass one prediction per rating."
+        )
+    m = _resolve_means(y, u, i, *train, means)
+    avg, keep = _pair_average(m, u, i, unknown)
+    n_dropped = 0
+    if keep is not None:
+        n_dropped = int(y.shape[0] - np.count_nonzero(keep))
+        if n_dropped == y.shape[0]:
+            raise ValueError(
+                f"no row is left: all {n_dropped} rows have a user or item without "
+                f"training ratings. Check that users and items use the training "
+                f"ids, or pass unknown='global_mean'."
+            )
+        warnings.warn(
+            f"{n_dropped} of {y.shape[0]} rating(s) dropped: their user or item has "
+            f"no training rating (pass unknown='global_mean' to keep them).",
+            DyadicDataWarning,
+            stacklevel=3,
+        )
+        y, p, avg = y[keep], p[keep], avg[keep]
+    lo, hi = float(y.min()), float(y.max())
+    if hi == lo:
+        raise ValueError(
+            f"the evaluated ratings are all equal ({lo:g}), so the rating range "
+            f"that normalizes EAUC is zero; evaluate on ratings with at least two "
+            f"distinct values."
+        )
+    d = y - avg
+    err = p - y
+    if error == "absolute":
+        np.abs(err, out=err)
+        normalizer = (hi - lo) ** 2
+    else:
+        err *= err
+        normalizer = (hi - lo) ** 3
+    if tail == "both":
+        ecc = np.abs(d, out=d)
+    else:
+        side = d >= 0 if tail == "upper" else d <= 0
+        if not side.any():
+            where = "above" if tail == "upper" else "below"
+            raise ValueError(
+                f"no rating is {where} its pair's average, so the {tail!r} tail is "
+                f"empty; use tail='both'."
+            )
+        ecc, err = np.abs(d[side]), err[side]
+    return ecc, err, normalizer, n_dropped, error, tail, method, n_bins
+
+
+def eccentricity_curve(
+    y_true,
+    y_pred,
+    *,
+    users,
+    items,
+    train_ratings=None,
+    train_users=None,
+    train_items=None,
+    means=None,
+    error="absolute",
+    tail="both",
+    method="ordered",
+    n_bins=20,
+    unknown="drop",
+):
+    """Error against eccentricity, and the normalized area under it (EAUC).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_ratings,)
+        True ratings.
+    y_pred : array-like of shape (n_ratings,)
+        Predicted ratings.
+    users, items : array-like of shape (n_ratings,)
+        The user and the item of each rating (any hashable ids).
+    train_ratings, train_users, train_items : array-like, default=None
+        Training ratings with their users and items: the per-entity means come
+        from them (the published protocol). Without them (and without
+        ``means``) the means come from ``y_true``, with a
+        :class:`~sklearn_smallfair.exceptions.DyadicDataWarning`.
+    means : EntityMeans, default=None
+        Precomputed training means instead of the training ratings.
+    error : {"absolute", "squared"}, default="absolute"
+        ``|r - r_hat|`` or ``(r - r_hat)^2``.
+    tail : {"both", "upper", "lower"}, default="both"
+        Two-tailed eccentricity ``|r - avg|`` over all rows, or one tail: only
+        the ratings at or above (``"upper"``) or at or below (``"lower"``) their
+        pair's average, with eccentricity their distance from it.
+    method : {"ordered", "grouped", "bins"}, default="ordered"
+        The curve: one point per row sorted by eccentricity (ties in
+        eccentricity sorted by error, so the curve does not depend on the row
+        order); the mean error per distinct eccentricity; or the mean error and
+        mean eccentricity in ``n_bins`` equal-width bins over ``[0, max Ecc]``
+        (empty bins left out).
+    n_bins : int, default=20
+        Number of bins for ``method="bins"``.
+    unknown : {"drop", "error", "global_mean"}, default="drop"
+        Rows whose user or item has no training rating: dropped (their number is
+        ``n_dropped``, and a warning says it), an error, or kept with the global
+        training mean in place of the missing entity mean.
+
+    Returns
+    -------
+    EccentricityCurve
+        The points, the EAUC and the number of rows used and dropped.
+
+    See Also
+    --------
+    eauc_score : The EAUC alone, without building the curve's points.
+    EccentricityDisplay : Plot of the curve.
+
+    Notes
+    -----
+    The EAUC is the trapezoid area under the curve divided by ``(max r - min
+    r)^2`` of the evaluated ratings for absolute errors (``^3`` for squared
+    errors), so it does not change when all ratings and predictions are shifted
+    or scaled by the same positive factor.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.dyadic import eccentricity_curve
+    >>> curve = eccentricity_curve(
+    ...     [5, 1, 3, 4], [4, 2, 3, 4], users=[0, 1, 0, 1], items=[0, 0, 1, 1],
+    ...     train_ratings=[4, 2, 3, 3], train_users=[0, 0, 1, 1],
+    ...     train_items=[0, 1, 0, 1])
+    >>> curve.to_frame()
+       eccentricity  error
+    0          0.25    0.0
+    1          1.25    0.0
+    2          1.75    1.0
+    3          2.25    1.0
+    >>> curve.eauc
+    0.046875
+    """
+    ecc, err, normalizer, n_dropped, error, tail, method, n_bins = _prepare(
+        y_true,
+        y_pred,
+        users,
+        items,
+        (train_ratings, train_users, train_items),
+        means,
+        error,
+        tail,
+        method,
+        n_bins,
+        unknown,
+    )
+    if method == "ordered":
+        order = np.lexsort((err, ecc))
+        x, y = ecc[order], err[order]
+    elif method == "grouped":
+        x, y = _grouped_curve(ecc, err)
+    else:
+        x, y = _binned_curve(ecc, err, n_bins)
+    return EccentricityCurve(
+        eccentricity=x,
+        error=y,
+        eauc=_trapezoid(y, x) / normalizer,
+        normalizer=normalizer,
+        error_kind=error,
+        tail=tail,
+        method=method,
+        n_rows=int(ecc.shape[0]),
+        n_dropped=n_dropped,
+    )
+
+
+def eauc_score(
+    y_true,
+    y_pred,
+    *,
+    users,
+    items,
+    train_ratings=None,
+    train_users=None,
+    train_items=None,
+    means=None,
+    error="absolute",
+    tail="both",
+    method="ordered",
+    n_bins=20,
+    unknown="drop",
+):
+    """Eccentricity area under the curve (EAUC) of dyadic predictions.
+
+    The area under the curve of the error against the eccentricity ``|r -
+    (mean_u + mean_i) / 2|`` of each rating, divided by the squared rating range.
+    A model that predicts close to the pair's average and misses eccentric
+    ratings has a large EAUC even when its RMSE is small. Lower is better; perfect
+    predictions score 0.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_ratings,)
+        True ratings.
+    y_pred : array-like of shape (n_ratings,)
+        Predicted ratings.
+    users, items : array-like of shape (n_ratings,)
+        The user and the item of each rating (any hashable ids).
+    train_ratings, train_users, train_items : array-like, default=None
+        Training ratings with their users and items, for the per-entity means
+        (the published protocol). Without them (and without ``means``) the means
+        come from ``y_true``, with a
+        :class:`~sklearn_smallfair.exceptions.DyadicDataWarning`.
+    means : EntityMeans, default=None
+        Precomputed training means (:func:`entity_means`, or a fitted dyadic
+        estimator's ``entity_means_``) instead of the training ratings.
+    error : {"absolute", "squared"}, default="absolute"
+        ``|r - r_hat|`` or ``(r - r_hat)^2``; squared errors are divided by the
+        cubed rating range.
+    tail : {"both", "upper", "lower"}, default="both"
+        Two-tailed eccentricity, or only the ratings above or below their pair's
+        average (see :func:`eccentricity_curve`).
+    method : {"ordered", "grouped", "bins"}, default="ordered"
+        The curve whose area is taken (see :func:`eccentricity_curve`).
+    n_bins : int, default=20
+        Number of bins for ``method="bins"``.
+    unknown : {"drop", "error", "global_mean"}, default="drop"
+        Rows whose user or item has no training rating: dropped with a
+        :class:`~sklearn_smallfair.exceptions.DyadicDataWarning` giving their
+        number (``eccentricity_curve(...).n_dropped``), an error, or kept with
+        the global training mean.
+
+    Returns
+    -------
+    float
+        The EAUC, ``>= 0``.
+
+    See Also
+    --------
+    eccentricity_curve : The curve's points, the EAUC and the rows dropped.
+    make_eauc_scorer : EAUC as a scorer for model selection.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.dyadic import eauc_score
+    >>> train = dict(train_ratings=[4, 2, 3, 3], train_users=[0, 0, 1, 1],
+    ...              train_items=[0, 1, 0, 1])
+    >>> y, users, items = [5, 1, 3, 4], [0, 1, 0, 1], [0, 0, 1, 1]
+    >>> eauc_score(y, [4, 2, 3, 4], users=users, items=items, **train)
+    0.046875
+    >>> eauc_score(y, y, users=users, items=items, **train)
+    0.0
+    """
+    ecc, err, normalizer, *_, method, n_bins = _prepare(
+        y_true,
+        y_pred,
+        users,
+        items,
+        (train_ratings, train_users, train_items),
+        means,
+        error,
+        tail,
+        method,
+        n_bins,
+        unknown,
+    )
+    if method == "ordered":
+        area = _ordered_area(ecc, err)
+    elif method == "grouped":
+        area = _trapezoid(*_grouped_curve(ecc, err)[::-1])
+    else:
+        area = _trapezoid(*_binned_curve(ecc, err, n_bins)[::-1])
+    return area / normalizer
+
+
+# =====================================================================================
+# D_KS
+# =====================================================================================
+def _ks_by_entity(codes, size, levels, cdf, n):
+    """One-sample KS statistic against ``cdf`` of each entity's ratings.
+
+    ``codes`` are entity codes in ``0..size-1``, ``levels`` the rank of each
+    rating among the ``L`` distinct values and ``cdf`` the uniform CDF at those
+    values. The empirical CDF jumps only at the distinct values, so the supremum
+    is at a jump: ``max(F_n(v) - F(v), F(v) - F_n(v-))``. With few distinct values
+    the per-entity histogram over them gives it; otherwise the ratings are sorted
+    within entity (one integer sort) and each row's rank gives it.
+    """
+    L = cdf.shape[0]
+    if size * L <= max(4 * n, _KS_HISTOGRAM_CELLS):
+        hist = np.bincount(codes * L + levels, minlength=size * L).reshape(size, L)
+        cum = np.cumsum(hist, axis=1, dtype=np.float64)
+        count = cum[:, -1]
+        seen = count > 0
+        cum = cum[seen] / count[seen, None]
+        before = np.concatenate([np.zeros((cum.shape[0], 1)), cum[:, :-1]], axis=1)
+        above = np.max(cum - cdf, axis=1)
+        below = np.max(cdf - before, axis=1)
+        return np.maximum(above, below)
+    key = codes.astype(np.int64) * L + levels
+    key.sort()
+    entity, rank = np.divmod(key, L)
+    starts = _groups(entity)
+    count = np.diff(np.append(starts, n))
+    k = np.arange(n) - np.repeat(starts, count)  # position within the entity
+    m = np.repeat(count, count).astype(np.float64)
+    f = cdf[rank]
+    stat = np.maximum((k + 1) / m - f, f - k / m)
+    return np.maximum.reduceat(stat, starts)
+
+
+def dks_nonuniformity(y, *, users, items, return_per_entity=False):
+    """Non-uniformity ``D_KS`` of dyadic ratings.
+
+    The mean, over all users and all items, of the one-sample
+    Kolmogorov-Smirnov statistic of the entity's ratings against the uniform
+    distribution on ``[min y, max y]`` of the whole data. 0 would mean every
+    entity's ratings are spread evenly over the range; values near 1 mean each
+    entity's ratings sit in a narrow part of it, where models that predict from
+    entity averages do well on typical ratings and badly on eccentric ones.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_ratings,)
+        The ratings.
+    users, items : array-like of shape (n_ratings,)
+        The user and the item of each rating (any hashable ids).
+    return_per_entity : bool, default=False
+        Also return the statistic of every user and every item.
+
+    Returns
+    -------
+    dks : float
+        Mean of the per-entity statistics over all users and items together.
+    user_stats, item_stats : pandas.Series
+        Only with ``return_per_entity=True``: the statistic per user and per
+        item, indexed by id.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.dyadic import dks_nonuniformity
+    >>> y = [1, 5, 1, 5, 3, 3]
+    >>> users = [0, 0, 1, 1, 2, 2]
+    >>> items = [0, 1, 0, 1, 0, 1]
+    >>> round(dks_nonuniformity(y, users=users, items=items), 4)
+    0.5667
+    """
+    r, u, i = _check_dyads(y, users, items, "y")
+    lo, hi = float(r.min()), float(r.max())
+    if hi == lo:
+        raise ValueError(
+            f"the ratings are all equal ({lo:g}), so the uniform distribution over "
+            f"their range is undefined; D_KS needs at least two distinct values."
+        )
+    levels, values = pd.factorize(r, sort=True)
+    cdf = (np.asarray(values, dtype=np.float64) - lo) / (hi - lo)
+    n = r.shape[0]
+    stats = []
+    for ids in (u, i):
+        c = _Codes(ids)
+        stats.append((c, _ks_by_entity(c.codes, c.size, levels, cdf, n)))
+    total = sum(float(s.sum()) for _, s in stats)
+    dks = total / sum(s.shape[0] for _, s in stats)
+    if not return_per_entity:
+        return dks
+    out = [dks]
+    for (c, s), name in zip(stats, ("user", "item")):
+        seen = np.bincount(c.codes, minlength=c.size) > 0
+        out.append(pd.Series(s, index=pd.Index(c.labels(seen), name=name), name="ks"))
+    return tuple(out)

@@ -1,0 +1,281 @@
+"""Per-entity mean ratings of dyadic data, and the shared checks of dyadic inputs.
+
+Entity ids (users, items) are any hashable labels. Non-negative integer ids that
+are not much larger than the number of ratings are used directly as positions in
+dense arrays (the common case of MovieLens-style ids); other ids are encoded with
+a hash table. Either way an id maps to one code, and every per-entity quantity is
+a ``bincount`` over the codes.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import check_consistent_length
+
+from .._validation import _as_1d, _check_no_missing
+
+__all__ = ["EntityMeans", "entity_means"]
+
+# integer ids up to this bound (or 4x the number of ratings) are used as positions
+_DENSE_IDS = 1 << 22
+
+
+def _check_ratings(values, name):
+    """A finite 1-D float array."""
+    arr = _as_1d(values, name)
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        if arr.dtype.kind == "O":
+            try:
+                arr = arr.astype(np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"{name} must hold numbers (ratings), got non-numeric values."
+                ) from None
+        else:
+            raise TypeError(f"{name} must hold numbers (ratings), got {arr.dtype}.")
+    arr = np.asarray(arr, dtype=np.float64)
+    _check_no_missing(arr, name)
+    return arr
+
+
+def _check_ids(values, name, n):
+    """A 1-D array of entity ids without missing values, of length ``n``."""
+    arr = _as_1d(values, name)
+    _check_no_missing(arr, name)
+    if arr.shape[0] != n:
+        raise ValueError(
+            f"{name} has {arr.shape[0]} entries but there are {n} ratings; pass "
+            f"one {name[:-1] if name.endswith('s') else name} id per rating."
+        )
+    if arr.dtype.kind == "f":
+        if np.array_equal(arr, np.round(arr)):
+            arr = arr.astype(np.int64)
+    return arr
+
+
+def _check_dyads(ratings, users, items, ratings_name="y", prefix=""):
+    """Checked ``(ratings, users, items)``, all of the same length."""
+    r = _check_ratings(ratings, ratings_name)
+    if r.shape[0] == 0:
+        raise ValueError(f"{ratings_name} is empty; pass at least one rating.")
+    u = _check_ids(users, f"{prefix}users", r.shape[0])
+    i = _check_ids(items, f"{prefix}items", r.shape[0])
+    check_consistent_length(r, u, i)
+    return r, u, i
+
+
+class _Codes:
+    """Dense integer codes of entity ids seen in training.
+
+    ``encode(ids)`` maps ids to ``0..size-1``, and ids not seen to ``-1``.
+    """
+
+    def __init__(self, ids):
+        self.dense = False
+        if ids.dtype.kind in "iu" and ids.shape[0]:
+            lo, hi = int(ids.min()), int(ids.max())
+            if lo >= 0 and hi < max(_DENSE_IDS, 4 * ids.shape[0]):
+                self.dense = True
+                self.size = hi + 1
+                self.codes = ids.astype(np.intp, copy=False)
+                return
+        codes, uniques = pd.factorize(ids)
+        self.index = pd.Index(uniques)
+        self.size = len(uniques)
+        self.codes = codes.astype(np.intp, copy=False)
+
+    def encode(self, ids, seen):
+        """Codes of ``ids``; ``-1`` for ids without a training rating."""
+        if self.dense:
+            if ids.dtype.kind not in "iu":
+                if ids.dtype.kind == "O":  # e.g. mixed ids: look them up one by one
+                    return self._lookup_objects(ids, seen)
+                return np.full(ids.shape[0], -1, dtype=np.intp)
+            codes = ids.astype(np.intp, copy=True)
+            out = (codes < 0) | (codes >= self.size)
+            codes[out] = 0
+            out |= ~seen[codes]
+            codes[out] = -1
+            return codes
+        try:
+            codes = self.index.get_indexer(ids)
+        except TypeError:  # unorderable or unhashable mixes
+            codes = self.index.get_indexer(pd.Index(ids, dtype=object))
+        return codes.astype(np.intp, copy=False)
+
+    def _lookup_objects(self, ids, seen):
+        codes = np.full(ids.shape[0], -1, dtype=np.intp)
+        for k, v in enumerate(ids.tolist()):
+            if isinstance(v, (int, np.integer)) and 0 <= v < self.size and seen[v]:
+                codes[k] = v
+        return codes
+
+    def labels(self, seen):
+        """The ids seen in training, in code order."""
+        if self.dense:
+            return np.flatnonzero(seen)
+        return self.index.to_numpy()
+
+
+@dataclass(frozen=True, eq=False)
+class EntityMeans:
+    """Mean training rating of every user and every item.
+
+    Built by :func:`entity_means` (or by a fitted dyadic estimator, which stores
+    one as ``entity_means_``); used by :func:`eccentricity` and
+    :func:`eauc_score` as the training means of the published protocol.
+
+    Attributes
+    ----------
+    global_mean : float
+        Mean of all training ratings.
+    rating_min, rating_max : float
+        Range of the training ratings.
+    n_ratings : int
+        Number of training ratings.
+    """
+
+    global_mean: float
+    rating_min: float
+    rating_max: float
+    n_ratings: int
+    _users: _Codes = field(repr=False)
+    _items: _Codes = field(repr=False)
+    _user_sum: np.ndarray = field(repr=False)
+    _user_count: np.ndarray = field(repr=False)
+    _item_sum: np.ndarray = field(repr=False)
+    _item_count: np.ndarray = field(repr=False)
+
+    def __repr__(self):
+        return (
+            f"EntityMeans(n_users={self.n_users}, n_items={self.n_items}, "
+            f"n_ratings={self.n_ratings}, global_mean={self.global_mean:.4g})"
+        )
+
+    @property
+    def n_users(self):
+        """Number of users with at least one training rating."""
+        return int(np.count_nonzero(self._user_count))
+
+    @property
+    def n_items(self):
+        """Number of items with at least one training rating."""
+        return int(np.count_nonzero(self._item_count))
+
+    def user_mean(self, users):
+        """Training mean of each user; NaN for users without training ratings.
+
+        Parameters
+        ----------
+        users : array-like of shape (n,)
+            User ids.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        arr = _check_ids(users, "users", len(users))
+        return self._lookup(self._users, self._user_sum, self._user_count, arr)
+
+    def item_mean(self, items):
+        """Training mean of each item; NaN for items without training ratings.
+
+        Parameters
+        ----------
+        items : array-like of shape (n,)
+            Item ids.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        arr = _check_ids(items, "items", len(items))
+        return self._lookup(self._items, self._item_sum, self._item_count, arr)
+
+    @staticmethod
+    def _lookup(codes_of, sums, counts, ids):
+        codes = codes_of.encode(ids, counts > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            means = np.append(sums / counts, np.nan)
+        return means[codes]  # code -1 picks the trailing NaN
+
+    def _codes(self, users, items):
+        """Codes of checked id arrays (``-1`` when unseen)."""
+        return (
+            self._users.encode(users, self._user_count > 0),
+            self._items.encode(items, self._item_count > 0),
+        )
+
+    def _means_of_codes(self, user_codes, item_codes):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            um = np.append(self._user_sum / self._user_count, np.nan)
+            im = np.append(self._item_sum / self._item_count, np.nan)
+        return um[user_codes], im[item_codes]
+
+    @property
+    def user_means(self):
+        """Mean rating per user as a :class:`pandas.Series` indexed by user id."""
+        return self._series(self._users, self._user_sum, self._user_count, "user")
+
+    @property
+    def item_means(self):
+        """Mean rating per item as a :class:`pandas.Series` indexed by item id."""
+        return self._series(self._items, self._item_sum, self._item_count, "item")
+
+    @staticmethod
+    def _series(codes_of, sums, counts, name):
+        seen = counts > 0
+        ids = codes_of.labels(seen)
+        values = sums[seen] / counts[seen] if codes_of.dense else sums / counts
+        return pd.Series(values, index=pd.Index(ids, name=name), name="mean")
+
+
+def entity_means(ratings, *, users, items):
+    """Mean rating of every user and every item.
+
+    Parameters
+    ----------
+    ratings : array-like of shape (n_ratings,)
+        Training ratings (finite numbers).
+    users, items : array-like of shape (n_ratings,)
+        The user and the item of each rating (any hashable ids).
+
+    Returns
+    -------
+    EntityMeans
+        Per-user and per-item means with ``user_mean(ids)`` and
+        ``item_mean(ids)`` lookups (NaN for unseen ids).
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.dyadic import entity_means
+    >>> means = entity_means([5, 3, 4, 1], users=[0, 0, 1, 1],
+    ...                      items=["a", "b", "a", "b"])
+    >>> means.user_mean([0, 1, 7])
+    array([4. , 2.5, nan])
+    >>> means.item_means
+    item
+    a    4.5
+    b    2.0
+    Name: mean, dtype: float64
+    """
+    r, u, i = _check_dyads(ratings, users, items, "ratings")
+    return _entity_means(r, u, i)
+
+
+def _entity_means(r, u, i):
+    """:func:`entity_means` on checked arrays."""
+    users, items = _Codes(u), _Codes(i)
+    return EntityMeans(
+        global_mean=float(r.mean()),
+        rating_min=float(r.min()),
+        rating_max=float(r.max()),
+        n_ratings=int(r.shape[0]),
+        _users=users,
+        _items=items,
+        _user_sum=np.bincount(users.codes, weights=r, minlength=users.size),
+        _user_count=np.bincount(users.codes, minlength=users.size),
+        _item_sum=np.bincount(items.codes, weights=r, minlength=items.size),
+        _item_count=np.bincount(items.codes, minlength=items.size),
+    )
