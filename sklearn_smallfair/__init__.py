@@ -6,11 +6,21 @@ metrics
     Per-group confusion-matrix metrics, undefined-value counts, group scorers.
 smoothing
     Additive and Cross-Prior Smoothing of confusion matrices.
-datasets
-    Embedded published confusion matrices.
 stats
     The MATCH test (is a group's score consistent with the reference at its
-    size?) and multiple-comparison adjustments.
+    size?), separation and comparative separation tests with power analysis,
+    and multiple-comparison adjustments.
+model_selection
+    Group downsampling splitter and the downsampling experiments.
+preprocessing
+    Reweighing sample weights that make the label independent of the group.
+dyadic
+    Eccentricity bias of dyadic (user-item) regression: EAUC, D_KS, dyadic
+    estimators and corrections.
+adaptive
+    Dataset-adaptive normalized score.
+datasets
+    Embedded published confusion matrices, synthetic generators and loaders.
 exceptions
     Warnings such as ``UndefinedGroupMetricWarning``.
 """

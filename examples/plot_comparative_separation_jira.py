@@ -1,0 +1,219 @@
+"""
+==========================================================
+Comparative separation of a story-point regression (Jira)
+==========================================================
+
+Separation is defined for classifiers, but its comparative version needs no
+classes: for a pair of items whose true order is known, is the model's order
+right equally often whatever the groups of the two items? Here the items are
+284 backlog items of the Jira Software project, the label is the story points
+the team gave each item (1 to 20), and the model is a text regression that
+predicts story points from the item's title and description. The groups are
+``is_internal``: ``1`` for items written as user stories, ``0`` for defect and
+other requests.
+
+We fit a ``TfidfVectorizer`` + ``Ridge`` model on the training and validation
+items, predict the 65 test items, and test comparative separation
+(:func:`~sklearn_smallfair.stats.comparative_separation_test`) on all pairs of
+test items and on pairs drawn by
+:func:`~sklearn_smallfair.stats.make_comparative_pairs`. See the user guide,
+:ref:`separation`.
+
+The data file is not shipped with the package: the example looks for it in the
+directory named by the environment variable ``SMALLFAIR_SHARED_DATA``, else in
+``shared/data`` next to the project's checkout, and only prints a message when it
+is absent.
+"""
+
+# %%
+# The data
+# --------
+# ``jirasoftware_filtered.csv`` has one row per item with its ``text`` (title
+# and description), ``storypoint``, ``is_internal`` and ``split_mark`` (train,
+# val or test).
+import os
+from itertools import combinations
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from scipy.stats import spearmanr
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import Ridge
+from sklearn.pipeline import make_pipeline
+
+from sklearn_smallfair.stats import comparative_separation_test, make_comparative_pairs
+
+
+def shared_data_dirs():
+    """Candidate directories of the shared data, most specific first."""
+    env = os.environ.get("SMALLFAIR_SHARED_DATA")
+    if env:  # an explicit directory: look nowhere else
+        return [Path(env)]
+    try:
+        roots = [Path(__file__).resolve().parents[1]]  # the checkout
+    except NameError:  # run without a file (e.g. pasted in a console)
+        roots = []
+    cwd = Path.cwd().resolve()
+    roots += [cwd, cwd.parent]  # cwd: the checkout or its examples/ folder
+    return [root.parent / "shared" / "data" for root in roots]
+
+
+def find_data_file(name):
+    """Path of a shared data file, or None when it is absent."""
+    for directory in shared_data_dirs():
+        if (directory / name).is_file():
+            return directory / name
+    return None
+
+
+path = find_data_file("jirasoftware_filtered.csv")
+if path is None:
+    items = None
+    print(
+        "jirasoftware_filtered.csv not found (set SMALLFAIR_SHARED_DATA to the "
+        "directory holding it): nothing to run."
+    )
+else:
+    items = pd.read_csv(path)
+    print(
+        items.groupby(["split_mark", "is_internal"])["storypoint"]
+        .agg(["size", "mean", "median"])
+        .round(2)
+        .to_string()
+    )
+
+# %%
+# The model
+# ---------
+# TF-IDF features of the text and a ridge regression, fitted on the training
+# and validation items together (219 items); the predictions of the 65 test
+# items are the scores.
+if items is not None:
+    train = items[items["split_mark"] != "test"]
+    test = items[items["split_mark"] == "test"].reset_index(drop=True)
+    model = make_pipeline(TfidfVectorizer(), Ridge(alpha=1.0))
+    model.fit(train["text"], train["storypoint"])
+    y = test["storypoint"].to_numpy()
+    score = model.predict(test["text"])
+    groups = test["is_internal"].to_numpy()
+    rho = spearmanr(y, score).statistic
+    print(
+        f"test items: {len(y)}; mean absolute error {np.abs(score - y).mean():.2f} "
+        f"story points; Spearman correlation {rho:.3f}"
+    )
+
+# %%
+# All pairs of the test items
+# ---------------------------
+# The 65 test items form 2,080 pairs; those with equal story points carry no
+# order and are dropped. Each remaining pair falls in one of the four cells
+# ``(higher, lower)``: the groups of the item with more and with fewer story
+# points. ``TPR(a, b)`` is the fraction of the pairs of cell ``(a, b)`` that the
+# model orders correctly (a predicted tie counts as incorrect).
+#
+# Pairs that share an item are not independent; the test's default
+# ``variance="clustered"`` accounts for it.
+if items is not None:
+    all_pairs = np.array(list(combinations(range(len(y)), 2)))
+    res_all = comparative_separation_test(
+        y, score, sensitive_features=groups, pairs=all_pairs
+    )
+    print(res_all.table.round(3).to_string())
+    print()
+    print("K x K comparative TPR (rows: group of the higher item):")
+    print(res_all.tpr_matrix.round(3).to_string())
+    print()
+    print(res_all)
+
+# %%
+# Randomly drawn pairs
+# --------------------
+# When every comparison has to be judged by a person, one cannot afford all
+# pairs. :func:`~sklearn_smallfair.stats.make_comparative_pairs` draws ``2 n =
+# 130`` pairs with replacement and drops the tied ones.
+if items is not None:
+    drawn = make_comparative_pairs(y, random_state=0)
+    res_drawn = comparative_separation_test(
+        y, score, sensitive_features=groups, pairs=drawn
+    )
+    print(res_drawn.table.round(3).to_string())
+    print()
+    print(res_drawn)
+
+# %%
+# The comparative TPR tables
+# --------------------------
+# Each cell shows ``TPR(a, b)`` and the counts ``correct / n``.
+if items is None:
+    fig, ax = plt.subplots(figsize=(7, 3), layout="constrained")
+    ax.text(
+        0.5,
+        0.5,
+        "Jira story-point data not available:\n"
+        "set SMALLFAIR_SHARED_DATA to the directory holding it",
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+    )
+    ax.set_axis_off()
+else:
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
+    for ax, res, title in zip(
+        axes,
+        (res_all, res_drawn),
+        (
+            f"all pairs ({res_all.n_pairs} usable)",
+            f"{drawn.shape[0]} drawn pairs",
+        ),
+    ):
+        tpr = res.tpr_matrix
+        image = ax.imshow(tpr.to_numpy(), vmin=0, vmax=1, cmap="RdYlBu")
+        for (hi, lo), row in res.table.iterrows():
+            r, c = tpr.index.get_loc(hi), tpr.columns.get_loc(lo)
+            ax.text(
+                c,
+                r,
+                f"{row['tpr']:.2f}\n{row['correct']:g} / {row['n']:g}",
+                ha="center",
+                va="center",
+            )
+        labels = ["0 (request)", "1 (user story)"]
+        ax.set_xticks(range(2), labels)
+        ax.set_yticks(range(2), labels)
+        ax.set_xlabel("group of the lower item")
+        ax.set_ylabel("group of the higher item")
+        ax.set_title(
+            f"{title}\np cross = {res.pvalue_cross:.2f}, "
+            f"p within = {res.pvalue_within:.2f}",
+            fontsize=10,
+        )
+    fig.colorbar(image, ax=axes, label="comparative TPR", shrink=0.8)
+
+out = os.environ.get("SMALLFAIR_EXAMPLE_SAVEFIG")
+if out:
+    fig.savefig(out, dpi=120)
+else:
+    plt.show()
+
+# %%
+# Reading the results
+# -------------------
+# * The model is weak: a mean absolute error of 1.88 story points and a
+#   Spearman correlation of 0.20 with the true points on the test items. It
+#   orders 53 % to 61 % of the pairs correctly, little better than the 50 % of a
+#   random order.
+# * On all pairs, the pairs whose higher item is a user story are ordered
+#   correctly a little more often (``TPR(1, 1) = 0.61`` against ``TPR(0, 0) =
+#   0.53`` within the groups, ``TPR(1, 0) = 0.61`` against ``TPR(0, 1) = 0.54``
+#   across them), but neither gap is significant (p = 0.40 and 0.62): no
+#   violation of comparative separation is detected.
+# * 1,703 pairs do not make 1,703 independent observations: they are built from
+#   65 items, each in about 50 pairs. The clustered standard errors (0.06 to
+#   0.09) are three to four times those of independent pairs
+#   (``sqrt(0.25 / 536) = 0.02`` for the largest cell), and it is the number of
+#   items, not of pairs, that limits what can be detected here.
+# * The 101 drawn pairs give the same verdict with much noisier cells (14 to 35
+#   pairs each): ``TPR(1, 0)`` is 0.38 (12 of 32) there, against 0.61 on all
+#   pairs.

@@ -1,0 +1,108 @@
+"""Reweighing sample weights (Kamiran and Calders)."""
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import check_consistent_length
+
+from .._validation import _as_1d, _check_no_missing, check_sensitive_features
+
+__all__ = ["reweighing_weights"]
+
+
+def reweighing_weights(y, *, sensitive_features):
+    """Reweighing sample weights that make the label independent of the group.
+
+    Each sample of group ``a`` with label ``y`` gets the weight
+
+    .. math::
+
+        w(a, y) = \\frac{|A = a| \\, |Y = y|}{N \\, |A = a, Y = y|},
+
+    the count expected in the cell ``(a, y)`` if ``A`` and ``Y`` were independent
+    divided by the count observed in it (Kamiran and Calders, 2012). After
+    weighting, the weighted joint distribution of ``(A, Y)`` is the product of its
+    marginals, the weighted marginals of ``A`` and of ``Y`` are the unweighted
+    ones, and the weights sum to ``N``. Pass them as ``sample_weight`` to the
+    ``fit`` of an estimator to train it on data in which the label does not depend
+    on the group.
+
+    Any number of groups and of label values is accepted (binary labels are the
+    usual case). A cell ``(a, y)`` without samples gets no weight, as there is no
+    sample in it; the other weights are unchanged.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Labels (any hashable values: numbers, booleans or strings).
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
+        Group label of each sample. Several columns define intersectional groups.
+
+    Returns
+    -------
+    sample_weight : ndarray of float64, shape (n_samples,)
+        The weight ``w(a, y)`` of each sample; positive, summing to ``n_samples``.
+
+    References
+    ----------
+    F. Kamiran and T. Calders, "Data preprocessing techniques for classification
+    without discrimination", Knowledge and Information Systems 33(1), 1-33, 2012.
+
+    Examples
+    --------
+    Group ``"a"`` has 3 positives out of 4 samples, group ``"b"`` 1 out of 4;
+    reweighing up-weights the under-represented cells ``(a, 0)`` and ``(b, 1)``:
+
+    >>> from sklearn_smallfair.preprocessing import reweighing_weights
+    >>> y = [1, 1, 1, 0, 1, 0, 0, 0]
+    >>> groups = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> w = reweighing_weights(y, sensitive_features=groups)
+    >>> w
+    array([0.66666667, 0.66666667, 0.66666667, 2.        , 2.        ,
+           0.66666667, 0.66666667, 0.66666667])
+    >>> float(w.sum())
+    8.0
+
+    The weighted positive rate is now the same in both groups:
+
+    >>> import numpy as np
+    >>> pos, a = np.array(y) == 1, np.array(groups) == "a"
+    >>> rate_a = w[pos & a].sum() / w[a].sum()
+    >>> rate_b = w[pos & ~a].sum() / w[~a].sum()
+    >>> round(float(rate_a), 6), round(float(rate_b), 6)
+    (0.5, 0.5)
+    """
+    labels = _as_1d(y, "y")
+    if not isinstance(sensitive_features, (str, bytes)) and np.ndim(sensitive_features):
+        try:
+            check_consistent_length(labels, sensitive_features)
+        except ValueError:
+            raise ValueError(
+                f"y and sensitive_features have inconsistent lengths "
+                f"({labels.shape[0]} and {len(sensitive_features)}); pass one group "
+                f"label per sample."
+            ) from None
+    n = labels.shape[0]
+    if n == 0:
+        raise ValueError("y is empty; at least one sample is needed.")
+    _check_no_missing(labels, "y")
+    _, group_codes, _ = check_sensitive_features(sensitive_features, n)
+    _, label_codes = _factorize(labels)
+    n_groups = int(group_codes.max()) + 1
+    n_labels = int(label_codes.max()) + 1
+    cell = group_codes * n_labels + label_codes
+    joint = np.bincount(cell, minlength=n_groups * n_labels).reshape(n_groups, n_labels)
+    expected = np.outer(joint.sum(axis=1), joint.sum(axis=0)) / n
+    # every sample's cell is non-empty, so the division below is always defined;
+    # empty cells (joint == 0) are never looked up
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weights = np.where(joint > 0, expected / joint, 0.0)
+    return weights.ravel()[cell].astype(np.float64, copy=False)
+
+
+def _factorize(values):
+    """Distinct values and the code of each value (hash-based)."""
+    try:
+        codes, uniques = pd.factorize(values, sort=True)
+    except TypeError:  # mixed types that cannot be sorted
+        codes, uniques = pd.factorize(values)
+    return np.asarray(uniques), np.asarray(codes, dtype=np.int64)
