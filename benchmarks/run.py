@@ -4,8 +4,8 @@ Usage (from the repository root or from ``benchmarks/``)::
 
     python benchmarks/run.py [--quick] [--only NAME] [--json PATH]
 
-``NAME`` is ``group_metrics``, ``enumeration``, ``match``, ``downsampling`` or
-``separation``.
+``NAME`` is ``group_metrics``, ``enumeration``, ``match``, ``downsampling``,
+``separation`` or ``eauc``.
 Results are printed as one table (benchmark, ours, baseline, ratio baseline/ours,
 target, PASS/MISS) and written as JSON (default ``benchmarks/results/latest.json``;
 the folder is created and is git-ignored). The exit code is 0 when every correctness
@@ -25,6 +25,7 @@ try:  # imported as part of the ``benchmarks`` package
     from . import (
         _common,
         bench_downsampling,
+        bench_eauc,
         bench_enumeration,
         bench_group_metrics,
         bench_match,
@@ -33,6 +34,7 @@ try:  # imported as part of the ``benchmarks`` package
 except ImportError:  # run as a script, or imported from the benchmarks folder
     import _common
     import bench_downsampling
+    import bench_eauc
     import bench_enumeration
     import bench_group_metrics
     import bench_match
@@ -44,6 +46,7 @@ BENCHMARKS = {
     bench_match.NAME: bench_match,
     bench_downsampling.NAME: bench_downsampling,
     bench_separation.NAME: bench_separation,
+    bench_eauc.NAME: bench_eauc,
 }
 DEFAULT_JSON = _common.BENCH_DIR / "results" / "latest.json"
 

@@ -2,6 +2,7 @@
 EAUC, the eccentricity curve, the D_KS non-uniformity of a data set, dyadic
 estimators and a correction wrapper."""
 
+from ._correction import EccentricityCorrectedRegressor
 from ._eauc import (
     EccentricityCurve,
     dks_nonuniformity,
@@ -9,14 +10,22 @@ from ._eauc import (
     eccentricity,
     eccentricity_curve,
 )
+from ._estimators import DyadicMeanRegressor, MatrixFactorizationRegressor
 from ._means import EntityMeans, entity_means
+from ._plot import EccentricityDisplay
+from ._scorer import make_eauc_scorer
 
 __all__ = [
+    "DyadicMeanRegressor",
+    "EccentricityCorrectedRegressor",
     "EccentricityCurve",
+    "EccentricityDisplay",
     "EntityMeans",
+    "MatrixFactorizationRegressor",
     "dks_nonuniformity",
     "eauc_score",
     "eccentricity",
     "eccentricity_curve",
     "entity_means",
+    "make_eauc_scorer",
 ]

@@ -207,28 +207,32 @@ def _trapezoid(y, x):
 
 
 def _ecc_order(ecc):
-    """A permutation sorting ``ecc`` (finite, >= 0) ascending, ties by position.
+    """``(order, sorted_ecc)``: a permutation sorting ``ecc`` (finite, >= 0)
+    ascending, ties by position, and ``ecc[order]``.
 
     Sorting values is several times faster than an argsort, so the row index is
     packed into the low bits of each eccentricity's bit pattern (non-negative
-    doubles order like their bits as unsigned integers), the keys are sorted, and
-    the indices read back. Eccentricities equal in all but those low bits could
-    come out of order: that is checked, and then an exact argsort is used.
+    doubles order like their bits as unsigned integers), the keys are sorted and
+    the indices read back. Eccentricities equal in all but those low bits can come
+    out of order, only among themselves; a stable sort of the nearly sorted result
+    (linear time on such input) puts them in place.
     """
     n = ecc.shape[0]
     bits = max(1, (n - 1).bit_length())
     if n < 2 or bits > 32:
-        return np.argsort(ecc, kind="stable")
+        order = np.argsort(ecc, kind="stable")
+        return order, ecc[order]
     key = ecc.view(np.uint64) >> np.uint64(bits)
     key <<= np.uint64(bits)
     key |= np.arange(n, dtype=np.uint64)
     key.sort()
-    order = (key & np.uint64((1 << bits) - 1)).astype(np.intp)
-    del key
+    key &= np.uint64((1 << bits) - 1)
+    order = key.view(np.int64)
     e = ecc[order]
     if (e[1:] < e[:-1]).any():  # eccentricities equal in all but the low bits
-        return np.argsort(ecc, kind="stable")
-    return order
+        fix = np.argsort(e, kind="stable")
+        order, e = order[fix], e[fix]
+    return order, e
 
 
 def _groups(e):
@@ -245,8 +249,9 @@ def _ordered_area(ecc, err):
     next group's smallest error (the order of a sort by eccentricity then error),
     so only each group's extreme errors are needed.
     """
-    order = _ecc_order(ecc)
-    e, y = ecc[order], err[order]
+    order, e = _ecc_order(ecc)
+    y = err[order]
+    del order
     starts = _groups(e)
     if starts.shape[0] == e.shape[0]:  # no ties
         return _trapezoid(y, e)
@@ -257,8 +262,8 @@ def _ordered_area(ecc, err):
 
 
 def _grouped_curve(ecc, err):
-    order = _ecc_order(ecc)
-    e, y = ecc[order], err[order]
+    order, e = _ecc_order(ecc)
+    y = err[order]
     starts = _groups(e)
     counts = np.diff(np.append(starts, e.shape[0]))
     return e[starts], np.add.reduceat(y, starts) / counts

@@ -279,3 +279,23 @@ def _entity_means(r, u, i):
         _item_sum=np.bincount(items.codes, weights=r, minlength=items.size),
         _item_count=np.bincount(items.codes, minlength=items.size),
     )
+
+
+def _ids_from_X(X):
+    """``(users, items)`` from the dyadic layout: column 0 users, column 1 items."""
+    if isinstance(X, pd.DataFrame):
+        if X.shape[1] != 2:
+            raise ValueError(
+                f"X must have exactly 2 columns (user id, item id), got {X.shape[1]}."
+            )
+        columns = [X.iloc[:, k].to_numpy() for k in range(2)]
+    else:
+        arr = np.asarray(X)
+        if arr.ndim != 2 or arr.shape[1] != 2:
+            raise ValueError(
+                f"X must have shape (n_samples, 2): column 0 the user id and "
+                f"column 1 the item id of each rating; got shape {arr.shape}."
+            )
+        columns = [arr[:, 0], arr[:, 1]]
+    n = columns[0].shape[0]
+    return _check_ids(columns[0], "users", n), _check_ids(columns[1], "items", n)
