@@ -12,14 +12,19 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.optimize import least_squares
 from scipy.special import expit
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, RegressorMixin, clone
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import train_test_split
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._estimators import _dyadic_tags, _pair_average, _validate_dyadic
+from ._estimators import (
+    _dyadic_tags,
+    _DyadicScoreMixin,
+    _pair_average,
+    _validate_dyadic,
+)
 from ._means import EntityMeans, _entity_means
 
 __all__ = ["EccentricityCorrectedRegressor"]
@@ -32,7 +37,9 @@ _MAX_LEVELS = 20
 _FOREST_DEFAULTS = {"n_estimators": 50, "min_samples_leaf": 5, "max_features": None}
 
 
-class EccentricityCorrectedRegressor(MetaEstimatorMixin, RegressorMixin, BaseEstimator):
+class EccentricityCorrectedRegressor(
+    MetaEstimatorMixin, _DyadicScoreMixin, BaseEstimator
+):
     """Correct a dyadic regressor's shrinkage towards the pair average.
 
     The training data are split (``train_test_split``, seeded) into a fit part

@@ -79,7 +79,31 @@ def _dyadic_tags(tags):
     return tags
 
 
-class _DyadicRegressor(RegressorMixin, BaseEstimator):
+class _DyadicScoreMixin(RegressorMixin):
+    """``score``: the coefficient of determination of the predictions."""
+
+    def score(self, X, y, sample_weight=None):
+        """Coefficient of determination R^2 of the predictions on ``X``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, 2)
+            Column 0 the user id, column 1 the item id.
+        y : array-like of shape (n_samples,)
+            True ratings.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
+
+        Returns
+        -------
+        score : float
+            :func:`sklearn.metrics.r2_score` of ``self.predict(X)``; for the
+            eccentricity bias use :func:`eauc_score` or :func:`make_eauc_scorer`.
+        """
+        return super().score(X, y, sample_weight=sample_weight)
+
+
+class _DyadicRegressor(_DyadicScoreMixin, BaseEstimator):
     """Shared input handling of the dyadic regressors."""
 
     def _fit_means(self, X, y):
@@ -379,7 +403,7 @@ class MatrixFactorizationRegressor(_DyadicRegressor):
         return self
 
     def predict(self, X):
-        """Predict ``mu + b_u + b_i + p_u . q_i`` for each pair.
+        """Predict ``mu + b_u + b_i + dot(p_u, q_i)`` for each pair.
 
         Parameters
         ----------
