@@ -155,7 +155,7 @@ def run(quick=False, *, log=print):
         f"{cfg['n_items']:,} items"
     )
     rows = []
-    repeats = REPEATS if quick else 2
+    repeats = REPEATS
 
     ours_s, ours_times, value = _common.best_of(lambda: ours_eauc(train, test), repeats)
     base_s, _, base = _common.best_of(lambda: pandas_eauc(train, test), 1)

@@ -327,7 +327,7 @@ class EccentricityCorrectedRegressor(
 
 def _features(means, users, items, pred):
     """``(user mean, item mean, prediction)``; unseen means filled (see Notes)."""
-    um, im = means._means_of_codes(*means._codes(users, items))
+    um, im = means._pair_means(users, items)
     pair = _pair_average(um, im, means.global_mean)
     um = np.where(np.isnan(um), np.where(np.isnan(im), pair, im), um)
     im = np.where(np.isnan(im), um, im)

@@ -99,8 +99,7 @@ def _pair_average(means, u, i, unknown):
     ``keep`` is None when every row is kept; with ``unknown="drop"`` it masks the
     rows whose user or item has no training rating.
     """
-    uc, ic = means._codes(u, i)
-    um, im = means._means_of_codes(uc, ic)
+    um, im = means._pair_means(u, i)
     missing_u, missing_i = np.isnan(um), np.isnan(im)
     missing = missing_u | missing_i
     keep = None
@@ -364,15 +363,18 @@ def _prepare(
             DyadicDataWarning,
             stacklevel=3,
         )
-        y, p, avg = y[keep], p[keep], avg[keep]
-    lo, hi = float(y.min()), float(y.max())
+    if keep is None:
+        lo, hi = float(y.min()), float(y.max())
+    else:
+        lo = float(np.min(y, where=keep, initial=np.inf))
+        hi = float(np.max(y, where=keep, initial=-np.inf))
     if hi == lo:
         raise ValueError(
             f"the evaluated ratings are all equal ({lo:g}), so the rating range "
             f"that normalizes EAUC is zero; evaluate on ratings with at least two "
             f"distinct values."
         )
-    d = y - avg
+    d = np.subtract(y, avg, out=avg)  # avg is ours: reuse its memory
     err = p - y
     if error == "absolute":
         np.abs(err, out=err)
@@ -380,6 +382,8 @@ def _prepare(
     else:
         err *= err
         normalizer = (hi - lo) ** 3
+    if keep is not None:
+        d, err = d[keep], err[keep]
     if tail == "both":
         ecc = np.abs(d, out=d)
     else:

@@ -202,7 +202,7 @@ class DyadicMeanRegressor(_DyadicRegressor):
         """
         users, items = self._check_predict(X)
         means = self.entity_means_
-        um, im = means._means_of_codes(*means._codes(users, items))
+        um, im = means._pair_means(users, items)
         if self.fallback == "error":
             unseen_u, unseen_i = np.isnan(um), np.isnan(im)
             if unseen_u.any() or unseen_i.any():

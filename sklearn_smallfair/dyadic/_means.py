@@ -104,6 +104,17 @@ class _Codes:
             codes = self.index.get_indexer(pd.Index(ids, dtype=object))
         return codes.astype(np.intp, copy=False)
 
+    def gather(self, table, ids, seen):
+        """``table`` at the codes of ``ids``; its last entry for unseen ids.
+
+        Dense integer ids within the range index ``table`` directly (no codes are
+        made); ``table`` must then hold NaN, not a value, for unseen codes.
+        """
+        if self.dense and ids.dtype.kind in "iu" and ids.shape[0]:
+            if int(ids.min()) >= 0 and int(ids.max()) < self.size:
+                return table[ids]
+        return table[self.encode(ids, seen)]
+
     def _lookup_objects(self, ids, seen):
         codes = np.full(ids.shape[0], -1, dtype=np.intp)
         for k, v in enumerate(ids.tolist()):
@@ -195,10 +206,17 @@ class EntityMeans:
 
     @staticmethod
     def _lookup(codes_of, sums, counts, ids):
-        codes = codes_of.encode(ids, counts > 0)
+        """Mean of each id: NaN for unseen ids (0 / 0 for dense unseen codes)."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            means = np.append(sums / counts, np.nan)
-        return means[codes]  # code -1 picks the trailing NaN
+            means = np.append(sums / counts, np.nan)  # code -1 picks the NaN
+        return codes_of.gather(means, ids, counts > 0)
+
+    def _pair_means(self, users, items):
+        """User and item means of checked id arrays (NaN when unseen)."""
+        return (
+            self._lookup(self._users, self._user_sum, self._user_count, users),
+            self._lookup(self._items, self._item_sum, self._item_count, items),
+        )
 
     def _codes(self, users, items):
         """Codes of checked id arrays (``-1`` when unseen)."""
@@ -206,12 +224,6 @@ class EntityMeans:
             self._users.encode(users, self._user_count > 0),
             self._items.encode(items, self._item_count > 0),
         )
-
-    def _means_of_codes(self, user_codes, item_codes):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            um = np.append(self._user_sum / self._user_count, np.nan)
-            im = np.append(self._item_sum / self._item_count, np.nan)
-        return um[user_codes], im[item_codes]
 
     @property
     def user_means(self):
