@@ -19,6 +19,9 @@ dyadic
     estimators and corrections.
 adaptive
     Dataset-adaptive normalized score.
+audit
+    FairnessAudit and audit_predictions: per-group metrics, MATCH and separation
+    tests, findings, plots and a self-contained HTML report.
 datasets
     Embedded published confusion matrices, synthetic generators and loaders.
 exceptions

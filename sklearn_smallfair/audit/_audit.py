@@ -1,0 +1,493 @@
+"""FairnessAudit and audit_predictions: per-group metrics, tests and a report."""
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from .._confusion import reference_counts, rows_or_counts
+from ..metrics import compute_metric, group_metrics
+from ..metrics._group import _check_smoothing, _resolve_metrics
+from ..smoothing import CrossPriorSmoothing
+from ..stats import match_test, separation_test
+from ..stats._match import _child_seed, _resolve_seed
+from ._report import AuditReport
+
+__all__ = ["FairnessAudit", "audit_predictions"]
+
+DEFAULT_METRICS = ("tpr", "fpr", "ppv")
+TESTS = ("match", "separation")
+_DEFAULT_SMOOTHING = "default"  # CrossPriorSmoothing(lam=10)
+
+
+def _check_tests(tests):
+    if isinstance(tests, str):
+        tests = (tests,)
+    tests = tuple(tests or ())
+    unknown = [t for t in tests if t not in TESTS]
+    if unknown:
+        raise ValueError(
+            f"tests must be a subset of {TESTS}; got unknown {unknown}. Pass e.g. "
+            f"tests=('match',) or tests=() for metrics only."
+        )
+    return tests
+
+
+def _check_alpha(alpha):
+    if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0 < alpha < 1:
+        raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}.")
+    return float(alpha)
+
+
+def _resolve_smoothing(smoothing):
+    if isinstance(smoothing, str) and smoothing == _DEFAULT_SMOOTHING:
+        return CrossPriorSmoothing(lam=10.0)
+    return _check_smoothing(smoothing)
+
+
+def _reference_intervals(metric, n, ref, alpha, n_draws, rng):
+    """Central ``1 - alpha`` range of ``metric`` under ``Multinomial(n, ref)``.
+
+    ``n`` has shape (G,), ``ref`` (G, 4); Monte Carlo with ``n_draws`` matrices
+    per group, conditional on the metric being defined. NaN where the metric is
+    never defined in the draws.
+    """
+    p = ref / ref.sum(axis=1, keepdims=True)
+    draws = rng.multinomial(n, p, size=(n_draws, n.shape[0]))  # (draws, G, 4)
+    values = compute_metric(metric, draws, zero_division=np.nan)
+    low = np.full(n.shape[0], np.nan)
+    high = np.full(n.shape[0], np.nan)
+    defined = ~np.isnan(values)
+    some = defined.any(axis=0)
+    if some.any():
+        q = np.nanquantile(values[:, some], [alpha / 2, 1 - alpha / 2], axis=0)
+        low[some], high[some] = q
+    return low, high
+
+
+def audit_predictions(
+    y_true=None,
+    y_pred=None,
+    *,
+    sensitive_features=None,
+    counts=None,
+    metrics=DEFAULT_METRICS,
+    smoothing=_DEFAULT_SMOOTHING,
+    reference="rest",
+    tests=TESTS,
+    alpha=0.05,
+    correction="holm",
+    sample_weight=None,
+    pos_label=1,
+    n_draws=20_000,
+    random_state=0,
+    title="Fairness audit",
+):
+    """Audit predictions (or per-group confusion matrices) group by group.
+
+    Computes, for every group: its size and class counts; the raw and smoothed
+    value of each metric with its undefined flag; the reference's value and the
+    range of values the reference's proportions give at the group's size; the
+    MATCH test of each value against the reference; and the separation
+    (equalized odds) test between groups.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,), default=None
+        True and predicted binary labels.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, k)
+        Group labels; several columns give intersectional groups.
+    counts : DataFrame, mapping or array-like of shape (n_groups, 4), default=None
+        Per-group confusion matrices ``(TP, FN, FP, TN)`` instead of rows; see
+        :func:`~sklearn_smallfair.check_group_counts`.
+    metrics : sequence of str, default=("tpr", "fpr", "ppv")
+        Metric names (:func:`~sklearn_smallfair.metrics.metric_names`).
+    smoothing : AdditiveSmoothing, CrossPriorSmoothing, None or "default"
+        Smoothing of the ``*_smoothed`` columns; ``"default"`` is
+        ``CrossPriorSmoothing(lam=10)``.
+    reference : {"rest", "total"}, group label or array-like, default="rest"
+        The reference of each group (see
+        :func:`~sklearn_smallfair.reference_counts`).
+    tests : sequence of {"match", "separation"}, default=("match", "separation")
+        Tests to run.
+    alpha : float, default=0.05
+        Significance level, also the reference ranges' ``1 - alpha`` coverage.
+    correction : {"holm", "bonferroni", "fdr_bh"} or None, default="holm"
+        Multiple-comparison correction of the tests' p-values.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Integer frequency weights of the rows.
+    pos_label : int, float, bool or str, default=1
+        The positive class.
+    n_draws : int, default=20_000
+        Monte Carlo draws per group for the reference ranges.
+    random_state : int, numpy Generator, RandomState, SeedSequence or None, \
+default=0
+        Seed of the reference ranges and of Monte Carlo MATCH tests.
+    title : str, default="Fairness audit"
+        Title of the report.
+
+    Returns
+    -------
+    AuditReport
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.audit import audit_predictions
+    >>> from sklearn_smallfair.datasets import load_published_confusion_matrices
+    >>> table = load_published_confusion_matrices("COMPAS")
+    >>> counts = table[table["group"] != "ALL"].set_index("group")[
+    ...     ["TP", "FN", "FP", "TN"]]
+    >>> report = audit_predictions(counts=counts, metrics=["tpr", "fpr"])
+    >>> report.frame[["n", "tpr", "tpr_match_reject", "fpr"]].round(3)
+              n    tpr  tpr_match_reject    fpr
+    group
+    Black  3178  0.616              True  0.381
+    White  2265  0.374              True  0.185
+    >>> report.separation_violated
+    True
+    """
+    resolved = [m.name for m in _resolve_metrics(metrics)]
+    smoothing = _resolve_smoothing(smoothing)
+    tests = _check_tests(tests)
+    alpha = _check_alpha(alpha)
+    if not isinstance(title, str):
+        raise TypeError(f"title must be a string, got {type(title).__name__}.")
+    seed = _resolve_seed(random_state)
+    groups, cms, _ = rows_or_counts(
+        y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
+    )
+    data = dict(
+        y_true=y_true,
+        y_pred=y_pred,
+        sensitive_features=sensitive_features,
+        counts=counts,
+        sample_weight=sample_weight,
+        pos_label=pos_label,
+    )
+    table = group_metrics(
+        **data,
+        metrics=resolved,
+        smoothing=smoothing,
+        reference=reference,
+        zero_division=np.nan,
+    )
+    ref = reference_counts(cms, reference, groups=groups)
+    n = cms.sum(axis=1)
+    n_int = np.rint(n).astype(np.int64)
+    frame = table[["n", "n_pos", "n_neg"]].copy()
+    for m in resolved:
+        frame[m] = table[m]
+        frame[f"{m}_undefined"] = table[f"{m}_undefined"]
+        if smoothing is not None:
+            frame[f"{m}_smoothed"] = table[f"{m}_smoothed"]
+        else:
+            frame[f"{m}_smoothed"] = table[m]
+        frame[f"{m}_reference"] = compute_metric(m, ref, zero_division=np.nan)
+        rng = np.random.default_rng(_child_seed(seed, "interval", m))
+        low, high = _reference_intervals(m, n_int, ref, alpha, n_draws, rng)
+        frame[f"{m}_interval_low"] = low
+        frame[f"{m}_interval_high"] = high
+
+    match = None
+    if "match" in tests:
+        # by position: the counts of group k under the key k
+        result = match_test(
+            counts={k: row for k, row in enumerate(cms)},
+            metric=resolved,
+            reference=ref,
+            correction=correction,
+            alpha=alpha,
+            random_state=_child_seed(seed, "match"),
+        )
+        match = result.to_frame()
+        position = match["group"].to_numpy(dtype=np.int64)
+        match["group"] = groups[position]
+        for m in resolved:
+            rows = match[match["metric"] == m]
+            at = position[(match["metric"] == m).to_numpy()]
+            for col, name in (
+                ("lower", "match_lower"),
+                ("upper", "match_upper"),
+                ("p_value", "match_p"),
+                ("p_adjusted", "match_p_adjusted"),
+            ):
+                values = np.full(len(frame), np.nan)
+                values[at] = rows[col].to_numpy(dtype=float)
+                frame[f"{m}_{name}"] = values
+            reject = np.zeros(len(frame), dtype=bool)
+            reject[at] = rows["reject"].to_numpy(dtype=bool)
+            frame[f"{m}_match_reject"] = reject
+
+    separation = violated = None
+    if "separation" in tests:
+        # the test depends on the counts only: four rows per group, weighted
+        codes = np.repeat(np.arange(groups.shape[0]), 4)
+        res = separation_test(
+            np.tile([1, 1, 0, 0], groups.shape[0]),
+            np.tile([1, 0, 1, 0], groups.shape[0]),
+            sensitive_features=codes,
+            sample_weight=cms.ravel(),
+            alpha=alpha,
+            correction=correction,
+        )
+        separation = res.to_frame()
+        for col in ("group_a", "group_b"):
+            separation[col] = groups[separation[col].to_numpy(dtype=np.int64)]
+        violated = bool(res.violated)
+        for m in ("tpr", "fpr"):
+            rows = separation[separation["metric"] == m]
+            best = []
+            for g in frame.index:
+                involved = (rows["group_a"] == g) | (rows["group_b"] == g)
+                best.append(rows.loc[involved, "p_adjusted"].min())
+            frame[f"separation_p_{m}"] = np.asarray(best, dtype=float)
+
+    return AuditReport(
+        frame=frame,
+        match=match,
+        separation=separation,
+        separation_violated=violated,
+        metrics=resolved,
+        alpha=alpha,
+        correction=correction,
+        smoothing=repr(smoothing) if smoothing is not None else "none",
+        reference=reference if isinstance(reference, str) else "given",
+        title=title,
+    )
+
+
+def _estimator_has(attr):
+    def check(self):
+        est = getattr(self, "estimator_", self.estimator)
+        return hasattr(est, attr)
+
+    return check
+
+
+class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
+    """A classifier wrapped with a fairness audit.
+
+    :meth:`fit` fits a clone of ``estimator`` (or, with ``prefit=True``, uses the
+    already fitted estimator as it is); ``predict``, ``predict_proba``,
+    ``decision_function`` and ``score`` delegate to it. :meth:`audit` predicts on
+    audit data and returns an :class:`AuditReport` with per-group metrics, raw
+    and smoothed, MATCH tests against each group's reference, and the separation
+    test.
+
+    Parameters
+    ----------
+    estimator : classifier
+        A binary classifier.
+    metrics : sequence of str, default=("tpr", "fpr", "ppv")
+        Audited metrics.
+    smoothing : AdditiveSmoothing, CrossPriorSmoothing, None or "default"
+        ``"default"`` is ``CrossPriorSmoothing(lam=10)``.
+    tests : sequence of {"match", "separation"}, default=("match", "separation")
+        Tests to run.
+    alpha : float, default=0.05
+        Significance level.
+    correction : {"holm", "bonferroni", "fdr_bh"} or None, default="holm"
+        Multiple-comparison correction.
+    reference : {"rest", "total"}, group label or array-like, default="rest"
+        Each group's reference.
+    prefit : bool, default=False
+        ``estimator`` is already fitted: :meth:`fit` does not refit it, and
+        :meth:`audit` works without calling :meth:`fit`.
+    n_draws : int, default=20_000
+        Monte Carlo draws per group for the reference ranges.
+    random_state : int, RandomState instance or None, default=0
+        Seed of the reference ranges and Monte Carlo MATCH tests.
+
+    Attributes
+    ----------
+    estimator_ : classifier
+        The fitted classifier (a clone of ``estimator``, or ``estimator`` itself
+        with ``prefit=True``).
+    classes_ : ndarray
+        Class labels of ``estimator_``.
+    n_features_in_ : int
+        Number of features seen by ``estimator_``, when it records it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn_smallfair.audit import FairnessAudit
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 3))
+    >>> y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    >>> groups = np.where(rng.random(400) < 0.1, "small", "large")
+    >>> audit = FairnessAudit(LogisticRegression()).fit(X, y)
+    >>> report = audit.audit(X, y, sensitive_features=groups)
+    >>> report.frame[["n", "tpr", "tpr_smoothed"]].round(3)
+             n    tpr  tpr_smoothed
+    group
+    large  352  0.757         0.758
+    small   48  0.783         0.778
+    """
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        metrics=DEFAULT_METRICS,
+        smoothing=_DEFAULT_SMOOTHING,
+        tests=TESTS,
+        alpha=0.05,
+        correction="holm",
+        reference="rest",
+        prefit=False,
+        n_draws=20_000,
+        random_state=0,
+    ):
+        self.estimator = estimator
+        self.metrics = metrics
+        self.smoothing = smoothing
+        self.tests = tests
+        self.alpha = alpha
+        self.correction = correction
+        self.reference = reference
+        self.prefit = prefit
+        self.n_draws = n_draws
+        self.random_state = random_state
+
+    def fit(self, X, y, **fit_params):
+        """Fit a clone of the estimator (or take the prefitted one).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Binary labels.
+        **fit_params
+            Passed to the estimator's ``fit``.
+
+        Returns
+        -------
+        self : FairnessAudit
+        """
+        if self.prefit:
+            check_is_fitted(self.estimator)
+            self.estimator_ = self.estimator
+        else:
+            self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
+        self._copy_fitted_attributes()
+        return self
+
+    def _copy_fitted_attributes(self):
+        for attr in ("classes_", "n_features_in_", "feature_names_in_"):
+            if hasattr(self.estimator_, attr):
+                setattr(self, attr, getattr(self.estimator_, attr))
+
+    def _fitted(self):
+        if hasattr(self, "estimator_"):
+            return self.estimator_
+        if self.prefit:
+            check_is_fitted(self.estimator)
+            return self.estimator
+        check_is_fitted(self, "estimator_")
+        return None  # pragma: no cover - check_is_fitted raises
+
+    @available_if(_estimator_has("predict"))
+    def predict(self, X):
+        """Predict with the fitted estimator."""
+        return self._fitted().predict(X)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities from the fitted estimator."""
+        return self._fitted().predict_proba(X)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of the fitted estimator."""
+        return self._fitted().decision_function(X)
+
+    @available_if(_estimator_has("score"))
+    def score(self, X, y, sample_weight=None):
+        """The fitted estimator's ``score`` (accuracy for classifiers)."""
+        kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+        return self._fitted().score(X, y, **kw)
+
+    def audit(self, X, y, *, sensitive_features, sample_weight=None, title=None):
+        """Predict on ``X`` and audit the predictions against ``y`` by group.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Audit data.
+        y : array-like of shape (n_samples,)
+            True binary labels.
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, k)
+            Group labels; several columns give intersectional groups.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Integer frequency weights.
+        title : str, default=None
+            Title of the report; default names the estimator.
+
+        Returns
+        -------
+        AuditReport
+        """
+        est = self._fitted()
+        return self.audit_predictions(
+            y,
+            est.predict(X),
+            sensitive_features=sensitive_features,
+            sample_weight=sample_weight,
+            title=title or f"Fairness audit of {type(est).__name__}",
+        )
+
+    def audit_predictions(
+        self, y_true, y_pred, *, sensitive_features, sample_weight=None, title=None
+    ):
+        """Audit given predictions with this audit's settings.
+
+        Parameters
+        ----------
+        y_true, y_pred : array-like of shape (n_samples,)
+            True and predicted binary labels.
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, k)
+            Group labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Integer frequency weights.
+        title : str, default=None
+            Title of the report.
+
+        Returns
+        -------
+        AuditReport
+        """
+        return audit_predictions(
+            y_true,
+            y_pred,
+            sensitive_features=sensitive_features,
+            sample_weight=sample_weight,
+            metrics=self.metrics,
+            smoothing=self.smoothing,
+            reference=self.reference,
+            tests=self.tests,
+            alpha=self.alpha,
+            correction=self.correction,
+            n_draws=self.n_draws,
+            random_state=self.random_state,
+            title=title or "Fairness audit",
+        )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        from sklearn.utils import get_tags
+
+        inner = get_tags(self.estimator)
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = inner.classifier_tags
+        tags.input_tags = inner.input_tags
+        tags.target_tags = inner.target_tags
+        return tags
+
+    @property
+    def _estimator_type(self):  # scikit-learn < 1.6
+        return getattr(self.estimator, "_estimator_type", None)

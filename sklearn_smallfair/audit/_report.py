@@ -1,0 +1,497 @@
+"""The audit report: per-group tables, findings, plots, and HTML/CSV/JSON output."""
+
+import base64
+import html
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+from .._plotting import _check_matplotlib
+
+__all__ = ["AuditReport"]
+
+_SMALL_N = 30  # groups below this size are flagged as small in the summary
+
+
+def _fmt(x, digits=3):
+    """A number for prose: NaN as 'undefined'."""
+    if x is None or (isinstance(x, float) and np.isnan(x)):
+        return "undefined"
+    return f"{x:.{digits}f}"
+
+
+def _fmt_p(p):
+    if np.isnan(p):
+        return "undefined"
+    if p < 1e-4:
+        return f"{p:.1e}"
+    return f"{p:.3g}"
+
+
+def _name(group):
+    """A group label for prose (its value, not its repr)."""
+    value = group.item() if isinstance(group, np.generic) else group
+    if isinstance(value, tuple):
+        return " & ".join(str(v) for v in value)
+    return str(value)
+
+
+class AuditReport:
+    """Result of a fairness audit: per-group tables, findings and plots.
+
+    Returned by :meth:`FairnessAudit.audit` and :func:`audit_predictions`.
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        One row per group: ``n``, ``n_pos``, ``n_neg`` and, for every metric
+        ``m``: ``m`` (raw value, NaN when undefined), ``m_undefined``,
+        ``m_smoothed``, ``m_reference`` (the reference group's value),
+        ``m_interval_low``/``m_interval_high`` (the central ``1 - alpha`` range
+        of the metric under the reference's proportions at the group's size, from
+        the MATCH null law), and the MATCH test's ``m_match_lower``,
+        ``m_match_upper`` (percentiles of the observed value), ``m_match_p``,
+        ``m_match_p_adjusted`` and ``m_match_reject``; then, with the separation
+        test, ``separation_p_tpr`` and ``separation_p_fpr``: the smallest
+        adjusted p-value of the comparisons involving the group.
+    match : pandas.DataFrame or None
+        The MATCH test's table (:class:`~sklearn_smallfair.stats.MatchResult`).
+    separation : pandas.DataFrame or None
+        The separation test's comparisons
+        (:class:`~sklearn_smallfair.stats.SeparationResult`).
+    separation_violated : bool or None
+        Whether the separation test rejects equal TPR or equal FPR.
+    metrics : list of str
+        The audited metrics.
+    alpha : float
+        Significance level of the tests.
+    correction : str or None
+        Multiple-comparison correction of the p-values.
+    smoothing : str
+        Description of the smoothing of the ``*_smoothed`` columns.
+    title : str
+        Title of the report.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.audit import audit_predictions
+    >>> y_true = [1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 1, 0]
+    >>> y_pred = [1, 0, 0, 1, 1, 0, 1, 1, 0, 0, 0, 1]
+    >>> groups = ["a"] * 6 + ["b"] * 6
+    >>> report = audit_predictions(y_true, y_pred, sensitive_features=groups,
+    ...                            tests=("match",))
+    >>> report.frame[["n", "tpr", "tpr_smoothed"]].round(3)
+           n    tpr  tpr_smoothed
+    group
+    a      6  0.667         0.667
+    b      6  0.667         0.667
+    """
+
+    def __init__(
+        self,
+        *,
+        frame,
+        match,
+        separation,
+        separation_violated,
+        metrics,
+        alpha,
+        correction,
+        smoothing,
+        reference,
+        title,
+    ):
+        self.frame = frame
+        self.match = match
+        self.separation = separation
+        self.separation_violated = separation_violated
+        self.metrics = list(metrics)
+        self.alpha = alpha
+        self.correction = correction
+        self.smoothing = smoothing
+        self.reference = reference
+        self.title = title
+
+    def __repr__(self):
+        return (
+            f"AuditReport(title={self.title!r}, groups={len(self.frame)}, "
+            f"metrics={self.metrics}, alpha={self.alpha})"
+        )
+
+    # -- findings -------------------------------------------------------------------
+    def findings(self):
+        """The findings of :meth:`summary`, one sentence each, as a list of str."""
+        out = []
+        f = self.frame
+        ref_word = {
+            "rest": "everyone else",
+            "total": "everyone",
+        }.get(self.reference, "the reference")
+        adjusted = "adjusted " if self.correction else ""
+        for metric in self.metrics:
+            for group, row in f.iterrows():
+                value = row[metric]
+                who = f"{_name(group)} (n = {int(row['n'])})"
+                label = metric.upper() if len(metric) <= 4 else metric
+                if row[f"{metric}_undefined"]:
+                    out.append(
+                        (
+                            2,
+                            0.0,
+                            f"{who}: {label} is undefined (0/0: no one in its "
+                            f"denominator); the smoothed value is "
+                            f"{_fmt(row[f'{metric}_smoothed'])}.",
+                        )
+                    )
+                    continue
+                p = row.get(f"{metric}_match_p_adjusted", np.nan)
+                ref = row[f"{metric}_reference"]
+                if np.isnan(p):
+                    continue
+                if row[f"{metric}_match_reject"]:
+                    out.append(
+                        (
+                            0,
+                            p,
+                            f"{who}: {label} = {_fmt(value)} is unlikely under the "
+                            f"reference ({ref_word}: {_fmt(ref)}) at this group's "
+                            f"size ({adjusted}p = {_fmt_p(p)}).",
+                        )
+                    )
+                elif abs(value - ref) >= 0.05:
+                    low = row[f"{metric}_interval_low"]
+                    high = row[f"{metric}_interval_high"]
+                    out.append(
+                        (
+                            1,
+                            -abs(value - ref),
+                            f"{who}: {label} = {_fmt(value)} differs from the "
+                            f"reference ({ref_word}: {_fmt(ref)}) but is consistent "
+                            f"with sample-size noise ({adjusted}p = {_fmt_p(p)}; "
+                            f"{_fmt(low)} to {_fmt(high)} is the reference's "
+                            f"{1 - self.alpha:.0%} range at this size).",
+                        )
+                    )
+        out.sort(key=lambda t: (t[0], t[1]))
+        lines = [text for _, _, text in out]
+        if self.separation_violated is not None:
+            sep = self.separation
+            parts = []
+            for m in ("tpr", "fpr"):
+                rows = sep[sep["metric"] == m]
+                if len(rows):
+                    parts.append(
+                        f"smallest {adjusted}p for equal {m.upper()} "
+                        f"{_fmt_p(float(rows['p_adjusted'].min()))}"
+                    )
+            verdict = (
+                "violated" if self.separation_violated else "no violation detected"
+            )
+            lines.append(
+                f"Separation (equalized odds): {verdict} at alpha = {self.alpha:g} "
+                f"({'; '.join(parts)})."
+            )
+        small = f.index[f["n"] < _SMALL_N]
+        if len(small):
+            names = ", ".join(_name(g) for g in small)
+            lines.append(
+                f"Small group(s) with fewer than {_SMALL_N} people: {names}. Their "
+                f"raw values are noisy; compare the smoothed values and the MATCH "
+                f"ranges, and read a large p-value as 'not enough data', not as "
+                f"'fair'."
+            )
+        return lines
+
+    def summary(self, max_findings=12):
+        """A short text of the findings that matter.
+
+        Parameters
+        ----------
+        max_findings : int, default=12
+            At most this many per-group findings (the rest are counted).
+
+        Returns
+        -------
+        str
+        """
+        lines = self.findings()
+        per_group = [x for x in lines if not x.startswith(("Separation", "Small"))]
+        rest = [x for x in lines if x.startswith(("Separation", "Small"))]
+        shown = per_group[:max_findings]
+        n_people = int(self.frame["n"].sum())
+        head = (
+            f"{self.title}: {len(self.frame)} groups, {n_people:,} people; metrics "
+            f"{', '.join(self.metrics)}; alpha = {self.alpha:g}"
+            + (f" ({self.correction}-adjusted)" if self.correction else "")
+        )
+        body = [f"- {x}" for x in shown]
+        if len(per_group) > len(shown):
+            body.append(f"- ... and {len(per_group) - len(shown)} more (see .frame).")
+        if not per_group:
+            body.append(
+                "- No group's metric is unlikely under the reference at its size, and "
+                "none differs from it by 0.05 or more."
+            )
+        body += [f"- {x}" for x in rest]
+        tail = (
+            "A p-value above alpha means the data are consistent with sample-size "
+            "noise, not that the groups are alike: small groups have little power."
+        )
+        return "\n".join([head, *body, tail])
+
+    # -- plots ---------------------------------------------------------------------
+    def plot(self, *, metrics=None, figsize=None):
+        """Per-group raw and smoothed values with the reference's MATCH ranges.
+
+        One panel per metric. For each group: the raw value (circle; missing when
+        undefined), the smoothed value (diamond), and as a vertical bar the
+        central ``1 - alpha`` range of the metric under the reference's
+        proportions at the group's size: a raw value outside its bar is unlikely
+        to be sample-size noise. Needs matplotlib.
+
+        Parameters
+        ----------
+        metrics : list of str, default=None
+            Metrics to draw; default all.
+        figsize : tuple, default=None
+            Figure size; default grows with the number of panels.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        plt = _check_matplotlib("AuditReport.plot")
+        metrics = list(self.metrics if metrics is None else metrics)
+        unknown = [m for m in metrics if m not in self.metrics]
+        if unknown:
+            raise ValueError(
+                f"metrics {unknown} were not audited; choose from {self.metrics}."
+            )
+        f = self.frame
+        k = len(metrics)
+        ncols = min(k, 3)
+        nrows = -(-k // ncols)
+        if figsize is None:
+            figsize = (4.2 * ncols, 0.35 * len(f) + 2.2 * nrows + 0.6)
+        fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=False)
+        ypos = np.arange(len(f))
+        labels = [_name(g) + f" (n={int(n)})" for g, n in zip(f.index, f["n"])]
+        for ax, metric in zip(axes.ravel(), metrics):
+            low = f[f"{metric}_interval_low"].to_numpy(float)
+            high = f[f"{metric}_interval_high"].to_numpy(float)
+            ok = ~(np.isnan(low) | np.isnan(high))
+            ax.hlines(
+                ypos[ok], low[ok], high[ok], color="0.75", lw=6, label="reference range"
+            )
+            ax.plot(f[metric], ypos, "o", color="C0", label="raw")
+            ax.plot(f[f"{metric}_smoothed"], ypos, "D", color="C1", ms=5, mfc="none",
+                    label="smoothed")  # fmt: skip
+            ax.set_yticks(ypos, labels)
+            ax.invert_yaxis()
+            ax.set_title(metric)
+            ax.grid(axis="x", color="0.92")
+        for ax in axes.ravel()[k:]:
+            ax.set_visible(False)
+        handles, names = axes.ravel()[0].get_legend_handles_labels()
+        fig.legend(handles, names, loc="lower center", ncols=3, frameon=False)
+        fig.tight_layout(rect=(0, 0.06, 1, 1))
+        return fig
+
+    # -- output --------------------------------------------------------------------
+    def to_csv(self, path=None):
+        """The per-group ``frame`` as CSV (written to ``path`` when given)."""
+        text = self.frame.to_csv()
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
+    def to_json(self, path=None):
+        """The report as JSON: settings, findings and all tables.
+
+        Returns the JSON text and writes it to ``path`` when given.
+        """
+        payload = {
+            "title": self.title,
+            "version": __version__,
+            "metrics": self.metrics,
+            "alpha": self.alpha,
+            "correction": self.correction,
+            "smoothing": self.smoothing,
+            "reference": str(self.reference),
+            "findings": self.findings(),
+            "separation_violated": self.separation_violated,
+            "groups": json.loads(self.frame.reset_index().to_json(orient="records")),
+            "match": None
+            if self.match is None
+            else json.loads(self.match.to_json(orient="records")),
+            "separation": None
+            if self.separation is None
+            else json.loads(self.separation.to_json(orient="records")),
+        }
+        text = json.dumps(payload, indent=2, default=str)
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
+    def to_html(self, path=None, *, include_plots=True):
+        """One self-contained HTML file: summary, tables and embedded plots.
+
+        The page has inline CSS and PNG images as data URIs and loads nothing.
+        Every user-supplied string (group names, the title) is escaped, and a
+        content security policy forbids scripts altogether.
+
+        Parameters
+        ----------
+        path : str or path-like, default=None
+            Where to write the file (UTF-8).
+        include_plots : bool, default=True
+            Embed :meth:`plot` as a PNG (skipped, with a note, when matplotlib
+            is not installed).
+
+        Returns
+        -------
+        str
+            The HTML text.
+        """
+        esc = html.escape
+        plots = ""
+        if include_plots:
+            try:
+                fig = self.plot()
+            except ImportError:
+                plots = "<p>Plots need matplotlib (pip install matplotlib).</p>"
+            else:
+                buf = io.BytesIO()
+                fig.savefig(buf, format="png", dpi=110)
+                import matplotlib.pyplot as plt
+
+                plt.close(fig)
+                data = base64.b64encode(buf.getvalue()).decode("ascii")
+                plots = (
+                    '<figure><img alt="Per-group metric values with the '
+                    'reference ranges" src="data:image/png;base64,'
+                    f'{data}"><figcaption>Circles: raw values; diamonds: smoothed '
+                    f"values ({esc(self.smoothing)}); grey bars: the central "
+                    f"{1 - self.alpha:.0%} range of the metric under the "
+                    f"reference's proportions at the group's size.</figcaption>"
+                    "</figure>"
+                )
+        findings = "".join(f"<li>{esc(x)}</li>" for x in self.findings())
+        groups = _html_table(self._display_table())
+        sections = [
+            f"<section id='summary'><h2>Findings</h2><ul>{findings}</ul></section>",
+            f"<section id='groups'><h2>Per-group metrics</h2>{groups}</section>",
+        ]
+        if self.match is not None:
+            sections.append(
+                "<section id='match'><h2>MATCH test</h2><p>For each group and "
+                "metric: the observed value, the reference's value, the "
+                "percentiles of the observed value under the reference's "
+                "proportions at the group's size, and the p-values.</p>"
+                f"{_html_table(_round(self.match))}</section>"
+            )
+        if self.separation is not None:
+            verdict = (
+                "violated" if self.separation_violated else "no violation detected"
+            )
+            sections.append(
+                "<section id='separation'><h2>Separation (equalized odds)</h2>"
+                f"<p>Verdict at alpha = {self.alpha:g}: <strong>{verdict}"
+                "</strong>.</p>"
+                f"{_html_table(_round(self.separation))}</section>"
+            )
+        if plots:
+            sections.append(f"<section id='plots'><h2>Plots</h2>{plots}</section>")
+        sections.append(_HOW_TO_READ)
+        page = _PAGE.format(
+            title=esc(self.title),
+            meta=esc(
+                f"sklearn-smallfair {__version__}; reference: {self.reference}; "
+                f"smoothing: {self.smoothing}; alpha = {self.alpha:g}; "
+                f"correction: {self.correction}"
+            ),
+            body="\n".join(sections),
+            css=_CSS,
+        )
+        if path is not None:
+            Path(path).write_text(page, encoding="utf-8")
+        return page
+
+    def _display_table(self):
+        cols = ["n", "n_pos", "n_neg"]
+        for m in self.metrics:
+            cols += [m, f"{m}_smoothed", f"{m}_reference"]
+            if f"{m}_match_p_adjusted" in self.frame:
+                cols += [f"{m}_match_p_adjusted"]
+        return _round(self.frame[cols])
+
+
+def _round(frame):
+    out = frame.copy()
+    for c in out.columns:
+        if out[c].dtype.kind == "f":
+            out[c] = out[c].map(lambda v: "undefined" if np.isnan(v) else f"{v:.4g}")
+    return out
+
+
+def _html_table(frame):
+    """An escaped HTML table (pandas escapes cell, index and header text)."""
+    return frame.to_html(escape=True, border=0, classes="data", na_rep="undefined")
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;
+color:#1f2328;background:#fff}
+main{max-width:1100px;margin:0 auto;padding:1.5rem}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;
+border-bottom:1px solid #d0d7de;padding-bottom:.3rem}
+.meta{color:#57606a;font-size:.9rem}
+table.data{border-collapse:collapse;font-size:.85rem;margin:.5rem 0;display:block;
+overflow-x:auto}
+table.data th,table.data td{border:1px solid #d0d7de;padding:.25rem .5rem;
+text-align:right;white-space:nowrap}
+table.data thead th{background:#f6f8fa}
+table.data tbody th{text-align:left;background:#f6f8fa}
+figure{margin:1rem 0}img{max-width:100%;height:auto}
+figcaption{color:#57606a;font-size:.85rem}
+li{margin:.3rem 0}
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; \
+img-src data:; style-src 'unsafe-inline'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>{css}</style>
+</head>
+<body>
+<main>
+<h1>{title}</h1>
+<p class="meta">{meta}</p>
+{body}
+</main>
+</body>
+</html>
+"""
+
+_HOW_TO_READ = """<section id='notes'><h2>How to read this report</h2>
+<ul>
+<li>Raw values come straight from each group's confusion matrix; they are
+undefined (0/0) when a group has no one in the denominator, and noisy when a group
+is small.</li>
+<li>Smoothed values shrink a group's confusion matrix toward the reference's
+proportions; the shrinkage fades as the group grows.</li>
+<li>The MATCH test asks whether a group's value is consistent with the reference's
+proportions at the group's size. A small p-value says the difference is unlikely
+to be sample-size noise. A large p-value does not show that the group is treated
+alike: small groups have little power.</li>
+<li>The separation test compares true and false positive rates between groups
+(equalized odds).</li>
+</ul>
+</section>"""

@@ -1,0 +1,304 @@
+"""FairnessAudit, audit_predictions and AuditReport."""
+
+import json
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_smallfair import enumerate_confusion_matrices
+from sklearn_smallfair.audit import AuditReport, FairnessAudit, audit_predictions
+from sklearn_smallfair.metrics import compute_metric, group_metrics
+from sklearn_smallfair.smoothing import AdditiveSmoothing, CrossPriorSmoothing
+from sklearn_smallfair.stats import match_test, separation_test
+
+HOSTILE = [
+    "<script>document.title='pwned'</script>",
+    '<img src=x onerror="alert(1)">',
+]
+
+
+def _rows(seed=0, n=1200, sizes=(0.6, 0.3, 0.08, 0.02), names=None):
+    rng = np.random.default_rng(seed)
+    names = names or ["A", "B", "C", "D"]
+    g = np.asarray(names, dtype=object)[rng.choice(len(sizes), n, p=sizes)]
+    y = rng.integers(0, 2, n)
+    flip = rng.random(n) < np.where(g == names[1], 0.35, 0.15)
+    return y, np.where(flip, 1 - y, y), g
+
+
+def _counts_frame(y, p, g):
+    cells = {"TP": (y == 1) & (p == 1), "FN": (y == 1) & (p == 0)}
+    cells |= {"FP": (y == 0) & (p == 1), "TN": (y == 0) & (p == 0)}
+    return pd.DataFrame({k: v for k, v in cells.items()}).groupby(g).sum()
+
+
+def test_frame_matches_the_building_blocks():
+    y, p, g = _rows()
+    report = audit_predictions(y, p, sensitive_features=g, random_state=3)
+    f = report.frame
+    table = group_metrics(
+        y,
+        p,
+        sensitive_features=g,
+        metrics=["tpr", "fpr", "ppv"],
+        smoothing=CrossPriorSmoothing(10),
+        zero_division=np.nan,
+    )
+    pd.testing.assert_frame_equal(
+        f[["n", "n_pos", "n_neg"]], table[["n", "n_pos", "n_neg"]]
+    )
+    for m in ("tpr", "fpr", "ppv"):
+        np.testing.assert_allclose(f[m], table[m])
+        np.testing.assert_allclose(f[f"{m}_smoothed"], table[f"{m}_smoothed"])
+    match = match_test(
+        y,
+        p,
+        sensitive_features=g,
+        metric=["tpr", "fpr", "ppv"],
+        correction="holm",
+    ).to_frame()
+    for m in ("tpr", "fpr", "ppv"):
+        ref = match[match["metric"] == m].set_index("group").reindex(f.index)
+        np.testing.assert_allclose(f[f"{m}_match_p_adjusted"], ref["p_adjusted"])
+        np.testing.assert_array_equal(f[f"{m}_match_reject"], ref["reject"])
+        np.testing.assert_allclose(f[f"{m}_reference"], ref["reference_score"])
+    sep = separation_test(y, p, sensitive_features=g).to_frame()
+    pd.testing.assert_frame_equal(
+        report.separation.reset_index(drop=True), sep, check_dtype=False
+    )
+    assert (
+        report.separation_violated
+        == separation_test(y, p, sensitive_features=g).violated
+    )
+    for m in ("tpr", "fpr"):
+        rows = sep[sep["metric"] == m]
+        for group in f.index:
+            inv = (rows["group_a"] == group) | (rows["group_b"] == group)
+            assert (
+                f.loc[group, f"separation_p_{m}"] == rows.loc[inv, "p_adjusted"].min()
+            )
+
+
+def test_rows_and_counts_give_the_same_report():
+    y, p, g = _rows(1)
+    a = audit_predictions(y, p, sensitive_features=g, random_state=0)
+    b = audit_predictions(counts=_counts_frame(y, p, g), random_state=0)
+    pd.testing.assert_frame_equal(a.frame, b.frame, check_names=False)
+    pd.testing.assert_frame_equal(a.separation, b.separation)
+
+
+def test_reference_ranges_against_exact_quantiles():
+    # n = 12 with reference proportions: the exact law of the TPR by enumeration
+    y, p, g = _rows(2, n=600, sizes=(0.98, 0.02))
+    report = audit_predictions(
+        y, p, sensitive_features=g, tests=(), metrics=["tpr", "fpr"], random_state=5
+    )
+    f = report.frame
+    counts = _counts_frame(y, p, g)[["TP", "FN", "FP", "TN"]].to_numpy()
+    for k, group in enumerate(f.index):
+        n = int(f.loc[group, "n"])
+        if n > 40:  # enumeration of all matrices of the small group only
+            continue
+        ref = counts.sum(axis=0) - counts[k]
+        cms = enumerate_confusion_matrices(n)
+        pmf = stats.multinomial(n, ref / ref.sum()).pmf(cms)
+        for m in ("tpr", "fpr"):
+            v = compute_metric(m, cms, zero_division=np.nan)
+            ok = ~np.isnan(v)
+            order = np.argsort(v[ok])
+            vals, w = v[ok][order], pmf[ok][order] / pmf[ok].sum()
+            cdf = np.cumsum(w)
+            # exact quantiles; the Monte Carlo ones agree unless a quantile sits
+            # within Monte Carlo error of a jump of the CDF
+            for q, col in ((0.025, "low"), (0.975, "high")):
+                exact = vals[np.searchsorted(cdf, q)]
+                got = f.loc[group, f"{m}_interval_{col}"]
+                near_jump = np.min(np.abs(cdf - q)) < 4 * np.sqrt(q * (1 - q) / 20_000)
+                if not near_jump:
+                    assert got == pytest.approx(exact, abs=1e-12), (group, m, q)
+                lo, hi = vals[0], vals[-1]
+                assert lo - 1e-12 <= got <= hi + 1e-12
+
+
+def test_reproducible_and_seed_sensitive():
+    y, p, g = _rows(3)
+    a = audit_predictions(y, p, sensitive_features=g, random_state=7)
+    b = audit_predictions(y, p, sensitive_features=g, random_state=7)
+    pd.testing.assert_frame_equal(a.frame, b.frame)
+    c = audit_predictions(y, p, sensitive_features=g, random_state=8)
+    small = a.frame.index[a.frame["n"] < 100]
+    cols = [c for c in a.frame.columns if "interval" in c]
+    assert not a.frame.loc[small, cols].equals(c.frame.loc[small, cols])
+
+
+def test_summary_wording():
+    rng = np.random.default_rng(4)
+    big = 2000
+    y = np.r_[rng.integers(0, 2, big), np.ones(6, int), np.zeros(8, int)]
+    p = np.r_[np.where(rng.random(big) < 0.1, 1 - y[:big], y[:big]), [1, 1, 1, 0, 0, 0],
+              [0] * 8]  # fmt: skip
+    g = np.r_[np.where(np.arange(big) < 1000, "big1", "big2"), ["tiny"] * 6,
+              ["nopos"] * 8]  # fmt: skip
+    p[1000:big] = np.where(rng.random(1000) < 0.4, 1 - y[1000:big], y[1000:big])
+    report = audit_predictions(y, p, sensitive_features=g)
+    text = report.summary()
+    assert "big2 (n = 1000): TPR" in text and "unlikely under the reference" in text
+    assert "tiny (n = 6): TPR = 0.500 differs from the reference" in text
+    assert "consistent with sample-size noise" in text
+    assert "nopos (n = 8): TPR is undefined" in text
+    assert "Separation (equalized odds): violated" in text
+    assert "Small group(s) with fewer than 30 people: nopos, tiny" in text
+    assert text.splitlines()[0].startswith("Fairness audit: 4 groups, 2,014 people")
+    assert report.frame.loc["nopos", "tpr_undefined"]
+    assert not np.isnan(report.frame.loc["nopos", "tpr_smoothed"])
+
+
+def test_html_is_self_contained_and_escaped(tmp_path):
+    pytest.importorskip("matplotlib")
+    y, p, g = _rows(5, names=["A", "B", *HOSTILE])
+    report = audit_predictions(y, p, sensitive_features=g, title="<b>Audit</b> & co")
+    path = tmp_path / "report.html"
+    page = report.to_html(path)
+    assert path.read_text(encoding="utf-8") == page
+    for name in HOSTILE:
+        assert name not in page
+    assert "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;" in page
+    assert "<title>&lt;b&gt;Audit&lt;/b&gt; &amp; co</title>" in page
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    assert page.count('<img alt="') == 1 and "data:image/png;base64," in page
+    assert "<script" not in page.replace("&lt;script", "")
+    assert "http://" not in page and "https://" not in page  # loads nothing
+    for section in ("summary", "groups", "match", "separation", "plots", "notes"):
+        assert f"<section id='{section}'>" in page
+    no_plots = report.to_html(include_plots=False)
+    assert "data:image/png" not in no_plots
+
+
+def test_csv_and_json(tmp_path):
+    y, p, g = _rows(6)
+    report = audit_predictions(y, p, sensitive_features=g)
+    text = report.to_csv(tmp_path / "r.csv")
+    back = pd.read_csv(tmp_path / "r.csv", index_col=0)
+    assert text == (tmp_path / "r.csv").read_text()
+    np.testing.assert_allclose(back["tpr"], report.frame["tpr"])
+    payload = json.loads(report.to_json(tmp_path / "r.json"))
+    assert payload["metrics"] == ["tpr", "fpr", "ppv"]
+    assert len(payload["groups"]) == len(report.frame)
+    assert payload["findings"] == report.findings()
+    assert payload["separation_violated"] == report.separation_violated
+
+
+def test_plot():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    y, p, g = _rows(7)
+    report = audit_predictions(y, p, sensitive_features=g, metrics=["tpr", "fpr"])
+    fig = report.plot()
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in axes] == ["tpr", "fpr"]
+    raw = axes[0].lines[0]
+    np.testing.assert_allclose(raw.get_xdata(), report.frame["tpr"])
+    with pytest.raises(ValueError, match="were not audited"):
+        report.plot(metrics=["mcc"])
+    plt.close("all")
+
+
+def test_options_and_bad_input():
+    y, p, g = _rows(8)
+    r = audit_predictions(
+        y, p, sensitive_features=g, tests=(), smoothing=None, metrics="mcc"
+    )
+    assert r.match is None and r.separation is None and r.separation_violated is None
+    np.testing.assert_allclose(r.frame["mcc_smoothed"], r.frame["mcc"])
+    assert "mcc_match_p" not in r.frame
+    r = audit_predictions(y, p, sensitive_features=g, smoothing=AdditiveSmoothing(1))
+    assert r.smoothing == "AdditiveSmoothing(eps=1)"
+    two = pd.DataFrame({"a": g, "b": np.where(y == 1, "x", "y")})
+    inter = audit_predictions(y, p, sensitive_features=two, tests=("match",))
+    assert len(inter.frame) == 8
+    with pytest.raises(ValueError, match="subset of"):
+        audit_predictions(y, p, sensitive_features=g, tests=("bias",))
+    with pytest.raises(ValueError, match="alpha must be"):
+        audit_predictions(y, p, sensitive_features=g, alpha=1.5)
+    with pytest.raises(ValueError, match=r"unknown metric|Unknown metric|not a metric"):
+        audit_predictions(y, p, sensitive_features=g, metrics=["tprr"])
+    with pytest.raises(ValueError, match="binary"):
+        audit_predictions(y * 2 + p, p, sensitive_features=g)
+    with pytest.raises(ValueError, match=r"inconsistent|length|rows"):
+        audit_predictions(y[:-1], p, sensitive_features=g)
+    with pytest.raises(TypeError, match="smoothing must be"):
+        audit_predictions(y, p, sensitive_features=g, smoothing=10)
+    with pytest.raises(TypeError, match="title must be a string"):
+        audit_predictions(y, p, sensitive_features=g, title=3)
+
+
+# =====================================================================================
+# FairnessAudit
+# =====================================================================================
+def _classification(seed=0, n=500):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    g = np.where(rng.random(n) < 0.1, "small", "large")
+    y = (X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=n) > 0).astype(int)
+    return X, y, g
+
+
+def test_meta_estimator_delegates_and_audits():
+    X, y, g = _classification()
+    audit = FairnessAudit(LogisticRegression(C=0.5)).fit(X, y)
+    direct = LogisticRegression(C=0.5).fit(X, y)
+    np.testing.assert_array_equal(audit.predict(X), direct.predict(X))
+    np.testing.assert_allclose(audit.predict_proba(X), direct.predict_proba(X))
+    np.testing.assert_allclose(audit.decision_function(X), direct.decision_function(X))
+    assert audit.score(X, y) == direct.score(X, y)
+    np.testing.assert_array_equal(audit.classes_, [0, 1])
+    assert audit.n_features_in_ == 4
+    report = audit.audit(X, y, sensitive_features=g)
+    assert isinstance(report, AuditReport)
+    assert report.title == "Fairness audit of LogisticRegression"
+    expected = audit_predictions(y, direct.predict(X), sensitive_features=g)
+    pd.testing.assert_frame_equal(report.frame, expected.frame)
+    assert audit.get_params()["estimator__C"] == 0.5
+
+
+def test_prefit_clone_pipeline_and_pickle():
+    X, y, g = _classification(1)
+    fitted = LogisticRegression().fit(X, y)
+    audit = FairnessAudit(fitted, prefit=True)
+    report = audit.audit(X, y, sensitive_features=g)  # no fit needed
+    assert report.frame["n"].sum() == 500
+    assert audit.fit(X, y).estimator_ is fitted
+    with pytest.raises(NotFittedError):
+        FairnessAudit(LogisticRegression(), prefit=True).fit(X, y)
+    with pytest.raises(NotFittedError):
+        FairnessAudit(LogisticRegression()).audit(X, y, sensitive_features=g)
+    cloned = clone(FairnessAudit(LogisticRegression(C=2.0), alpha=0.1))
+    assert cloned.get_params()["alpha"] == 0.1 and not hasattr(cloned, "estimator_")
+    pipe = make_pipeline(StandardScaler(), FairnessAudit(LogisticRegression()))
+    pipe.fit(X, y)
+    inner = pipe[-1]
+    report = inner.audit(pipe[0].transform(X), y, sensitive_features=g)
+    assert report.frame.shape[0] == 2
+    wrapped = FairnessAudit(make_pipeline(StandardScaler(), LogisticRegression()))
+    wrapped.fit(X, y)
+    assert wrapped.audit(X, y, sensitive_features=g).frame.shape[0] == 2
+    again = pickle.loads(pickle.dumps(wrapped))
+    np.testing.assert_array_equal(again.predict(X), wrapped.predict(X))
+
+
+def test_check_estimator():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    check_estimator(FairnessAudit(LogisticRegression()))

@@ -1,0 +1,454 @@
+"""Fetchers of two real fairness datasets: COMPAS two-year recidivism and UCI
+German credit.
+
+The row-level files are third-party data and are not shipped with the package:
+on first use they are downloaded from their public source into a local cache
+folder (``data_home``), their SHA-256 checksum is verified, and they are parsed
+by the readers of :mod:`sklearn_smallfair.datasets._realdata`. Later calls read
+the cached copy (after verifying its checksum again) and never use the network.
+"""
+
+import hashlib
+import os
+import shutil
+import tempfile
+from collections import namedtuple
+from pathlib import Path
+from urllib.request import Request, urlopen
+
+import numpy as np
+import pandas as pd
+from sklearn.utils import Bunch
+
+from ._realdata import _read_compas, _read_german
+
+__all__ = ["fetch_compas", "fetch_german_credit"]
+
+_ENV_VAR = "SMALLFAIR_DATA"
+_DEFAULT_HOME = Path("~") / "smallfair_data"
+_TIMEOUT = 60  # seconds
+_CHUNK = 1 << 20
+
+_RemoteFile = namedtuple("_RemoteFile", ["filename", "url", "checksum"])
+
+_COMPAS_FILE = _RemoteFile(
+    filename="compas-scores-two-years.csv",
+    url=(
+        "https://raw.githubusercontent.com/propublica/compas-analysis/master/"
+        "compas-scores-two-years.csv"
+    ),
+    checksum="d180e410066da845eceb452417fbf8b119633f05526bcb29ef2c5b546d8946c5",
+)
+_GERMAN_FILE = _RemoteFile(
+    filename="german.data",
+    url=(
+        "https://archive.ics.uci.edu/ml/machine-learning-databases/statlog/german/"
+        "german.data"
+    ),
+    checksum="b21f3d81db8071257d5ff1deaeba1fd4303b62712e6fcc9715c7a86202cb5871",
+)
+
+
+# -------------------------------------------------------------------------------------
+# cache folder, checksum, download
+# -------------------------------------------------------------------------------------
+def _get_data_home(data_home=None):
+    """The cache folder: ``data_home``, else ``$SMALLFAIR_DATA``, else
+    ``~/smallfair_data`` (``~`` expanded). It is not created here."""
+    if data_home is None:
+        data_home = os.environ.get(_ENV_VAR) or _DEFAULT_HOME
+    elif not isinstance(data_home, (str, os.PathLike)):
+        raise TypeError(
+            "data_home must be None, a str or a path-like object, got "
+            f"{type(data_home).__name__}."
+        )
+    return Path(data_home).expanduser()
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _download(url, path):
+    """Write the resource at ``url`` to the file ``path``."""
+    request = Request(url, headers={"User-Agent": "sklearn-smallfair"})
+    with urlopen(request, timeout=_TIMEOUT) as response, open(path, "wb") as out:
+        shutil.copyfileobj(response, out, _CHUNK)
+
+
+def _fetch_remote(remote, data_home):
+    """Download ``remote`` into ``data_home``, verify it, and move it in place.
+
+    The file is written to a temporary file of the same folder and renamed only
+    once complete and verified, so an interrupted download never leaves a
+    partial file under the final name.
+    """
+    target = data_home / remote.filename
+    try:
+        data_home.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OSError(
+            f"Cannot create the data folder {data_home} ({exc}). Pass a writable "
+            f"folder as data_home or set the environment variable {_ENV_VAR}."
+        ) from exc
+    fd, tmp = tempfile.mkstemp(
+        dir=data_home, prefix=f".{remote.filename}.", suffix=".part"
+    )
+    os.close(fd)
+    tmp = Path(tmp)
+    try:
+        try:
+            _download(remote.url, tmp)
+        except (OSError, ValueError) as exc:
+            raise OSError(
+                f"Could not download {remote.url} ({exc}). Check the network "
+                f"connection, or download the file by other means and place it "
+                f"at {target}."
+            ) from exc
+        checksum = _sha256(tmp)
+        if checksum != remote.checksum:
+            raise OSError(
+                f"The file downloaded from {remote.url} has the SHA-256 checksum "
+                f"{checksum}, expected {remote.checksum}: the download was "
+                f"corrupted or the remote file has changed. Try again, or place a "
+                f"copy of the original file at {target}."
+            )
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def _fetch_file(remote, data_home, download_if_missing):
+    """The verified local path of ``remote``, downloading it when missing."""
+    data_home = _get_data_home(data_home)
+    path = data_home / remote.filename
+    if path.is_file():
+        checksum = _sha256(path)
+        if checksum != remote.checksum:
+            raise OSError(
+                f"The cached file {path} has the SHA-256 checksum {checksum}, "
+                f"expected {remote.checksum}: it is corrupted or not the original "
+                f"file. Delete it to download it again from {remote.url}, or "
+                f"replace it with a copy of the original file."
+            )
+        return path
+    if not download_if_missing:
+        raise OSError(
+            f"{remote.filename} was not found in the data folder {data_home} and "
+            f"download_if_missing=False. Call again with download_if_missing=True "
+            f"to download it from {remote.url}, or place a copy of that file at "
+            f"{path}."
+        )
+    return _fetch_remote(remote, data_home)
+
+
+def _check_bool(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}.")
+    return bool(value)
+
+
+def _bunch(X, y, attrs, *, target_name, target_names, descr, path, as_frame, X_y):
+    """The Bunch (or ``(X, y)``) returned by the fetchers."""
+    feature_names = list(X.columns)
+    if as_frame:
+        target = pd.Series(y, name=target_name)
+        sensitive = attrs
+        extra = attrs.drop(columns=[c for c in attrs.columns if c in X.columns])
+        frame = pd.concat([X, extra, target], axis=1)
+    else:
+        X = X.to_numpy()
+        target = np.asarray(y)
+        sensitive = attrs.to_numpy()
+        frame = None
+    if X_y:
+        return X, target
+    return Bunch(
+        data=X,
+        target=target,
+        sensitive=sensitive,
+        frame=frame,
+        feature_names=feature_names,
+        target_names=np.asarray(target_names, dtype=object),
+        sensitive_names=list(attrs.columns),
+        DESCR=descr,
+        filename=str(path),
+    )
+
+
+# -------------------------------------------------------------------------------------
+# COMPAS
+# -------------------------------------------------------------------------------------
+_COMPAS_DESCR = f"""\
+COMPAS two-year recidivism (ProPublica)
+=======================================
+
+Source: ProPublica's compas-analysis repository, file
+compas-scores-two-years.csv ({_COMPAS_FILE.url}): 7,214 defendants screened with
+the COMPAS risk assessment in Broward County, Florida, in 2013-2014, followed
+for two years.
+
+Filtering (as in ProPublica's analysis): COMPAS screening within 30 days of the
+arrest (-30 <= days_b_screening_arrest <= 30), a known recidivism status
+(is_recid != -1), no ordinary traffic offence (c_charge_degree != "O") and a
+score (score_text != "N/A"); this leaves 6,172 rows. Only the African-American
+and Caucasian defendants are kept, so that race is binary: 5,278 rows.
+
+Features (float64, 9): age, priors_count, juv_fel_count, juv_misd_count,
+juv_other_count, the one-hot charge degree c_charge_degree_F (felony) and
+c_charge_degree_M (misdemeanour), and the sensitive attributes sex and race
+(coded as below). The COMPAS scores themselves are not features.
+
+Target: 1 when the defendant did NOT reoffend within two years
+(two_year_recid == 0, the favourable outcome), 0 otherwise.
+
+Sensitive attributes (0/1): sex, 1 female and 0 male; race, 1 Caucasian and
+0 African-American.
+
+Terms: ProPublica publishes the data without a licence file. Treat it as
+third-party data: it is downloaded at run time into your data folder and is not
+part of this package; do not redistribute it.
+"""
+
+
+def fetch_compas(
+    data_home=None, *, download_if_missing=True, return_X_y=False, as_frame=True
+):
+    """Load the ProPublica COMPAS two-year recidivism data (binary race and sex).
+
+    The file ``compas-scores-two-years.csv`` is downloaded from ProPublica's
+    public repository on first use into ``data_home`` and read from there
+    afterwards; its SHA-256 checksum is verified both after download and every
+    time the cached copy is read. The rows are filtered as in ProPublica's
+    analysis and restricted to African-American and Caucasian defendants
+    (5,278 rows); see ``DESCR`` for the details.
+
+    ============== ==========================================
+    Samples        5,278
+    Features       9, numeric (float64)
+    Target         1 = no recidivism within two years (2,795)
+    Sensitive      ``sex`` (1 = female), ``race`` (1 = Caucasian)
+    ============== ==========================================
+
+    Parameters
+    ----------
+    data_home : str or path-like, default=None
+        Folder of the cached file. By default the environment variable
+        ``SMALLFAIR_DATA`` if set, else ``~/smallfair_data``.
+    download_if_missing : bool, default=True
+        Download the file when it is not in ``data_home``. If False and the file
+        is missing, an ``OSError`` is raised.
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of a Bunch.
+    as_frame : bool, default=True
+        Return ``data`` and ``sensitive`` as pandas DataFrames, ``target`` as a
+        Series named ``"no_recid"``, and ``frame``. If False, numpy arrays and
+        ``frame=None``.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        Dictionary-like object with the attributes:
+
+        data : pandas.DataFrame of shape (5278, 9) or ndarray
+            The features (float64).
+        target : pandas.Series or ndarray of shape (5278,)
+            The 0/1 label (int64), 1 for no two-year recidivism.
+        sensitive : pandas.DataFrame or ndarray of shape (5278, 2)
+            The binary sensitive attributes ``sex`` and ``race`` (int64).
+        frame : pandas.DataFrame or None
+            The features, the sensitive attributes not already among them, and
+            the target. None when ``as_frame=False``.
+        feature_names : list of str
+            The names of the features.
+        target_names : ndarray of str
+            The meaning of the target values 0 and 1:
+            ``["reoffended", "did_not_reoffend"]``.
+        sensitive_names : list of str
+            ``["sex", "race"]``.
+        DESCR : str
+            A description: source, filtering, coding and terms.
+        filename : str
+            The path of the cached file.
+
+    (data, target) : tuple if ``return_X_y`` is True
+
+    Raises
+    ------
+    OSError
+        When the file is missing and ``download_if_missing=False``, when the
+        download fails (the message names the URL and where to place a copy of
+        the file), or when the checksum of the downloaded or cached file differs
+        from the expected one (the message names the file to delete).
+
+    See Also
+    --------
+    fetch_german_credit : The UCI German credit data.
+
+    Notes
+    -----
+    The data is third-party data published by ProPublica without a licence
+    file; it is not shipped with this package.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.datasets import fetch_compas
+    >>> compas = fetch_compas()  # doctest: +SKIP
+    >>> compas.data.shape  # doctest: +SKIP
+    (5278, 9)
+    >>> compas.sensitive.mean().round(3)  # doctest: +SKIP
+    sex     0.195
+    race    0.398
+    dtype: float64
+    """
+    download_if_missing = _check_bool(download_if_missing, "download_if_missing")
+    return_X_y = _check_bool(return_X_y, "return_X_y")
+    as_frame = _check_bool(as_frame, "as_frame")
+    path = _fetch_file(_COMPAS_FILE, data_home, download_if_missing)
+    X, y, attrs = _read_compas(path)
+    return _bunch(
+        X,
+        y,
+        attrs,
+        target_name="no_recid",
+        target_names=["reoffended", "did_not_reoffend"],
+        descr=_COMPAS_DESCR,
+        path=path,
+        as_frame=as_frame,
+        X_y=return_X_y,
+    )
+
+
+# -------------------------------------------------------------------------------------
+# German credit
+# -------------------------------------------------------------------------------------
+_GERMAN_DESCR = f"""\
+German credit (UCI Statlog)
+===========================
+
+Source: UCI Machine Learning Repository, Statlog (German Credit Data), file
+german.data ({_GERMAN_FILE.url}): 1,000 credit applicants, 20 attributes A1 to
+A20 and the label (1 good, 2 bad credit risk), space separated. No rows are
+removed.
+
+Features (float64, 61): the 7 numeric attributes (duration, credit_amount,
+installment_rate, residence_since, age, existing_credits, people_liable) and the
+13 qualitative attributes one-hot encoded as <attribute>_<code>, for example
+checking_status_A11; the personal status and sex attribute A9 is one of them.
+
+Target: 1 for good credit (the favourable outcome, 700 rows), 0 for bad.
+
+Sensitive attributes (0/1): age_gt_25, 1 when older than 25 years (A13 > 25);
+sex, 1 female (A9 in A92, A95) and 0 male (A91, A93, A94).
+
+Terms: the dataset is licensed by the UCI Machine Learning Repository under
+CC BY 4.0 (Hofmann, H. (1994). Statlog (German Credit Data). UCI Machine Learning
+Repository. https://doi.org/10.24432/C5NC77). It is downloaded at run time into
+your data folder and is not part of this package.
+"""
+
+
+def fetch_german_credit(
+    data_home=None, *, download_if_missing=True, return_X_y=False, as_frame=True
+):
+    """Load the UCI Statlog German credit data (binary age and sex).
+
+    The file ``german.data`` is downloaded from the UCI Machine Learning
+    Repository on first use into ``data_home`` and read from there afterwards;
+    its SHA-256 checksum is verified both after download and every time the
+    cached copy is read. See ``DESCR`` for the coding.
+
+    ============== ==========================================
+    Samples        1,000
+    Features       61, numeric (float64, one-hot qualitative)
+    Target         1 = good credit (700)
+    Sensitive      ``age_gt_25`` (1 = older than 25), ``sex`` (1 = female)
+    ============== ==========================================
+
+    Parameters
+    ----------
+    data_home : str or path-like, default=None
+        Folder of the cached file. By default the environment variable
+        ``SMALLFAIR_DATA`` if set, else ``~/smallfair_data``.
+    download_if_missing : bool, default=True
+        Download the file when it is not in ``data_home``. If False and the file
+        is missing, an ``OSError`` is raised.
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of a Bunch.
+    as_frame : bool, default=True
+        Return ``data`` and ``sensitive`` as pandas DataFrames, ``target`` as a
+        Series named ``"good_credit"``, and ``frame``. If False, numpy arrays
+        and ``frame=None``.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        Dictionary-like object with the attributes:
+
+        data : pandas.DataFrame of shape (1000, 61) or ndarray
+            The features (float64).
+        target : pandas.Series or ndarray of shape (1000,)
+            The 0/1 label (int64), 1 for good credit.
+        sensitive : pandas.DataFrame or ndarray of shape (1000, 2)
+            The binary sensitive attributes ``age_gt_25`` and ``sex`` (int64).
+        frame : pandas.DataFrame or None
+            The features, the sensitive attributes and the target. None when
+            ``as_frame=False``.
+        feature_names : list of str
+            The names of the features.
+        target_names : ndarray of str
+            The meaning of the target values 0 and 1: ``["bad", "good"]``.
+        sensitive_names : list of str
+            ``["age_gt_25", "sex"]``.
+        DESCR : str
+            A description: source, coding and licence.
+        filename : str
+            The path of the cached file.
+
+    (data, target) : tuple if ``return_X_y`` is True
+
+    Raises
+    ------
+    OSError
+        When the file is missing and ``download_if_missing=False``, when the
+        download fails (the message names the URL and where to place a copy of
+        the file), or when the checksum of the downloaded or cached file differs
+        from the expected one (the message names the file to delete).
+
+    See Also
+    --------
+    fetch_compas : The ProPublica COMPAS two-year recidivism data.
+
+    Notes
+    -----
+    The data is licensed under CC BY 4.0 by the UCI Machine Learning Repository;
+    it is not shipped with this package.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.datasets import fetch_german_credit
+    >>> X, y = fetch_german_credit(return_X_y=True)  # doctest: +SKIP
+    >>> X.shape, int(y.sum())  # doctest: +SKIP
+    ((1000, 61), 700)
+    """
+    download_if_missing = _check_bool(download_if_missing, "download_if_missing")
+    return_X_y = _check_bool(return_X_y, "return_X_y")
+    as_frame = _check_bool(as_frame, "as_frame")
+    path = _fetch_file(_GERMAN_FILE, data_home, download_if_missing)
+    X, y, attrs = _read_german(path)
+    return _bunch(
+        X,
+        y,
+        attrs,
+        target_name="good_credit",
+        target_names=["bad", "good"],
+        descr=_GERMAN_DESCR,
+        path=path,
+        as_frame=as_frame,
+        X_y=return_X_y,
+    )
