@@ -47,6 +47,14 @@ def _resolve_smoothing(smoothing):
     return _check_smoothing(smoothing)
 
 
+def _describe(smoothing):
+    """``CrossPriorSmoothing(lam=10)``: the smoothing with all its parameters."""
+    if smoothing is None:
+        return "none"
+    params = ", ".join(f"{k}={v!r}" for k, v in smoothing.get_params().items())
+    return f"{type(smoothing).__name__}({params})"
+
+
 def _reference_intervals(metric, n, ref, alpha, n_draws, rng):
     """Central ``1 - alpha`` range of ``metric`` under ``Multinomial(n, ref)``.
 
@@ -252,7 +260,7 @@ default=0
         metrics=resolved,
         alpha=alpha,
         correction=correction,
-        smoothing=repr(smoothing) if smoothing is not None else "none",
+        smoothing=_describe(smoothing),
         reference=reference if isinstance(reference, str) else "given",
         title=title,
     )

@@ -276,7 +276,9 @@ class AuditReport:
         nrows = -(-k // ncols)
         if figsize is None:
             figsize = (4.2 * ncols, 0.35 * len(f) + 2.2 * nrows + 0.6)
-        fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=False)
+        fig, axes = plt.subplots(
+            nrows, ncols, figsize=figsize, squeeze=False, sharey=True
+        )
         ypos = np.arange(len(f))
         labels = [_name(g) + f" (n={int(n)})" for g, n in zip(f.index, f["n"])]
         for ax, metric in zip(axes.ravel(), metrics):
@@ -290,9 +292,9 @@ class AuditReport:
             ax.plot(f[f"{metric}_smoothed"], ypos, "D", color="C1", ms=5, mfc="none",
                     label="smoothed")  # fmt: skip
             ax.set_yticks(ypos, labels)
-            ax.invert_yaxis()
             ax.set_title(metric)
             ax.grid(axis="x", color="0.92")
+        axes[0, 0].invert_yaxis()  # shared: the first group on top in every panel
         for ax in axes.ravel()[k:]:
             ax.set_visible(False)
         handles, names = axes.ravel()[0].get_legend_handles_labels()
@@ -391,7 +393,7 @@ class AuditReport:
                 "metric: the observed value, the reference's value, the "
                 "percentiles of the observed value under the reference's "
                 "proportions at the group's size, and the p-values.</p>"
-                f"{_html_table(_round(self.match))}</section>"
+                f"{_html_table(_round(self.match), index=False)}</section>"
             )
         if self.separation is not None:
             verdict = (
@@ -401,7 +403,7 @@ class AuditReport:
                 "<section id='separation'><h2>Separation (equalized odds)</h2>"
                 f"<p>Verdict at alpha = {self.alpha:g}: <strong>{verdict}"
                 "</strong>.</p>"
-                f"{_html_table(_round(self.separation))}</section>"
+                f"{_html_table(_round(self.separation), index=False)}</section>"
             )
         if plots:
             sections.append(f"<section id='plots'><h2>Plots</h2>{plots}</section>")
@@ -437,9 +439,11 @@ def _round(frame):
     return out
 
 
-def _html_table(frame):
+def _html_table(frame, index=True):
     """An escaped HTML table (pandas escapes cell, index and header text)."""
-    return frame.to_html(escape=True, border=0, classes="data", na_rep="undefined")
+    return frame.to_html(
+        escape=True, border=0, classes="data", na_rep="undefined", index=index
+    )
 
 
 _CSS = """

@@ -225,6 +225,8 @@ def test_options_and_bad_input():
     assert "mcc_match_p" not in r.frame
     r = audit_predictions(y, p, sensitive_features=g, smoothing=AdditiveSmoothing(1))
     assert r.smoothing == "AdditiveSmoothing(eps=1)"
+    r = audit_predictions(y, p, sensitive_features=g, tests=())
+    assert r.smoothing == "CrossPriorSmoothing(lam=10.0)"
     two = pd.DataFrame({"a": g, "b": np.where(y == 1, "x", "y")})
     inter = audit_predictions(y, p, sensitive_features=two, tests=("match",))
     assert len(inter.frame) == 8
