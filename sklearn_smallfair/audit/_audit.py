@@ -1,5 +1,6 @@
 """FairnessAudit and audit_predictions: per-group metrics, tests and a report."""
 
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -8,6 +9,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._confusion import reference_counts, rows_or_counts
+from .._validation import format_labels
+from ..exceptions import UndefinedGroupMetricWarning
 from ..metrics import compute_metric, group_metrics
 from ..metrics._group import _check_smoothing, _resolve_metrics
 from ..smoothing import CrossPriorSmoothing
@@ -201,14 +204,16 @@ default=0
     match = None
     if "match" in tests:
         # by position: the counts of group k under the key k
-        result = match_test(
-            counts={k: row for k, row in enumerate(cms)},
-            metric=resolved,
-            reference=ref,
-            correction=correction,
-            alpha=alpha,
-            random_state=_child_seed(seed, "match"),
-        )
+        with warnings.catch_warnings():  # one warning by label, below
+            warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
+            result = match_test(
+                counts={k: row for k, row in enumerate(cms)},
+                metric=resolved,
+                reference=ref,
+                correction=correction,
+                alpha=alpha,
+                random_state=_child_seed(seed, "match"),
+            )
         match = result.to_frame()
         position = match["group"].to_numpy(dtype=np.int64)
         match["group"] = groups[position]
@@ -232,14 +237,16 @@ default=0
     if "separation" in tests:
         # the test depends on the counts only: four rows per group, weighted
         codes = np.repeat(np.arange(groups.shape[0]), 4)
-        res = separation_test(
-            np.tile([1, 1, 0, 0], groups.shape[0]),
-            np.tile([1, 0, 1, 0], groups.shape[0]),
-            sensitive_features=codes,
-            sample_weight=cms.ravel(),
-            alpha=alpha,
-            correction=correction,
-        )
+        with warnings.catch_warnings():  # one warning by label, below
+            warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
+            res = separation_test(
+                np.tile([1, 1, 0, 0], groups.shape[0]),
+                np.tile([1, 0, 1, 0], groups.shape[0]),
+                sensitive_features=codes,
+                sample_weight=cms.ravel(),
+                alpha=alpha,
+                correction=correction,
+            )
         separation = res.to_frame()
         for col in ("group_a", "group_b"):
             separation[col] = groups[separation[col].to_numpy(dtype=np.int64)]
@@ -252,6 +259,19 @@ default=0
                 best.append(rows.loc[involved, "p_adjusted"].min())
             frame[f"separation_p_{m}"] = np.asarray(best, dtype=float)
 
+    undefined = [
+        f"{m} for {format_labels(frame.index[frame[f'{m}_undefined'].to_numpy()])}"
+        for m in resolved
+        if frame[f"{m}_undefined"].any()
+    ]
+    if undefined:
+        warnings.warn(
+            f"undefined (0/0) metrics: {'; '.join(undefined)}. The report marks "
+            f"them (<metric>_undefined), their tests are NaN, and their smoothed "
+            f"values are defined.",
+            UndefinedGroupMetricWarning,
+            stacklevel=2,
+        )
     return AuditReport(
         frame=frame,
         match=match,

@@ -15,6 +15,7 @@ from sklearn.preprocessing import StandardScaler
 
 from sklearn_smallfair import enumerate_confusion_matrices
 from sklearn_smallfair.audit import AuditReport, FairnessAudit, audit_predictions
+from sklearn_smallfair.exceptions import UndefinedGroupMetricWarning
 from sklearn_smallfair.metrics import compute_metric, group_metrics
 from sklearn_smallfair.smoothing import AdditiveSmoothing, CrossPriorSmoothing
 from sklearn_smallfair.stats import match_test, separation_test
@@ -148,7 +149,12 @@ def test_summary_wording():
     g = np.r_[np.where(np.arange(big) < 1000, "big1", "big2"), ["tiny"] * 6,
               ["nopos"] * 8]  # fmt: skip
     p[1000:big] = np.where(rng.random(1000) < 0.4, 1 - y[1000:big], y[1000:big])
-    report = audit_predictions(y, p, sensitive_features=g)
+    with pytest.warns(UndefinedGroupMetricWarning) as record:
+        report = audit_predictions(y, p, sensitive_features=g)
+    assert len(record) == 1
+    assert "tpr for ['nopos']; fpr for ['tiny']; ppv for ['nopos']" in str(
+        record[0].message
+    )
     text = report.summary()
     assert "big2 (n = 1000): TPR" in text and "unlikely under the reference" in text
     assert "tiny (n = 6): TPR = 0.500 differs from the reference" in text
