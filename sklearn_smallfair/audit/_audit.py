@@ -102,7 +102,10 @@ def audit_predictions(
     value of each metric with its undefined flag; the reference's value and the
     range of values the reference's proportions give at the group's size; the
     MATCH test of each value against the reference; and the separation
-    (equalized odds) test between groups.
+    (equalized odds) test between groups, with the pooled (score) variance
+    (:func:`~sklearn_smallfair.stats.separation_test` with
+    ``variance="pooled"``), which keeps its size when a small group's rate is 0
+    or 1.
 
     Parameters
     ----------
@@ -246,6 +249,7 @@ default=0
                 sample_weight=cms.ravel(),
                 alpha=alpha,
                 correction=correction,
+                variance="pooled",  # keeps its size with small groups
             )
         separation = res.to_frame()
         for col in ("group_a", "group_b"):

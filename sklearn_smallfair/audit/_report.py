@@ -277,7 +277,12 @@ class AuditReport:
         if figsize is None:
             figsize = (4.2 * ncols, 0.35 * len(f) + 2.2 * nrows + 0.6)
         fig, axes = plt.subplots(
-            nrows, ncols, figsize=figsize, squeeze=False, sharey=True
+            nrows,
+            ncols,
+            figsize=figsize,
+            squeeze=False,
+            sharey=True,
+            layout="constrained",  # long group names: no tight_layout warning
         )
         ypos = np.arange(len(f))
         labels = [_name(g) + f" (n={int(n)})" for g, n in zip(f.index, f["n"])]
@@ -298,8 +303,7 @@ class AuditReport:
         for ax in axes.ravel()[k:]:
             ax.set_visible(False)
         handles, names = axes.ravel()[0].get_legend_handles_labels()
-        fig.legend(handles, names, loc="lower center", ncols=3, frameon=False)
-        fig.tight_layout(rect=(0, 0.06, 1, 1))
+        fig.legend(handles, names, loc="outside lower center", ncols=3, frameon=False)
         return fig
 
     # -- output --------------------------------------------------------------------

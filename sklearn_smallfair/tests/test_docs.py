@@ -5,8 +5,13 @@ from pathlib import Path
 
 import pytest
 
-GUIDE = Path(__file__).resolve().parents[2] / "doc" / "user_guide"
-PAGES = sorted(GUIDE.glob("*.rst")) if GUIDE.is_dir() else []
+DOC = Path(__file__).resolve().parents[2] / "doc"
+GUIDE = DOC / "user_guide"
+PAGES = (
+    sorted(GUIDE.glob("*.rst")) + sorted(DOC.glob("getting_started.rst"))
+    if GUIDE.is_dir()
+    else []
+)
 
 
 @pytest.mark.skipif(not PAGES, reason="documentation sources not available")

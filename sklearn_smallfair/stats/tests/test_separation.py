@@ -968,3 +968,42 @@ def test_scorer_bad_options_and_pickle():
     scorer = make_comparative_separation_scorer(n_pairs=100)
     again = pickle.loads(pickle.dumps(scorer))
     assert "n_pairs=100" in repr(again)
+
+
+def test_pooled_variance_keeps_its_size_with_a_small_group():
+    # null law: both groups FPR 0.12, one group with 5 negatives. The unpooled
+    # Wald variance of a sample with FP = 0 is 0 and the test rejects whenever
+    # that happens (0.88^5 = 0.53 of the time); the pooled score test does not.
+    rng = np.random.default_rng(0)
+    reps = 4000
+    fp_small = rng.binomial(5, 0.12, reps)
+    fp_big = rng.binomial(171, 0.12, reps)
+    from sklearn_smallfair.stats._wald import wald_test
+
+    _, p_unpooled = wald_test(fp_small, 5, fp_big, 171)
+    _, p_pooled = wald_test(fp_small, 5, fp_big, 171, pooled=True)
+    assert np.mean(p_unpooled < 0.05) > 0.45
+    assert np.mean(p_pooled < 0.05) < 0.08
+    # closed form of the pooled statistic
+    z, _ = wald_test(1, 5, 20, 171, pooled=True)
+    pp = 21 / 176
+    assert z == pytest.approx(
+        (1 / 5 - 20 / 171) / np.sqrt(pp * (1 - pp) * (1 / 5 + 1 / 171))
+    )
+    # through separation_test and its estimator
+    y_true = np.r_[np.ones(50), np.zeros(171), np.ones(5), np.zeros(5)]
+    y_pred = np.r_[np.ones(40), np.zeros(10), np.ones(20), np.zeros(151), np.ones(4),
+                   np.zeros(1), np.zeros(5)]  # fmt: skip
+    groups = ["big"] * 221 + ["small"] * 10
+    unpooled = separation_test(y_true, y_pred, sensitive_features=groups)
+    pooled = separation_test(
+        y_true, y_pred, sensitive_features=groups, variance="pooled"
+    )
+    assert unpooled.violated and unpooled.pvalue_fpr < 1e-5
+    assert not pooled.violated and pooled.variance == "pooled"
+    est = SeparationTest(variance="pooled").fit(
+        y_true, y_pred, sensitive_features=groups
+    )
+    assert est.pvalues_["fpr"] == pooled.pvalue_fpr
+    with pytest.raises(ValueError, match="variance must be one of"):
+        separation_test(y_true, y_pred, sensitive_features=groups, variance="exact")
