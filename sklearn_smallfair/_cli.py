@@ -112,37 +112,31 @@ def _probability(text):
     return value
 
 
-def _positive_int(text):
+def _whole_number(text):
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected a whole number, got {text!r}"
         ) from None
+
+
+def _positive_int(text):
+    value = _whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
     return value
 
 
 def _seed(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number, got {text!r}"
-        ) from None
+    value = _whole_number(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
     return value
 
 
 def _jobs(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number, got {text!r}"
-        ) from None
+    value = _whole_number(text)
     if value == 0:
         raise argparse.ArgumentTypeError("must not be 0 (use 1, N or -1 for all CPUs)")
     return value
