@@ -824,6 +824,7 @@ def test_separation_estimator():
         "alpha": 0.2,
         "correction": "bonferroni",
         "pos_label": 1,
+        "variance": "unpooled",
     }
     assert repr(est) == "SeparationTest(alpha=0.2, correction='bonferroni')"
     twin = clone(est)
