@@ -34,6 +34,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from sklearn_smallfair.metrics import compute_metric
 from sklearn_smallfair.stats import (
     comparative_separation_power,
     comparative_separation_sample_size,
@@ -51,9 +52,9 @@ laws = {
 
 
 def rates(p):
-    """TPR and FPR of groups A=1 and A=0."""
+    """TPR and FPR of groups A=1 and A=0 (rows (TP, FN, FP, TN) of each group)."""
     g = np.reshape(p, (2, 4))
-    return g[:, 0] / (g[:, 0] + g[:, 1]), g[:, 2] / (g[:, 2] + g[:, 3])
+    return compute_metric("tpr", g), compute_metric("fpr", g)
 
 
 print(

@@ -92,21 +92,22 @@ def _fail(message, code, err):
 # ---------------------------------------------------------------------------
 
 
-def _non_negative_float(text):
+def _number(text):
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _non_negative_float(text):
+    value = _number(text)
     if not np.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
     return value
 
 
 def _probability(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    value = _number(text)
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text}")
     return value
@@ -318,22 +319,20 @@ def _summary(report):
 
 def _cmd_demo(args, out):
     from .audit import audit_predictions
-    from .datasets import load_published_confusion_matrices
+    from .datasets import load_published_groups
     from .metrics import group_metrics
     from .smoothing import CrossPriorSmoothing
 
     _check_output(args.out, "--out")
-    table = load_published_confusion_matrices("COMPAS")
-    everyone = table.loc[table["group"] == "ALL", list(CELLS)].to_numpy()[0]
-    groups = table[table["group"] != "ALL"].set_index("group")[list(CELLS)]
-    # leave-one-group-out over all defendants (ALL counts every race)
-    reference = everyone - groups.to_numpy()
+    # each group against all other defendants (ALL counts every race)
+    groups, reference = load_published_groups("COMPAS")
+    groups.index = reference.index = groups.index.str.removeprefix("COMPAS|")
     smoothing = CrossPriorSmoothing(lam=args.lam)
     report = audit_predictions(
         counts=groups,
         metrics=_DEMO_METRICS,
         smoothing=smoothing,
-        reference=reference,
+        reference=reference.to_numpy(),
         random_state=args.seed,
         title="COMPAS violent-recidivism scores: Black and White defendants",
     )
@@ -362,7 +361,7 @@ def _cmd_demo(args, out):
         counts=small,
         metrics=_DEMO_METRICS,
         smoothing=smoothing,
-        reference=everyone - white,
+        reference=reference.loc["White"].to_numpy(),
         zero_division=np.nan,
     )
     cols = [f"{m}{s}" for m in _DEMO_METRICS for s in ("", "_smoothed")]

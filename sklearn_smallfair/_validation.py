@@ -13,8 +13,11 @@ from sklearn.utils.validation import check_consistent_length, column_or_1d
 
 __all__ = [
     "check_binary_targets",
+    "check_bool",
+    "check_choice",
     "check_counts",
     "check_non_negative_scalar",
+    "check_probability",
     "check_sample_weight",
     "check_sensitive_features",
     "check_zero_division",
@@ -368,6 +371,32 @@ def check_non_negative_scalar(value, name):
     value = float(value)
     if not np.isfinite(value) or value < 0:
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
+    return value
+
+
+def check_probability(value, name):
+    """Validate a real number strictly between 0 and 1 (a significance level, a
+    power) and return it as a float."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, Real)
+        or not 0.0 < float(value) < 1.0
+    ):
+        raise ValueError(f"{name} must be a number in (0, 1); got {value!r}.")
+    return float(value)
+
+
+def check_bool(value, name):
+    """Validate ``True`` or ``False`` (numpy booleans too); return a bool."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r}.")
+    return bool(value)
+
+
+def check_choice(value, name, choices):
+    """Validate that ``value`` is one of the strings ``choices``; return it."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}; got {value!r}.")
     return value
 
 

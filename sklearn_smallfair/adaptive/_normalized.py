@@ -31,6 +31,8 @@ from sklearn.utils.multiclass import type_of_target
 
 from .._validation import (
     _reject_mapping,
+    _unique_inverse,
+    check_choice,
     check_paired_targets,
 )
 
@@ -171,20 +173,18 @@ def _classification_snr(y_true, y_pred):
 
 def _equal_labels(a, b):
     if a.dtype.kind == "O" or b.dtype.kind == "O" or a.dtype.kind != b.dtype.kind:
-        return np.array(
-            [x == y for x, y in zip(a.tolist(), b.tolist(), strict=True)], dtype=bool
-        )
+        # Python == element by element (1 == 1.0, "1" != 1), in one ufunc call
+        return np.equal(a.astype(object), b.astype(object)).astype(bool)
     return a == b
 
 
-def _clustering_snr(X, labels):
-    """Between-cluster over within-cluster dispersion of ``X`` for ``labels``.
+def _clustering_snr(X, codes):
+    """Between-cluster over within-cluster dispersion of ``X`` for the cluster
+    ``codes`` (``0 .. k - 1``, each used).
 
     ``B = sum_k n_k ||c_k - c||^2`` and ``W = sum_k sum_{i in k} ||x_i - c_k||^2``:
     the Calinski-Harabasz index without its ``(N - K) / (K - 1)`` factor.
     """
-    _, codes = np.unique(labels, return_inverse=True)
-    codes = codes.ravel()
     k = int(codes.max()) + 1
     counts = np.bincount(codes, minlength=k).astype(np.float64)
     sums = np.zeros((k, X.shape[1]))
@@ -198,7 +198,7 @@ def _clustering_snr(X, labels):
 
 def _imbalance(y_true, task):
     """``(name, value, h)`` for the classes present in ``y_true``."""
-    _, counts = np.unique(_codes(y_true), return_counts=True)
+    counts = np.bincount(_codes(y_true))
     if counts.shape[0] < 2:
         raise ValueError(
             f"y_true holds a single class, so the class imbalance of the {task} "
@@ -212,10 +212,8 @@ def _imbalance(y_true, task):
 
 
 def _codes(y):
-    try:
-        return pd.factorize(y)[0]
-    except TypeError:
-        return pd.factorize(y.astype(str).astype(object))[0]
+    """Codes ``0 .. k - 1`` of the ``k`` distinct labels of ``y``."""
+    return _unique_inverse(y)[1]
 
 
 # --------------------------------------------------------------------------
@@ -223,9 +221,7 @@ def _codes(y):
 
 
 def _check_task(task, y_true):
-    if not isinstance(task, str) or task not in _TASKS:
-        raise ValueError(f"task must be one of {_TASKS}; got {task!r}.")
-    if task != "auto":
+    if check_choice(task, "task", _TASKS) != "auto":
         return task
     kind = type_of_target(y_true, input_name="y_true")
     if kind in ("binary", "multiclass"):
@@ -670,9 +666,7 @@ def make_adaptive_scorer(
     >>> cv["test_accuracy"].round(3), cv["test_adaptive"].round(3)
     (array([0.98, 0.96, 0.98]), array([0.961, 0.941, 0.961]))
     """
-    if not isinstance(task, str) or task not in _TASKS:
-        raise ValueError(f"task must be one of {_TASKS}; got {task!r}.")
-    if task != "auto":
+    if check_choice(task, "task", _TASKS) != "auto":
         _check_base_metric(base_metric, task)
     elif base_metric is not None and not callable(base_metric):
         known = sorted({m for _, names in _METRICS.values() for m in names})

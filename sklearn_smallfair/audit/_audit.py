@@ -1,7 +1,6 @@
 """FairnessAudit and audit_predictions: per-group metrics, tests and a report."""
 
 import warnings
-from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
@@ -9,7 +8,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._confusion import reference_counts, rows_or_counts
-from .._validation import format_labels
+from .._validation import check_probability, format_labels
 from ..exceptions import UndefinedGroupMetricWarning
 from ..metrics import compute_metric, group_metrics
 from ..metrics._group import _check_smoothing, _resolve_metrics
@@ -36,12 +35,6 @@ def _check_tests(tests):
             f"tests=('match',) or tests=() for metrics only."
         )
     return tests
-
-
-def _check_alpha(alpha):
-    if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0 < alpha < 1:
-        raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}.")
-    return float(alpha)
 
 
 def _resolve_smoothing(smoothing):
@@ -165,7 +158,7 @@ default=0
     resolved = [m.name for m in _resolve_metrics(metrics)]
     smoothing = _resolve_smoothing(smoothing)
     tests = _check_tests(tests)
-    alpha = _check_alpha(alpha)
+    alpha = check_probability(alpha, "alpha")
     if not isinstance(title, str):
         raise TypeError(f"title must be a string, got {type(title).__name__}.")
     seed = _resolve_seed(random_state)

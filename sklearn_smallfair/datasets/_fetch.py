@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
+from .._validation import check_bool
 from ._realdata import _read_compas, _read_german
 
 __all__ = ["fetch_compas", "fetch_german_credit"]
@@ -145,12 +146,6 @@ def _fetch_file(remote, data_home, download_if_missing):
             f"{path}."
         )
     return _fetch_remote(remote, data_home)
-
-
-def _check_bool(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {value!r}.")
-    return bool(value)
 
 
 def _bunch(X, y, attrs, *, target_name, target_names, descr, path, as_frame, X_y):
@@ -306,9 +301,9 @@ def fetch_compas(
     race    0.398
     dtype: float64
     """
-    download_if_missing = _check_bool(download_if_missing, "download_if_missing")
-    return_X_y = _check_bool(return_X_y, "return_X_y")
-    as_frame = _check_bool(as_frame, "as_frame")
+    download_if_missing = check_bool(download_if_missing, "download_if_missing")
+    return_X_y = check_bool(return_X_y, "return_X_y")
+    as_frame = check_bool(as_frame, "as_frame")
     path = _fetch_file(_COMPAS_FILE, data_home, download_if_missing)
     X, y, attrs = _read_compas(path)
     return _bunch(
@@ -436,9 +431,9 @@ def fetch_german_credit(
     >>> X.shape, int(y.sum())  # doctest: +SKIP
     ((1000, 61), 700)
     """
-    download_if_missing = _check_bool(download_if_missing, "download_if_missing")
-    return_X_y = _check_bool(return_X_y, "return_X_y")
-    as_frame = _check_bool(as_frame, "as_frame")
+    download_if_missing = check_bool(download_if_missing, "download_if_missing")
+    return_X_y = check_bool(return_X_y, "return_X_y")
+    as_frame = check_bool(as_frame, "as_frame")
     path = _fetch_file(_GERMAN_FILE, data_home, download_if_missing)
     X, y, attrs = _read_german(path)
     return _bunch(

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._validation import check_bool
 from ._dyadic import _check_count, _generator
-from ._fetch import _check_bool
 
 __all__ = ["make_small_group_classification"]
 
@@ -319,9 +319,9 @@ def make_small_group_classification(
     n_samples = _check_count(n_samples, "n_samples", 1)
     n_features = _check_count(n_features, "n_features", 1)
     class_sep = _check_real(class_sep, "class_sep", 0.0)
-    return_predictions = _check_bool(return_predictions, "return_predictions")
-    shuffle = _check_bool(shuffle, "shuffle")
-    as_frame = _check_bool(as_frame, "as_frame")
+    return_predictions = check_bool(return_predictions, "return_predictions")
+    shuffle = check_bool(shuffle, "shuffle")
+    as_frame = check_bool(as_frame, "as_frame")
     labels, sizes = _check_group_sizes(group_sizes, n_samples)
     prev = _per_group(prevalence, "prevalence", labels, 1)[:, 0]
     rates = _per_group(group_error_rates, "group_error_rates", labels, 2)

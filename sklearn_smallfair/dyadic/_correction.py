@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._estimators import (
     _dyadic_tags,
     _DyadicScoreMixin,
-    _pair_average,
+    _fill_unseen,
     _validate_dyadic,
 )
 from ._means import EntityMeans, _entity_means
@@ -181,7 +181,7 @@ class EccentricityCorrectedRegressor(
                 f"{type(self.forest_params).__name__}."
             )
         size = self.probe_size
-        if isinstance(size, bool) or not isinstance(size, (Integral, Real)):
+        if isinstance(size, bool) or not isinstance(size, Real):
             raise TypeError(
                 f"probe_size must be a fraction in (0, 1) or a number of ratings, "
                 f"got {size!r}."
@@ -327,10 +327,7 @@ class EccentricityCorrectedRegressor(
 
 def _features(means, users, items, pred):
     """``(user mean, item mean, prediction)``; unseen means filled (see Notes)."""
-    um, im = means._pair_means(users, items)
-    pair = _pair_average(um, im, means.global_mean)
-    um = np.where(np.isnan(um), np.where(np.isnan(im), pair, im), um)
-    im = np.where(np.isnan(im), um, im)
+    um, im = _fill_unseen(*means._pair_means(users, items), means.global_mean)
     return np.column_stack([um, im, pred])
 
 

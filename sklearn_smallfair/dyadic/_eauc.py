@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._validation import format_label
+from .._validation import check_choice, format_label
 from ..exceptions import DyadicDataWarning
 from ._means import (
     EntityMeans,
@@ -39,14 +39,6 @@ UNKNOWN = ("drop", "error", "global_mean")
 # D_KS uses per-entity histograms over the distinct ratings up to this many cells
 # (or 4 per rating), and a sort of the ratings within entity beyond
 _KS_HISTOGRAM_CELLS = 1 << 20
-
-
-def _check_choice(value, name, options):
-    if not isinstance(value, str) or value not in options:
-        raise ValueError(
-            f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}."
-        )
-    return value
 
 
 def _check_n_bins(n_bins):
@@ -180,7 +172,7 @@ def eccentricity(
     ...              train_items=[0, 1, 0, 1])
     array([1.75, 2.25])
     """
-    unknown = _check_choice(unknown, "unknown", ("nan", "error", "global_mean"))
+    unknown = check_choice(unknown, "unknown", ("nan", "error", "global_mean"))
     y, u, i = _check_dyads(y_true, users, items, "y_true")
     m = _resolve_means(y, u, i, train_ratings, train_users, train_items, means)
     avg, keep = _pair_average(m, u, i, "drop" if unknown == "nan" else unknown)
@@ -334,10 +326,10 @@ def _prepare(
     y_true, y_pred, users, items, train, means, error, tail, method, n_bins, unknown
 ):
     """Checked inputs to ``(ecc, err, normalizer, n_dropped)``."""
-    error = _check_choice(error, "error", ERRORS)
-    tail = _check_choice(tail, "tail", TAILS)
-    method = _check_choice(method, "method", METHODS)
-    unknown = _check_choice(unknown, "unknown", UNKNOWN)
+    error = check_choice(error, "error", ERRORS)
+    tail = check_choice(tail, "tail", TAILS)
+    method = check_choice(method, "method", METHODS)
+    unknown = check_choice(unknown, "unknown", UNKNOWN)
     n_bins = _check_n_bins(n_bins)
     y, u, i = _check_dyads(y_true, users, items, "y_true")
     p = _check_ratings(y_pred, "y_pred")

@@ -15,8 +15,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import _check_no_missing
-from ._means import _check_ids, _check_ratings, _entity_means
+from ._means import _check_ratings, _entity_means, _ids_from_X
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _sk_validate_data
@@ -59,15 +58,10 @@ def _validate_dyadic(estimator, X, y=_NO_Y, *, reset):
             f"or DataFrame of shape (n_samples, 2), e.g. "
             f"numpy.column_stack([users, items])."
         )
-    if isinstance(X, pd.DataFrame):
-        columns = [X.iloc[:, j].to_numpy() for j in range(2)]
-    else:
-        columns = [arr[:, 0], arr[:, 1]]
-    for col, what in zip(columns, ("0 (user ids)", "1 (item ids)")):
-        _check_no_missing(col, f"X column {what}")
-    n = arr.shape[0]
-    users = _check_ids(columns[0], "users", n)
-    items = _check_ids(columns[1], "items", n)
+    users, items = _ids_from_X(
+        X if isinstance(X, pd.DataFrame) else arr,
+        names=("X column 0 (user ids)", "X column 1 (item ids)"),
+    )
     if isinstance(y, str) and y == _NO_Y:
         return users, items
     return users, items, _check_ratings(y, "y")
@@ -215,13 +209,19 @@ class DyadicMeanRegressor(_DyadicRegressor):
         return _pair_average(um, im, means.global_mean)
 
 
+def _fill_unseen(um, im, global_mean):
+    """User and item means with NaN filled: one NaN side takes the other's mean,
+    two take the global mean."""
+    both = np.isnan(um) & np.isnan(im)
+    um, im = np.where(np.isnan(um), im, um), np.where(np.isnan(im), um, im)
+    um[both] = im[both] = global_mean
+    return um, im
+
+
 def _pair_average(um, im, global_mean):
-    """``(um + im) / 2``; one NaN side takes the other, two take the global mean."""
-    um = np.where(np.isnan(um), im, um)
-    im = np.where(np.isnan(im), um, im)
-    out = (um + im) / 2
-    out[np.isnan(out)] = global_mean
-    return out
+    """``(um + im) / 2`` of the means filled by :func:`_fill_unseen`."""
+    um, im = _fill_unseen(um, im, global_mean)
+    return (um + im) / 2
 
 
 def _check_number(value, name, *, low, integer=False, low_open=False):

@@ -89,7 +89,7 @@ class _Codes:
         """Codes of ``ids``; ``-1`` for ids without a training rating."""
         if self.dense:
             if ids.dtype.kind not in "iu":
-                if ids.dtype.kind == "O":  # e.g. mixed ids: look them up one by one
+                if ids.dtype.kind == "O":  # e.g. mixed ids
                     return self._lookup_objects(ids, seen)
                 return np.full(ids.shape[0], -1, dtype=np.intp)
             codes = ids.astype(np.intp, copy=True)
@@ -116,11 +116,10 @@ class _Codes:
         return table[self.encode(ids, seen)]
 
     def _lookup_objects(self, ids, seen):
-        codes = np.full(ids.shape[0], -1, dtype=np.intp)
-        for k, v in enumerate(ids.tolist()):
-            if isinstance(v, (int, np.integer)) and 0 <= v < self.size and seen[v]:
-                codes[k] = v
-        return codes
+        """Codes of mixed-type ids: one hash lookup among the seen integer ids."""
+        known = self.labels(seen)
+        pos = pd.Index(known).get_indexer(pd.Index(ids, dtype=object))
+        return np.where(pos >= 0, known[np.maximum(pos, 0)], -1).astype(np.intp)
 
     def labels(self, seen):
         """The ids seen in training, in code order."""
@@ -293,8 +292,12 @@ def _entity_means(r, u, i):
     )
 
 
-def _ids_from_X(X):
-    """``(users, items)`` from the dyadic layout: column 0 users, column 1 items."""
+def _ids_from_X(X, names=("users", "items")):
+    """``(users, items)`` from the dyadic layout: column 0 users, column 1 items.
+
+    ``names`` name the two columns in error messages. DataFrame columns keep
+    their own dtypes (e.g. integer users and string items).
+    """
     if isinstance(X, pd.DataFrame):
         if X.shape[1] != 2:
             raise ValueError(
@@ -310,4 +313,4 @@ def _ids_from_X(X):
             )
         columns = [arr[:, 0], arr[:, 1]]
     n = columns[0].shape[0]
-    return _check_ids(columns[0], "users", n), _check_ids(columns[1], "items", n)
+    return tuple(_check_ids(c, name, n) for c, name in zip(columns, names))

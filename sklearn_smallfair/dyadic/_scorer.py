@@ -1,11 +1,11 @@
 """EAUC as a scikit-learn scorer for dyadic estimators."""
 
+from .._validation import check_choice
 from ._eauc import (
     ERRORS,
     METHODS,
     TAILS,
     UNKNOWN,
-    _check_choice,
     _check_n_bins,
     eauc_score,
 )
@@ -100,10 +100,10 @@ def make_eauc_scorer(
     True
     """
     kwargs = {
-        "error": _check_choice(error, "error", ERRORS),
-        "tail": _check_choice(tail, "tail", TAILS),
-        "method": _check_choice(method, "method", METHODS),
+        "error": check_choice(error, "error", ERRORS),
+        "tail": check_choice(tail, "tail", TAILS),
+        "method": check_choice(method, "method", METHODS),
         "n_bins": _check_n_bins(n_bins),
-        "unknown": _check_choice(unknown, "unknown", UNKNOWN),
+        "unknown": check_choice(unknown, "unknown", UNKNOWN),
     }
     return _EAUCScorer(kwargs)

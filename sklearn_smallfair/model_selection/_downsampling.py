@@ -20,7 +20,7 @@ from .._confusion import (
     reference_counts,
     rows_or_counts,
 )
-from .._validation import format_label, format_labels
+from .._validation import check_bool, check_choice, format_label, format_labels
 from ..metrics._registry import get_metric
 from ..smoothing import CrossPriorSmoothing
 from ..smoothing._base import BaseSmoothing
@@ -218,10 +218,10 @@ def _coefficients(est, n, refs, blocks):
     return scale, _collapse(offset, blocks)
 
 
-def _smoothed(columns, coef, part):
+def _smoothed(columns, coef):
     """Smoothed support matrices from the support's cell columns ``(4, m)``.
 
-    Returns ``(m, 4)`` (shared by all groups) or ``(g, m, 4)`` (groups ``part``),
+    Returns ``(m, 4)`` (shared by all groups) or ``(G, m, 4)`` (one per group),
     laid out so that each cell ``x[..., j]`` is contiguous for the metrics.
     """
     if coef is None:
@@ -229,7 +229,7 @@ def _smoothed(columns, coef, part):
     scale, offset = coef
     if offset.ndim == 1:
         return (scale[0] * columns + offset[:, None]).T
-    out = scale[part][None, :, :] * columns[:, None, :] + offset[part].T[:, :, None]
+    out = scale[None, :, :] * columns[:, None, :] + offset.T[:, :, None]
     return out.transpose(1, 2, 0)
 
 
@@ -304,7 +304,7 @@ def _evaluate(acc, cells, weights, n, blocks, metrics, estimators, refs, shift, 
         w = weights[:, lo : lo + step]
         total = w.sum(axis=1)
         for e, coef in enumerate(coefs):
-            x = _smoothed(cols, coef, slice(None))
+            x = _smoothed(cols, coef)
             for j, m in metrics:
                 sums, undefined = _power_sums(m.func(x), w, shift[:, j], order)
                 s, u, t = acc[(j, e)]
@@ -321,23 +321,10 @@ def _size_stats(
     finite = np.isfinite(targets)
     shift = np.where(finite, targets, 0.0)  # (G, n_metrics)
     acc = {}
-    if method == "exact":
-        for blocks, metrics in plan:
-            support = _Support(n, blocks)
-            weights = _weights(support.cells, _collapse(counts, blocks), sampling)
-            _evaluate(
-                acc,
-                support.cells,
-                weights,
-                n,
-                blocks,
-                metrics,
-                estimators,
-                refs,
-                shift,
-                order,
-            )
-    elif n_confusion_matrices(n) <= min(n_draws, _HISTOGRAM_MAX):
+    histogram = method == "montecarlo" and n_confusion_matrices(n) <= min(
+        n_draws, _HISTOGRAM_MAX
+    )
+    if histogram:
         # the histogram of n_draws matrices over the C(n+3, 3) possible ones: one
         # multinomial draw per group, the same law as n_draws separate draws, and
         # every metric and estimator scored on the same draws
@@ -346,12 +333,17 @@ def _size_stats(
         hist = np.stack(
             [rng.multinomial(n_draws, p) for rng, p in zip(rngs, full, strict=True)]
         ).astype(np.float64)
+    if method == "exact" or histogram:
         for blocks, metrics in plan:
             support = _Support(n, blocks)
+            if histogram:
+                weights = support.from_full(hist, n)
+            else:
+                weights = _weights(support.cells, _collapse(counts, blocks), sampling)
             _evaluate(
                 acc,
                 support.cells,
-                support.from_full(hist, n),
+                weights,
                 n,
                 blocks,
                 metrics,
@@ -707,17 +699,14 @@ def downsampling_experiment(
     variance.
     """
     # ---- validation, before any work ----
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}; got {method!r}.")
-    if sampling not in _SAMPLINGS:
-        raise ValueError(f"sampling must be one of {_SAMPLINGS}; got {sampling!r}.")
+    check_choice(method, "method", _METHODS)
+    check_choice(sampling, "sampling", _SAMPLINGS)
     if isinstance(n_draws, bool) or not isinstance(n_draws, Integral) or n_draws < 1:
         raise ValueError(f"n_draws must be an integer >= 1; got {n_draws!r}.")
     sizes = np.unique(_check_sizes(sizes))
     metrics = _check_metrics(metrics)
     estimators = _check_estimators(estimators)
-    if not isinstance(progress, bool):
-        raise TypeError(f"progress must be True or False; got {progress!r}.")
+    progress = check_bool(progress, "progress")
     if checkpoint is not None:
         if not isinstance(checkpoint, (str, os.PathLike)):
             raise TypeError(
@@ -770,12 +759,8 @@ def downsampling_experiment(
     base_seed = _resolve_seed(random_state)
 
     # ---- tasks: chunks of sizes, all groups at once ----
-    targets = np.array(
-        [
-            [float(m.func(np.asarray(c, dtype=np.float64))) for m in metrics]
-            for c in counts
-        ]
-    ).reshape(len(groups), len(metrics))
+    whole = np.asarray(counts, dtype=np.float64)
+    targets = np.stack([m.func(whole) for m in metrics], axis=1)
     n_stats = len(_STATS) + (method == "montecarlo")
     shape = (len(groups), len(estimators), len(metrics), n_stats)
     store = None

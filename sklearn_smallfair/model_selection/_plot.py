@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from .._plotting import _check_matplotlib
-from .._validation import format_label, format_labels
+from .._validation import check_bool, check_choice, format_label, format_labels
 
 __all__ = ["DownsamplingDisplay", "plot_downsampling"]
 
@@ -19,16 +19,6 @@ _LABELS = {
 _KEYS = ("group", "n", "metric", "estimator")
 #: Normal quantile of the pointwise (about 95%) Monte Carlo band.
 _Z = 1.96
-
-
-def _check_bool(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False; got {value!r}.")
-
-
-def _check_statistic(statistic):
-    if not isinstance(statistic, str) or statistic not in _STATISTICS:
-        raise ValueError(f"statistic must be one of {_STATISTICS}; got {statistic!r}.")
 
 
 def _check_selection(selected, present, name, metric):
@@ -128,9 +118,9 @@ def _curves_from_results(
             f"results must be the pandas.DataFrame returned by "
             f"downsampling_experiment; got {type(results).__name__}."
         )
-    _check_statistic(statistic)
-    _check_bool(by_group, "by_group")
-    _check_bool(ci, "ci")
+    check_choice(statistic, "statistic", _STATISTICS)
+    check_bool(by_group, "by_group")
+    check_bool(ci, "ci")
     column = "mse" if statistic == "rmse" else statistic
     missing = [c for c in (*_KEYS, column) if c not in results.columns]
     if missing:
@@ -278,9 +268,9 @@ class DownsamplingDisplay:
         plt = _check_matplotlib("DownsamplingDisplay.plot")
         from matplotlib.axes import Axes
 
-        _check_statistic(self.statistic)
-        _check_bool(self.by_group, "by_group")
-        _check_bool(logy, "logy")
+        check_choice(self.statistic, "statistic", _STATISTICS)
+        check_bool(self.by_group, "by_group")
+        check_bool(logy, "logy")
         if logy and self.statistic == "bias":
             raise ValueError(
                 "logy=True needs positive values, but statistic='bias' can be "
@@ -476,7 +466,7 @@ class DownsamplingDisplay:
         >>> plt.close(disp.figure_)
         """
         _check_matplotlib("DownsamplingDisplay.from_results")
-        _check_bool(logy, "logy")
+        check_bool(logy, "logy")
         curves = _curves_from_results(
             results,
             metric=metric,

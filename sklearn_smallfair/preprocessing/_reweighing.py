@@ -1,10 +1,14 @@
 """Reweighing sample weights (Kamiran and Calders)."""
 
 import numpy as np
-import pandas as pd
 from sklearn.utils.validation import check_consistent_length
 
-from .._validation import _as_1d, _check_no_missing, check_sensitive_features
+from .._validation import (
+    _as_1d,
+    _check_no_missing,
+    _unique_inverse,
+    check_sensitive_features,
+)
 
 __all__ = ["reweighing_weights"]
 
@@ -86,7 +90,7 @@ def reweighing_weights(y, *, sensitive_features):
         raise ValueError("y is empty; at least one sample is needed.")
     _check_no_missing(labels, "y")
     _, group_codes, _ = check_sensitive_features(sensitive_features, n)
-    _, label_codes = _factorize(labels)
+    _, label_codes = _unique_inverse(labels)
     n_groups = int(group_codes.max()) + 1
     n_labels = int(label_codes.max()) + 1
     cell = group_codes * n_labels + label_codes
@@ -97,12 +101,3 @@ def reweighing_weights(y, *, sensitive_features):
     with np.errstate(divide="ignore", invalid="ignore"):
         weights = np.where(joint > 0, expected / joint, 0.0)
     return weights.ravel()[cell].astype(np.float64, copy=False)
-
-
-def _factorize(values):
-    """Distinct values and the code of each value (hash-based)."""
-    try:
-        codes, uniques = pd.factorize(values, sort=True)
-    except TypeError:  # mixed types that cannot be sorted
-        codes, uniques = pd.factorize(values)
-    return np.asarray(uniques), np.asarray(codes, dtype=np.int64)

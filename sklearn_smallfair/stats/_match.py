@@ -10,24 +10,30 @@ metric being defined unless ``conditional=False``.
 
 import warnings
 import zlib
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
 from scipy import stats
-from scipy.special import betaln, gammaln
+from scipy.special import betaln
 from sklearn.base import BaseEstimator
 
 from .._confusion import (
     FN,
     FP,
+    _log_binomial,
     dirichlet_multinomial_logpmf,
     enumerate_confusion_matrices,
     multinomial_logpmf,
     reference_counts,
     rows_or_counts,
 )
-from .._validation import check_non_negative_scalar, format_label
+from .._validation import (
+    check_choice,
+    check_non_negative_scalar,
+    check_probability,
+    format_label,
+)
 from ..exceptions import UndefinedGroupMetricWarning
 from ..metrics._group import _check_smoothing
 from ..metrics._registry import get_metric
@@ -117,17 +123,11 @@ class _NullLaw:
 def _betabinom_logpmf(c, k, a, b):
     c = np.asarray(c, dtype=np.float64)
     k = np.asarray(k, dtype=np.float64)
-    inside = (c >= 0) & (c <= k)
+    # log C(k, c) is -inf outside 0 <= c <= k; the clipped arguments keep betaln
+    # finite there
     cc = np.clip(c, 0, None)
     kc = np.clip(k - c, 0, None)
-    out = (
-        gammaln(k + 1)
-        - gammaln(cc + 1)
-        - gammaln(kc + 1)
-        + betaln(cc + a, kc + b)
-        - betaln(a, b)
-    )
-    return np.where(inside, out, -np.inf)
+    return _log_binomial(k, c) + betaln(cc + a, kc + b) - betaln(a, b)
 
 
 def _betabinom_threshold_cdf(m, k, a, b):
@@ -161,6 +161,13 @@ def _betabinom_threshold_cdf(m, k, a, b):
     return np.clip(out, 0.0, 1.0)
 
 
+def _joint_cells(metric):
+    """``(i, j)`` of a joint-ratio metric ``c_i / (c_i + c_j)``."""
+    (i,) = metric.numerator
+    (j,) = [c for c in metric.denominator if c != i]
+    return i, j
+
+
 def _conditional(lower, upper, p_defined, conditional):
     if p_defined <= 0:
         return np.nan, np.nan
@@ -186,8 +193,7 @@ def _exact(metric, obs, law, smoothing, ref, conditional):
         up = law.split_cdf(-((-(s_obs + t)) // 2), t, FP, FN, upper=True)
         return float(w @ lo), float(w @ up), 0.0
     # joint ratio c_i / (c_i + c_j): sum over the denominator k
-    (i,) = metric.numerator
-    (j,) = [c for c in metric.denominator if c != i]
+    i, j = _joint_cells(metric)
     k = np.arange(n + 1)
     w = law.sum_law((i, j)).pmf(k)
     num, den = int(obs[i]), int(obs[i] + obs[j])
@@ -239,8 +245,7 @@ def _beta(metric, obs, law, conditional):
     # Published approximation: S ~ Beta(k theta + 1, k (1 - theta) + 1) with the
     # group's observed denominator k = c_i + c_j and theta = p_i / (p_i + p_j) from
     # the reference (no continuity correction).
-    (i,) = metric.numerator
-    (j,) = [c for c in metric.denominator if c != i]
+    i, j = _joint_cells(metric)
     num, den = obs[i], obs[i] + obs[j]
     s = num / den
     pij = law.p[i] + law.p[j]
@@ -328,20 +333,11 @@ def _p_value_se(lower, upper, se, alternative):
 def _check_options(
     method, alternative, n_draws, alpha, reference_prior, correction, metrics
 ):
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
-    if alternative not in ALTERNATIVES:
-        raise ValueError(
-            f"alternative must be one of {ALTERNATIVES}; got {alternative!r}."
-        )
+    check_choice(method, "method", METHODS)
+    check_choice(alternative, "alternative", ALTERNATIVES)
     if isinstance(n_draws, bool) or not isinstance(n_draws, Integral) or n_draws < 1:
         raise ValueError(f"n_draws must be an integer >= 1; got {n_draws!r}.")
-    if (
-        isinstance(alpha, bool)
-        or not isinstance(alpha, Real)
-        or not 0 < float(alpha) < 1
-    ):
-        raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}.")
+    check_probability(alpha, "alpha")
     prior = check_non_negative_scalar(reference_prior, "reference_prior")
     adjust_pvalues(np.empty(0), correction)  # validates the name before any work
     for m in metrics:
@@ -746,9 +742,7 @@ def _p_undefined(metric, law, smoothing, ref, method, seed, n_draws):
     if method == "exact" and _family(metric) == "joint_ratio":
         # The group's own (smoothed) denominator is 0, so the smoother adds nothing
         # to c_i + c_j (offsets 0): undefined exactly when c_i + c_j = 0.
-        (i,) = metric.numerator
-        (j,) = [c for c in metric.denominator if c != i]
-        return float(law.sum_law((i, j)).pmf(0))
+        return float(law.sum_law(_joint_cells(metric)).pmf(0))
     if law.n > ENUMERATE_MAX_N:
         return np.nan
     cms = enumerate_confusion_matrices(law.n)

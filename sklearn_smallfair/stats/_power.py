@@ -27,6 +27,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
 
+from .._validation import check_probability
+from ..metrics._registry import compute_metric
 from ._match import _child_seed, _resolve_seed
 from ._wald import wald_test
 
@@ -149,12 +151,10 @@ def _check_cell_probs(cell_probs):
 
 
 def _check_probability(value, name):
+    # a non-number is a TypeError here (check_probability raises ValueError)
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a number in (0, 1); got {value!r}.")
-    value = float(value)
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"{name} must be a number in (0, 1); got {value!r}.")
-    return value
+    return check_probability(value, name)
 
 
 def _check_positive_int(value, name):
@@ -188,7 +188,7 @@ def _rates(p):
     g = p.reshape(2, 4)  # rows A=1, A=0; columns TP, FN, FP, TN
     pos = g[:, 0] + g[:, 1]
     neg = g[:, 2] + g[:, 3]
-    return pos, neg, g[:, 0] / pos, g[:, 2] / neg
+    return pos, neg, compute_metric("tpr", g), compute_metric("fpr", g)
 
 
 def _type2(w, v, n_w, n_v, alpha):

@@ -29,6 +29,8 @@ from .._validation import (
     _as_1d,
     _check_no_missing,
     _reject_mapping,
+    check_choice,
+    check_probability,
     check_sensitive_features,
     format_label,
     format_labels,
@@ -69,18 +71,6 @@ _ADD_AT_IS_FAST = np.lib.NumpyVersion(np.__version__) >= "1.25.0"
 # =====================================================================================
 # Shared checks
 # =====================================================================================
-def _check_alpha(alpha):
-    if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0 < alpha < 1:
-        raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}.")
-    return float(alpha)
-
-
-def _check_choice(value, name, choices):
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {choices}; got {value!r}.")
-    return value
-
-
 def _check_correction(correction):
     adjust_pvalues(np.empty(0), correction)  # validates the name
     return correction
@@ -324,9 +314,9 @@ def separation_test(
     >>> round(res.z_tpr, 4), round(res.pvalue_tpr, 4), res.violated
     (-1.5811, 0.1138, False)
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_probability(alpha, "alpha")
     correction = _check_correction(correction)
-    variance = _check_choice(variance, "variance", SEPARATION_VARIANCES)
+    variance = check_choice(variance, "variance", SEPARATION_VARIANCES)
     if sensitive_features is None:
         raise ValueError(
             "sensitive_features is required: pass the group label of every sample."
@@ -1011,9 +1001,9 @@ def comparative_separation_test(
     a       1.0  1.0
     b       0.5  1.0
     """
-    alpha = _check_alpha(alpha)
-    tie = _check_choice(tie, "tie", TIES)
-    variance = _check_choice(variance, "variance", VARIANCES)
+    alpha = check_probability(alpha, "alpha")
+    tie = check_choice(tie, "tie", TIES)
+    variance = check_choice(variance, "variance", VARIANCES)
     correction = _check_correction(correction)
     n_pairs = _check_n_pairs(n_pairs)
     if y_score is None:
@@ -1432,7 +1422,7 @@ def comparative_separation_statistic(
     """
     if sensitive_features is None:
         raise ValueError(_ROUTING_HINT)
-    statistic = _check_choice(statistic, "statistic", STATISTICS)
+    statistic = check_choice(statistic, "statistic", STATISTICS)
     res = comparative_separation_test(
         y_true,
         y_score,
@@ -1507,12 +1497,12 @@ def make_comparative_separation_scorer(
     >>> bool((search.cv_results_["mean_test_score"] <= 0).all())
     True
     """
-    statistic = _check_choice(statistic, "statistic", STATISTICS)
+    statistic = check_choice(statistic, "statistic", STATISTICS)
     kwargs = dict(
         statistic=statistic,
         n_pairs=_check_n_pairs(n_pairs),
-        tie=_check_choice(tie, "tie", TIES),
-        variance=_check_choice(variance, "variance", VARIANCES),
+        tie=check_choice(tie, "tie", TIES),
+        variance=check_choice(variance, "variance", VARIANCES),
         correction=_check_correction(correction),
         random_state=random_state,
     )

@@ -4,16 +4,13 @@ import io
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from sklearn_smallfair._cli import main, read_group_counts
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-COMPAS_CSV = DATA / "compas-scores-two-years.csv"
+from sklearn_smallfair.tests._shared import COMPAS, needs_compas
 
 try:
     import matplotlib
@@ -208,11 +205,11 @@ def test_audit_text_labels_and_default_output(tmp_path, monkeypatch, capsys):
     assert_error(code, err, 2, "--pos-label 'maybe' is not a label")
 
 
-@pytest.mark.skipif(not COMPAS_CSV.is_file(), reason="COMPAS CSV not available")
+@needs_compas
 def test_audit_compas_logistic_regression(tmp_path, capsys):
     from sklearn.linear_model import LogisticRegression
 
-    compas = pd.read_csv(COMPAS_CSV)
+    compas = pd.read_csv(COMPAS)
     features = ["age", "priors_count", "juv_fel_count"]
     model = LogisticRegression().fit(compas[features], compas["two_year_recid"])
     compas["lr_pred"] = model.predict(compas[features])

@@ -13,16 +13,11 @@ import pytest
 from sklearn.utils import Bunch
 
 from sklearn_smallfair.datasets import _fetch, fetch_compas, fetch_german_credit
-
-SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data"
-COMPAS = SHARED / "compas-scores-two-years.csv"
-GERMAN = SHARED / "german.data"
-
-needs_compas = pytest.mark.skipif(
-    not COMPAS.exists(), reason="shared COMPAS data not available"
-)
-needs_german = pytest.mark.skipif(
-    not GERMAN.exists(), reason="shared German credit data not available"
+from sklearn_smallfair.tests._shared import (
+    COMPAS,
+    GERMAN,
+    needs_compas,
+    needs_german,
 )
 
 FETCHERS = [

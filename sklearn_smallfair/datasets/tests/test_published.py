@@ -1,15 +1,12 @@
 """Tests of the embedded published confusion matrices."""
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from sklearn_smallfair._confusion import CELLS
 from sklearn_smallfair.datasets import load_published_confusion_matrices
-
-SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data"
+from sklearn_smallfair.tests._shared import PUBLISHED, needs_file
 
 
 def test_shapes_and_sums():
@@ -30,12 +27,9 @@ def test_bad_dataset_name():
         load_published_confusion_matrices("compas")
 
 
-@pytest.mark.skipif(
-    not (SHARED / "published_group_confusion_matrices.csv").exists(),
-    reason="shared reference data not available",
-)
+@needs_file(PUBLISHED, "published confusion matrices")
 def test_embedded_copy_equals_reference_file():
-    ref = pd.read_csv(SHARED / "published_group_confusion_matrices.csv")
+    ref = pd.read_csv(PUBLISHED)
     table = load_published_confusion_matrices()
     pd.testing.assert_frame_equal(table, ref, check_dtype=False)
 

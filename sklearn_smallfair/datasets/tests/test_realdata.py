@@ -1,22 +1,10 @@
 """Tests of the readers of the real datasets (skipped without the shared data)."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from sklearn_smallfair.datasets._realdata import _read_compas, _read_german
-
-SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data"
-COMPAS = SHARED / "compas-scores-two-years.csv"
-GERMAN = SHARED / "german.data"
-
-needs_compas = pytest.mark.skipif(
-    not COMPAS.exists(), reason="shared COMPAS data not available"
-)
-needs_german = pytest.mark.skipif(
-    not GERMAN.exists(), reason="shared German credit data not available"
-)
+from sklearn_smallfair.tests._shared import COMPAS, GERMAN, needs_compas, needs_german
 
 
 def _check_common(X, y, attrs, n):

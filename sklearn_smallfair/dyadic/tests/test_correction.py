@@ -19,6 +19,7 @@ from sklearn_smallfair.dyadic._correction import (
     _fit_linear,
     _fit_sigmoid,
 )
+from sklearn_smallfair.dyadic._eauc import eauc_score
 from sklearn_smallfair.dyadic._estimators import (
     DyadicMeanRegressor,
     MatrixFactorizationRegressor,
@@ -59,7 +60,6 @@ def additive_split():
 
 @pytest.mark.parametrize("method", METHODS)
 def test_each_correction_reduces_eauc(additive_split, method):
-    eauc_score = pytest.importorskip("sklearn_smallfair.dyadic._eauc").eauc_score
     X_train, X_test, y_train, y_test = additive_split
     base = DyadicMeanRegressor().fit(X_train, y_train)
     model = EccentricityCorrectedRegressor(

@@ -352,3 +352,11 @@ def test_pair_average_model_has_much_larger_eauc_than_an_oracle():
     # the pair average's error is its eccentricity: the curve is the diagonal
     curve = eccentricity_curve(y[te], model.predict(X[te]), **kw)
     np.testing.assert_allclose(curve.error, curve.eccentricity, atol=1e-12)
+
+
+def test_mixed_type_ids_against_integer_training_ids():
+    means = entity_means([1, 2, 3, 4], users=[0, 0, 5, 5], items=[1, 1, 2, 2])
+    mixed = np.array([0, "x", 5, 3, 7.5, "5"], dtype=object)
+    np.testing.assert_array_equal(
+        means.user_mean(mixed), [1.5, np.nan, 3.5, np.nan, np.nan, np.nan]
+    )

@@ -11,6 +11,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import check_estimator
 
+from sklearn_smallfair.datasets import make_dyadic_regression
 from sklearn_smallfair.dyadic._estimators import (
     DyadicMeanRegressor,
     MatrixFactorizationRegressor,
@@ -309,10 +310,7 @@ def test_input_errors(model):
 
 
 def test_make_dyadic_regression_smoke():
-    datasets = pytest.importorskip("sklearn_smallfair.datasets")
-    if not hasattr(datasets, "make_dyadic_regression"):
-        pytest.skip("make_dyadic_regression is not available")
-    X, y = datasets.make_dyadic_regression(
+    X, y = make_dyadic_regression(
         n_users=60, n_items=40, n_ratings=1500, random_state=0
     )
     for model in ESTIMATORS:

@@ -2,7 +2,6 @@
 
 import pickle
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,8 +20,7 @@ from sklearn_smallfair.metrics import (
     make_group_scorer,
 )
 from sklearn_smallfair.smoothing import CrossPriorSmoothing
-
-SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data"
+from sklearn_smallfair.tests._shared import GERMAN, needs_german
 
 
 @pytest.fixture
@@ -266,12 +264,10 @@ def test_scorer_pickles_and_repr():
     assert "metric=tpr" in repr(again) and "CrossPriorSmoothing(lam=3)" in repr(again)
 
 
-@pytest.mark.skipif(
-    not (SHARED / "german.data").exists(), reason="shared reference data not available"
-)
+@needs_german
 def test_german_credit_grid_search(routing):
     cols = [f"a{i}" for i in range(1, 21)] + ["label"]
-    df = pd.read_csv(SHARED / "german.data", sep=" ", header=None, names=cols)
+    df = pd.read_csv(GERMAN, sep=" ", header=None, names=cols)
     y = (df["label"] == 1).astype(int)
     # attribute 9: personal status and sex; A92 = female (divorced/married)
     A = np.where(df["a9"] == "A92", "female", "other")

@@ -224,12 +224,19 @@ def test_simulation_is_reproducible_per_size():
     assert list(pairs.index[:2]) == ["power_cross", "power_cross_se"]
 
 
-def test_simulation_chunks_agree():
+def test_simulation_chunks_agree(monkeypatch):
     # more repeats than one block: the blocks draw from one stream
     law = LAWS["both_gaps"]
     sim = simulate_separation_power(law, 200, n_repeats=60_001, random_state=0)
     analytic = separation_power(law, 200)
     assert abs(sim["power"] - analytic["power"]) <= 4 * sim["power_se"] + APPROX
+    # the block size does not change the draws: blocks of 7 give the same result
+    from sklearn_smallfair.stats import _power
+
+    whole = simulate_separation_power(law, 200, n_repeats=101, random_state=0)
+    monkeypatch.setattr(_power, "_SIM_CHUNK", 7)
+    blocks = simulate_separation_power(law, 200, n_repeats=101, random_state=0)
+    pd.testing.assert_series_equal(blocks, whole)
 
 
 # --- the "about twice as many pairs as people" rule ------------------------------

@@ -21,7 +21,6 @@ separation violated at ``alpha = 0.05``.
 """
 
 from itertools import combinations
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -39,11 +38,7 @@ from sklearn_smallfair.stats import (
     make_comparative_pairs,
     separation_test,
 )
-
-SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data"
-COMPAS = SHARED / "compas-scores-two-years.csv"
-GERMAN = SHARED / "german.data"
-JIRA = SHARED / "jirasoftware_filtered.csv"
+from sklearn_smallfair.tests._shared import COMPAS, GERMAN, JIRA, needs_file
 
 N_SPLITS = 50
 
@@ -191,7 +186,7 @@ def test_separation_and_comparative_verdicts_agree(compas_verdicts, german_verdi
 # =====================================================================================
 # Jira story points: comparative separation of a regression model
 # =====================================================================================
-@pytest.mark.skipif(not JIRA.exists(), reason="shared Jira data not available")
+@needs_file(JIRA, "Jira")
 def test_jira_story_points_end_to_end():
     df = pd.read_csv(JIRA)
     assert len(df) == 284
