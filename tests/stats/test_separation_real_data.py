@@ -38,7 +38,6 @@ from sklearn_smallfair.stats import (
     make_comparative_pairs,
     separation_test,
 )
-from sklearn_smallfair.tests._shared import COMPAS, GERMAN, JIRA, needs_file
 
 N_SPLITS = 50
 
@@ -89,17 +88,13 @@ def _rates(verdicts):
 
 
 @pytest.fixture(scope="module")
-def compas_verdicts():
-    if not COMPAS.exists():
-        pytest.skip("shared COMPAS data not available")
-    return run_protocol(*_read_compas(COMPAS), N_SPLITS)
+def compas_verdicts(compas_path):
+    return run_protocol(*_read_compas(compas_path), N_SPLITS)
 
 
 @pytest.fixture(scope="module")
-def german_verdicts():
-    if not GERMAN.exists():
-        pytest.skip("shared German credit data not available")
-    return run_protocol(*_read_german(GERMAN), N_SPLITS)
+def german_verdicts(german_path):
+    return run_protocol(*_read_german(german_path), N_SPLITS)
 
 
 def _check_proportions(verdicts):
@@ -186,9 +181,8 @@ def test_separation_and_comparative_verdicts_agree(compas_verdicts, german_verdi
 # =====================================================================================
 # Jira story points: comparative separation of a regression model
 # =====================================================================================
-@needs_file(JIRA, "Jira")
-def test_jira_story_points_end_to_end():
-    df = pd.read_csv(JIRA)
+def test_jira_story_points_end_to_end(jira_path):
+    df = pd.read_csv(jira_path)
     assert len(df) == 284
     train = df[df["split_mark"] != "test"]
     test = df[df["split_mark"] == "test"].reset_index(drop=True)

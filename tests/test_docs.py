@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-DOC = Path(__file__).resolve().parents[2] / "doc"
+DOC = Path(__file__).resolve().parents[1] / "doc"
 GUIDE = DOC / "user_guide"
 PAGES = (
     sorted(GUIDE.glob("*.rst")) + sorted(DOC.glob("getting_started.rst"))

@@ -6,7 +6,6 @@ import pytest
 
 from sklearn_smallfair._confusion import CELLS
 from sklearn_smallfair.datasets import load_published_confusion_matrices
-from sklearn_smallfair.tests._shared import PUBLISHED, needs_file
 
 
 def test_shapes_and_sums():
@@ -27,9 +26,8 @@ def test_bad_dataset_name():
         load_published_confusion_matrices("compas")
 
 
-@needs_file(PUBLISHED, "published confusion matrices")
-def test_embedded_copy_equals_reference_file():
-    ref = pd.read_csv(PUBLISHED)
+def test_embedded_copy_equals_reference_file(published_path):
+    ref = pd.read_csv(published_path)
     table = load_published_confusion_matrices()
     pd.testing.assert_frame_equal(table, ref, check_dtype=False)
 

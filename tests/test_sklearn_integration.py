@@ -1,13 +1,16 @@
-"""Group scorers inside scikit-learn model selection, with metadata routing."""
+"""scikit-learn integration: the package's scorers inside model selection.
 
-import pickle
+Metadata routing carries ``sensitive_features`` (and ``sample_weight``) to the
+scorers in ``GridSearchCV``, ``cross_validate`` and pipelines; without routing the
+error says how to turn it on.
+"""
+
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 import sklearn
-from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 from sklearn.pipeline import make_pipeline
@@ -16,11 +19,9 @@ from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_smallfair.metrics import (
     aggregate_group_metric,
-    group_metrics,
     make_group_scorer,
 )
 from sklearn_smallfair.smoothing import CrossPriorSmoothing
-from sklearn_smallfair.tests._shared import GERMAN, needs_german
 
 
 @pytest.fixture
@@ -32,90 +33,6 @@ def data():
     logit = X["x0"] + 0.5 * X["x1"] + (A == "c") * 0.8
     y = pd.Series((logit + rng.normal(size=n) > 0).astype(int), name="y")
     return X, y, A
-
-
-@pytest.fixture
-def routing():
-    with sklearn.config_context(enable_metadata_routing=True):
-        yield
-
-
-@pytest.mark.parametrize(
-    "aggregate, expected",
-    [
-        ("difference", lambda v: v.max() - v.min()),
-        ("ratio", lambda v: v.min() / v.max()),
-        ("worst", lambda v: v.min()),  # tpr: greater is better
-        ("max", lambda v: v.max()),
-        ("min", lambda v: v.min()),
-    ],
-)
-def test_aggregates_match_group_table(data, aggregate, expected):
-    X, y, A = data
-    y_pred = (X["x0"] > 0).astype(int)
-    values = group_metrics(y, y_pred, sensitive_features=A, metrics="tpr")["tpr"]
-    got = aggregate_group_metric(
-        y, y_pred, sensitive_features=A, metric="tpr", aggregate=aggregate
-    )
-    assert got == pytest.approx(expected(values.to_numpy()))
-
-
-def test_worst_for_lower_is_better_metric_is_max(data):
-    X, y, A = data
-    y_pred = (X["x0"] > 0).astype(int)
-    values = group_metrics(y, y_pred, sensitive_features=A, metrics="fpr")["fpr"]
-    got = aggregate_group_metric(
-        y, y_pred, sensitive_features=A, metric="fpr", aggregate="worst"
-    )
-    assert got == pytest.approx(values.max())
-
-
-def test_callable_aggregate_and_smoothing(data):
-    X, y, A = data
-    y_pred = (X["x0"] > 0).astype(int)
-    cps = CrossPriorSmoothing(lam=20)
-    table = group_metrics(y, y_pred, sensitive_features=A, metrics="ppv", smoothing=cps)
-    got = aggregate_group_metric(
-        y, y_pred, sensitive_features=A, metric="ppv", smoothing=cps, aggregate=np.std
-    )
-    assert got == pytest.approx(np.std(table["ppv_smoothed"]))
-
-
-def test_undefined_group_makes_score_nan_unless_zero_division():
-    y_true = [1, 1, 0, 0, 0, 0]
-    y_pred = [1, 0, 0, 1, 0, 0]
-    groups = ["a", "a", "a", "b", "b", "b"]
-    assert np.isnan(aggregate_group_metric(y_true, y_pred, sensitive_features=groups))
-    assert aggregate_group_metric(
-        y_true, y_pred, sensitive_features=groups, zero_division=0.0
-    ) == pytest.approx(0.5)
-    # smoothing makes b's TPR defined: b borrows a's TP:FN = 1:1, so TPR_b = 1/2,
-    # and a is unchanged (its reference b has no positives): difference 0
-    assert (
-        aggregate_group_metric(
-            y_true,
-            y_pred,
-            sensitive_features=groups,
-            smoothing=CrossPriorSmoothing(1.0),
-        )
-        == 0.0
-    )
-
-
-def test_greater_is_better_inference():
-    assert make_group_scorer("tpr")._sign == -1  # a difference: lower is better
-    assert make_group_scorer("tpr", aggregate="ratio")._sign == 1
-    assert make_group_scorer("tpr", aggregate="worst")._sign == 1
-    assert make_group_scorer("fpr", aggregate="max")._sign == -1
-    with pytest.raises(ValueError, match="greater_is_better cannot be inferred"):
-        make_group_scorer("prev", aggregate="max")
-    with pytest.raises(ValueError, match="aggregate='worst' needs a metric"):
-        make_group_scorer("mb", aggregate="worst")
-    with pytest.raises(ValueError, match="aggregate must be one of"):
-        make_group_scorer("tpr", aggregate="mean")
-    with pytest.raises(ValueError, match="unknown metric"):
-        make_group_scorer("tprr")
-    assert make_group_scorer("prev", aggregate="max", greater_is_better=True)._sign == 1
 
 
 def test_scorer_direct_call_equals_function(data, routing):
@@ -257,17 +174,9 @@ def test_library_never_changes_global_config(data):
     assert sklearn.get_config()["enable_metadata_routing"] == before
 
 
-def test_scorer_pickles_and_repr():
-    scorer = make_group_scorer("recall", smoothing=CrossPriorSmoothing(lam=3))
-    clone(CrossPriorSmoothing(lam=3))
-    again = pickle.loads(pickle.dumps(scorer))
-    assert "metric=tpr" in repr(again) and "CrossPriorSmoothing(lam=3)" in repr(again)
-
-
-@needs_german
-def test_german_credit_grid_search(routing):
+def test_german_credit_grid_search(routing, german_path):
     cols = [f"a{i}" for i in range(1, 21)] + ["label"]
-    df = pd.read_csv(GERMAN, sep=" ", header=None, names=cols)
+    df = pd.read_csv(german_path, sep=" ", header=None, names=cols)
     y = (df["label"] == 1).astype(int)
     # attribute 9: personal status and sex; A92 = female (divorced/married)
     A = np.where(df["a9"] == "A92", "female", "other")
@@ -284,16 +193,3 @@ def test_german_credit_grid_search(routing):
     ).fit(X, y, sensitive_features=A)
     gaps = search.cv_results_["mean_test_gap"]
     assert np.isfinite(gaps).all() and (gaps <= 0).all()
-
-
-def test_zero_division_warn_names_the_group():
-    from sklearn_smallfair.exceptions import UndefinedGroupMetricWarning
-
-    with pytest.warns(UndefinedGroupMetricWarning, match=r"tpr is undefined .*'b'"):
-        score = aggregate_group_metric(
-            [1, 1, 0, 0],
-            [1, 0, 0, 1],
-            sensitive_features=["a", "a", "b", "b"],
-            zero_division="warn",
-        )
-    assert np.isnan(score)

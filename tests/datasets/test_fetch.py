@@ -13,17 +13,17 @@ import pytest
 from sklearn.utils import Bunch
 
 from sklearn_smallfair.datasets import _fetch, fetch_compas, fetch_german_credit
-from sklearn_smallfair.tests._shared import (
-    COMPAS,
-    GERMAN,
-    needs_compas,
-    needs_german,
-)
 
 FETCHERS = [
-    pytest.param(fetch_compas, _fetch._COMPAS_FILE, COMPAS, marks=needs_compas),
-    pytest.param(fetch_german_credit, _fetch._GERMAN_FILE, GERMAN, marks=needs_german),
+    (fetch_compas, _fetch._COMPAS_FILE, "compas"),
+    (fetch_german_credit, _fetch._GERMAN_FILE, "german"),
 ]
+
+
+@pytest.fixture
+def source(request, shared_file):
+    """The shared reference copy of a fetcher's file (skip when absent)."""
+    return shared_file(request.param)
 
 
 @pytest.fixture(autouse=True)
@@ -79,7 +79,7 @@ def test_checksums_are_sha256_hex():
         assert remote.url.endswith(remote.filename)
 
 
-@pytest.mark.parametrize("fetcher, remote, source", FETCHERS)
+@pytest.mark.parametrize("fetcher, remote, source", FETCHERS, indirect=["source"])
 def test_hardcoded_checksum_matches_reference_file(fetcher, remote, source):
     assert hashlib.sha256(source.read_bytes()).hexdigest() == remote.checksum
 
@@ -205,7 +205,7 @@ def test_fetchers_bad_arguments(kwargs, match, tmp_path):
 # -------------------------------------------------------------------------------------
 # the real files (copied from the shared data folder)
 # -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("fetcher, remote, source", FETCHERS)
+@pytest.mark.parametrize("fetcher, remote, source", FETCHERS, indirect=["source"])
 def test_fetch_from_cache(fetcher, remote, source, tmp_path):
     shutil.copy(source, tmp_path / remote.filename)
     bunch = fetcher(data_home=tmp_path, download_if_missing=False)
@@ -239,9 +239,8 @@ def test_fetch_from_cache(fetcher, remote, source, tmp_path):
     np.testing.assert_array_equal(arrays.sensitive, bunch.sensitive.to_numpy())
 
 
-@needs_compas
-def test_fetch_compas_content(tmp_path):
-    shutil.copy(COMPAS, tmp_path)
+def test_fetch_compas_content(tmp_path, compas_path):
+    shutil.copy(compas_path, tmp_path)
     bunch = fetch_compas(data_home=tmp_path)
     assert bunch.data.shape == (5278, 9)
     assert int(bunch.target.sum()) == 2795
@@ -253,9 +252,8 @@ def test_fetch_compas_content(tmp_path):
         assert word in bunch.DESCR
 
 
-@needs_german
-def test_fetch_german_credit_content(tmp_path):
-    shutil.copy(GERMAN, tmp_path)
+def test_fetch_german_credit_content(tmp_path, german_path):
+    shutil.copy(german_path, tmp_path)
     bunch = fetch_german_credit(data_home=tmp_path)
     assert bunch.data.shape == (1000, 61)
     assert int(bunch.target.sum()) == 700
@@ -266,7 +264,7 @@ def test_fetch_german_credit_content(tmp_path):
         assert word in bunch.DESCR
 
 
-@pytest.mark.parametrize("fetcher, remote, source", FETCHERS)
+@pytest.mark.parametrize("fetcher, remote, source", FETCHERS, indirect=["source"])
 def test_fetch_downloads_when_missing(fetcher, remote, source, monkeypatch, tmp_path):
     calls = []
     serve(monkeypatch, source, calls)
@@ -282,7 +280,7 @@ def test_fetch_downloads_when_missing(fetcher, remote, source, monkeypatch, tmp_
     pd.testing.assert_frame_equal(again.frame, bunch.frame)
 
 
-@pytest.mark.parametrize("fetcher, remote, source", FETCHERS)
+@pytest.mark.parametrize("fetcher, remote, source", FETCHERS, indirect=["source"])
 def test_fetch_rejects_changed_remote_file(
     fetcher, remote, source, monkeypatch, tmp_path
 ):

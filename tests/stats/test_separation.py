@@ -873,10 +873,6 @@ def test_comparative_estimator():
 # =====================================================================================
 # 7. Scorer
 # =====================================================================================
-@pytest.fixture
-def routing():
-    with sklearn.config_context(enable_metadata_routing=True):
-        yield
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from sklearn_smallfair._cli import main, read_group_counts
-from sklearn_smallfair.tests._shared import COMPAS, needs_compas
 
 try:
     import matplotlib
@@ -205,11 +204,10 @@ def test_audit_text_labels_and_default_output(tmp_path, monkeypatch, capsys):
     assert_error(code, err, 2, "--pos-label 'maybe' is not a label")
 
 
-@needs_compas
-def test_audit_compas_logistic_regression(tmp_path, capsys):
+def test_audit_compas_logistic_regression(tmp_path, capsys, compas_path):
     from sklearn.linear_model import LogisticRegression
 
-    compas = pd.read_csv(COMPAS)
+    compas = pd.read_csv(compas_path)
     features = ["age", "priors_count", "juv_fel_count"]
     model = LogisticRegression().fit(compas[features], compas["two_year_recid"])
     compas["lr_pred"] = model.predict(compas[features])

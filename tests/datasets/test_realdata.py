@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from sklearn_smallfair.datasets._realdata import _read_compas, _read_german
-from sklearn_smallfair.tests._shared import COMPAS, GERMAN, needs_compas, needs_german
 
 
 def _check_common(X, y, attrs, n):
@@ -17,9 +16,8 @@ def _check_common(X, y, attrs, n):
         assert set(np.unique(attrs[col])) == {0, 1}
 
 
-@needs_compas
-def test_read_compas():
-    X, y, attrs = _read_compas(COMPAS)
+def test_read_compas(compas_path):
+    X, y, attrs = _read_compas(compas_path)
     # ProPublica's filters leave 6,172 rows, 3,175 African-American and 2,103
     # Caucasian defendants
     _check_common(X, y, attrs, 3175 + 2103)
@@ -34,9 +32,8 @@ def test_read_compas():
     assert X["age"].between(18, 100).all()
 
 
-@needs_german
-def test_read_german():
-    X, y, attrs = _read_german(GERMAN)
+def test_read_german(german_path):
+    X, y, attrs = _read_german(german_path)
     _check_common(X, y, attrs, 1000)
     assert list(attrs.columns) == ["age_gt_25", "sex"]
     assert y.sum() == 700  # 1 = good credit

@@ -1,0 +1,28 @@
+"""Print pip pins for the declared minimum versions of the core dependencies.
+
+Reads ``[project].dependencies`` of ``pyproject.toml``: a floor ``name>=X.Y.Z`` is
+pinned exactly, a floor ``name>=X.Y`` to its series ``name==X.Y.*`` (the newest
+patch release of the declared minor version).
+"""
+
+import re
+import sys
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+root = Path(__file__).resolve().parents[1]
+project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+pins = []
+for requirement in project["dependencies"]:
+    match = re.fullmatch(r"\s*([A-Za-z0-9_.\-\[\]]+)\s*>=\s*([0-9.]+)\s*", requirement)
+    if match is None:
+        sys.exit(f"cannot read a floor in the dependency {requirement!r}")
+    name, floor = match.groups()
+    name = name.split("[")[0]
+    parts = floor.split(".")
+    pins.append(f"{name}=={floor}" if len(parts) >= 3 else f"{name}=={floor}.*")
+print(" ".join(pins))

@@ -1,1 +1,0 @@
-"""Tests of sklearn_smallfair.adaptive."""
