@@ -414,3 +414,30 @@ def check_zero_division(zero_division):
     raise ValueError(
         f"zero_division must be 'warn', np.nan, 0.0 or 1.0; got {zero_division!r}."
     )
+
+
+def check_smoothing(smoothing, name="smoothing"):
+    """Check a smoothing argument: ``None`` or a fitted-on-demand smoothing.
+
+    Parameters
+    ----------
+    smoothing : None, AdditiveSmoothing or CrossPriorSmoothing
+    name : str, default="smoothing"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    smoothing : the same object, after its parameters (``eps``, ``lam``) were
+        validated.
+    """
+    from .smoothing import BaseSmoothing  # smoothing builds on this module
+
+    if smoothing is None:
+        return None
+    if not isinstance(smoothing, BaseSmoothing):
+        raise TypeError(
+            f"{name} must be None, AdditiveSmoothing(eps) or CrossPriorSmoothing(lam);"
+            f" got {smoothing!r}."
+        )
+    smoothing.fit()  # validates eps / lam early
+    return smoothing

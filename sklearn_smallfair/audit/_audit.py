@@ -8,13 +8,12 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._confusion import reference_counts, rows_or_counts
-from .._validation import check_probability, format_labels
+from .._random import child_rng, child_seed, resolve_seed
+from .._validation import check_probability, check_smoothing, format_labels
 from ..exceptions import UndefinedGroupMetricWarning
-from ..metrics import compute_metric, group_metrics
-from ..metrics._group import _check_smoothing, _resolve_metrics
+from ..metrics import compute_metric, get_metrics, group_metrics
 from ..smoothing import CrossPriorSmoothing
 from ..stats import match_test, separation_test
-from ..stats._match import _child_seed, _resolve_seed
 from ._report import AuditReport
 
 __all__ = ["FairnessAudit", "audit_predictions"]
@@ -40,7 +39,7 @@ def _check_tests(tests):
 def _resolve_smoothing(smoothing):
     if isinstance(smoothing, str) and smoothing == _DEFAULT_SMOOTHING:
         return CrossPriorSmoothing(lam=10.0)
-    return _check_smoothing(smoothing)
+    return check_smoothing(smoothing)
 
 
 def _describe(smoothing):
@@ -155,13 +154,13 @@ default=0
     >>> report.separation_violated
     True
     """
-    resolved = [m.name for m in _resolve_metrics(metrics)]
+    resolved = [m.name for m in get_metrics(metrics)]
     smoothing = _resolve_smoothing(smoothing)
     tests = _check_tests(tests)
     alpha = check_probability(alpha, "alpha")
     if not isinstance(title, str):
         raise TypeError(f"title must be a string, got {type(title).__name__}.")
-    seed = _resolve_seed(random_state)
+    seed = resolve_seed(random_state)
     groups, cms, _ = rows_or_counts(
         y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
     )
@@ -192,7 +191,7 @@ default=0
         else:
             frame[f"{m}_smoothed"] = table[m]
         frame[f"{m}_reference"] = compute_metric(m, ref, zero_division=np.nan)
-        rng = np.random.default_rng(_child_seed(seed, "interval", m))
+        rng = child_rng(seed, "interval", m)
         low, high = _reference_intervals(m, n_int, ref, alpha, n_draws, rng)
         frame[f"{m}_interval_low"] = low
         frame[f"{m}_interval_high"] = high
@@ -208,7 +207,7 @@ default=0
                 reference=ref,
                 correction=correction,
                 alpha=alpha,
-                random_state=_child_seed(seed, "match"),
+                random_state=child_seed(seed, "match"),
             )
         match = result.to_frame()
         position = match["group"].to_numpy(dtype=np.int64)

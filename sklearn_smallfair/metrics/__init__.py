@@ -3,7 +3,7 @@
 from .._confusion import confusion_counts
 from ..exceptions import UndefinedGroupMetricWarning
 from ._group import group_metrics
-from ._registry import Metric, compute_metric, get_metric, metric_names
+from ._registry import Metric, compute_metric, get_metric, get_metrics, metric_names
 from ._scorer import aggregate_group_metric, make_group_scorer
 from ._undefined import count_undefined
 
@@ -15,6 +15,7 @@ __all__ = [
     "confusion_counts",
     "count_undefined",
     "get_metric",
+    "get_metrics",
     "group_metrics",
     "make_group_scorer",
     "metric_names",

@@ -13,35 +13,11 @@ from .._confusion import (
     reference_counts,
     rows_or_counts,
 )
-from .._validation import check_zero_division, format_label
+from .._validation import check_smoothing, check_zero_division, format_label
 from ..exceptions import UndefinedGroupMetricWarning
-from ..smoothing import BaseSmoothing
-from ._registry import get_metric
+from ._registry import get_metrics
 
 __all__ = ["group_metrics"]
-
-
-def _resolve_metrics(metrics):
-    if isinstance(metrics, str) or not np.iterable(metrics):
-        metrics = [metrics]
-    resolved = [get_metric(m) for m in metrics]
-    if not resolved:
-        raise ValueError("metrics is empty; pass at least one metric name.")
-    names = [m.name for m in resolved]
-    if len(set(names)) != len(names):
-        raise ValueError(f"metrics lists a metric twice (after aliases): {names}.")
-    return resolved
-
-
-def _check_smoothing(smoothing):
-    if smoothing is not None and not isinstance(smoothing, BaseSmoothing):
-        raise TypeError(
-            "smoothing must be None, AdditiveSmoothing(eps) or "
-            f"CrossPriorSmoothing(lam); got {smoothing!r}."
-        )
-    if smoothing is not None:
-        smoothing.fit()  # validates eps / lam early
-    return smoothing
 
 
 class _GroupCounts:
@@ -215,8 +191,8 @@ def group_metrics(
     White  2265  0.373786  0.168490
     """
     zero_division = check_zero_division(zero_division)
-    resolved = _resolve_metrics(metrics)
-    smoothing = _check_smoothing(smoothing)
+    resolved = get_metrics(metrics)
+    smoothing = check_smoothing(smoothing)
     groups, counts, name = rows_or_counts(
         y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
     )

@@ -9,6 +9,7 @@ greater is better, and a vectorized function of counts of shape ``(..., 4)``
 """
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -465,6 +466,61 @@ def get_metric(metric):
             f"'matthews' are accepted too)."
         )
     return found
+
+
+def get_metrics(metrics, *, name="metrics", single_group=False):
+    """Resolve one metric or a sequence of metrics to a list of :class:`Metric`.
+
+    Parameters
+    ----------
+    metrics : str, Metric or sequence of them
+        Names or aliases (case-insensitive), as accepted by :func:`get_metric`.
+    name : str, default="metrics"
+        The argument's name in error messages.
+    single_group : bool, default=False
+        Reject two-group metrics (``ofi``, ``te``), for callers that score one
+        group at a time.
+
+    Returns
+    -------
+    metrics : list of Metric
+        In the order given.
+
+    Raises
+    ------
+    TypeError
+        When ``metrics`` is neither a name nor a sequence of names.
+    ValueError
+        For an unknown name, an empty sequence, a metric listed twice (after
+        aliases), or a two-group metric with ``single_group=True``.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.metrics import get_metrics
+    >>> [m.name for m in get_metrics(["Recall", "fpr"])]
+    ['tpr', 'fpr']
+    """
+    if isinstance(metrics, (str, Metric)):
+        metrics = [metrics]
+    elif isinstance(metrics, Mapping) or not np.iterable(metrics):
+        raise TypeError(
+            f"{name} must be a metric name or a sequence of names; got {metrics!r}."
+        )
+    resolved = [get_metric(m) for m in metrics]
+    if not resolved:
+        raise ValueError(f"{name} is empty; pass at least one metric name.")
+    names = [m.name for m in resolved]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{name} lists a metric twice (after aliases): {names}.")
+    if single_group:
+        pairs = [m.name for m in resolved if m.n_groups != 1]
+        if pairs:
+            raise ValueError(
+                f"{name} includes the two-group metric(s) {pairs}; this scores one "
+                f"group at a time, so use single-group metrics (e.g. 'tpr', 'fpr', "
+                f"'ppv', 'mcc')."
+            )
+    return resolved
 
 
 def _apply_zero_division(values, zero_division, *, context=""):

@@ -1,11 +1,11 @@
 """Group-aware scorers for scikit-learn model selection (metadata routing)."""
 
 import numpy as np
-from sklearn.metrics._scorer import _Scorer
 
 from .._confusion import _grouped_counts
-from .._validation import check_zero_division
-from ._group import _check_smoothing, _GroupCounts
+from .._scoring import GroupScorer
+from .._validation import check_smoothing, check_zero_division
+from ._group import _GroupCounts
 from ._registry import get_metric
 
 __all__ = ["aggregate_group_metric", "make_group_scorer"]
@@ -122,7 +122,7 @@ def aggregate_group_metric(
     m = get_metric(metric)
     aggregate = _check_aggregate(aggregate, m)
     zero_division = check_zero_division(zero_division)
-    smoothing = _check_smoothing(smoothing)
+    smoothing = check_smoothing(smoothing)
     groups, counts, _ = _grouped_counts(
         y_true, y_pred, sensitive_features, sample_weight, pos_label
     )
@@ -131,21 +131,6 @@ def aggregate_group_metric(
         m, smoothed=smoothing is not None, zero_division=zero_division
     )
     return _aggregate(values, aggregate, m)
-
-
-class _GroupScorer(_Scorer):
-    """A ``make_scorer`` scorer that requests ``sensitive_features`` by default.
-
-    Under metadata routing, ``sensitive_features`` is routed to the scorer without
-    a call to ``set_score_request``; a user's explicit request (for instance
-    ``set_score_request(sensitive_features="groups")`` to alias it) still wins.
-    """
-
-    def _get_metadata_request(self):
-        requests = super()._get_metadata_request()
-        if requests.score.requests.get("sensitive_features") is None:
-            requests.score.add_request(param="sensitive_features", alias=True)
-        return requests
 
 
 def make_group_scorer(
@@ -222,7 +207,7 @@ def make_group_scorer(
     m = get_metric(metric)
     aggregate = _check_aggregate(aggregate, m)
     zero_division = check_zero_division(zero_division)
-    _check_smoothing(smoothing)
+    check_smoothing(smoothing)
     if greater_is_better is None:
         if aggregate == "difference":
             greater_is_better = False
@@ -244,4 +229,4 @@ def make_group_scorer(
         pos_label=pos_label,
     )
     sign = 1 if greater_is_better else -1
-    return _GroupScorer(aggregate_group_metric, sign, kwargs, response_method)
+    return GroupScorer(aggregate_group_metric, sign, kwargs, response_method)

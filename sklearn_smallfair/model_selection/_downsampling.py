@@ -3,7 +3,6 @@
 import hashlib
 import json
 import os
-import zlib
 from collections.abc import Mapping
 from functools import lru_cache
 from math import comb
@@ -20,10 +19,16 @@ from .._confusion import (
     reference_counts,
     rows_or_counts,
 )
-from .._validation import check_bool, check_choice, format_label, format_labels
-from ..metrics._registry import get_metric
+from .._random import child_rng, resolve_seed
+from .._validation import (
+    check_bool,
+    check_choice,
+    check_smoothing,
+    format_label,
+    format_labels,
+)
+from ..metrics import get_metric, get_metrics
 from ..smoothing import CrossPriorSmoothing
-from ..smoothing._base import BaseSmoothing
 from ._split import _check_sizes
 
 __all__ = ["downsampling_experiment"]
@@ -43,30 +48,6 @@ _STATS = ["mse", "bias", "variance", "p_undefined"]
 _CHECKPOINT_FORMAT = 1
 
 
-def _check_metrics(metrics):
-    if isinstance(metrics, str) or hasattr(metrics, "func"):
-        metrics = (metrics,)
-    try:
-        metrics = list(metrics)
-    except TypeError:
-        raise TypeError(
-            f"metrics must be a metric name or a sequence of names; got {metrics!r}."
-        ) from None
-    if not metrics:
-        raise ValueError("metrics is empty; pass at least one metric name.")
-    out = {}
-    for m in metrics:
-        found = get_metric(m)
-        if found.n_groups != 1:
-            raise ValueError(
-                f"metric {found.name!r} is a two-group metric; a downsampling "
-                f"experiment scores one group at a time, so use single-group metrics "
-                f"(e.g. 'tpr', 'fpr', 'ppv', 'mcc')."
-            )
-        out[found.name] = found
-    return list(out.values())
-
-
 def _check_estimators(estimators):
     if estimators is None:
         return {"raw": None, "cps_10": CrossPriorSmoothing(10)}
@@ -81,42 +62,8 @@ def _check_estimators(estimators):
     for name, est in estimators.items():
         if not isinstance(name, str):
             raise TypeError(f"estimator names must be strings; got {name!r}.")
-        if est is not None and not isinstance(est, BaseSmoothing):
-            raise TypeError(
-                f"estimators[{name!r}] must be None (raw counts) or a smoothing "
-                f"instance such as AdditiveSmoothing(1.0) or CrossPriorSmoothing(10);"
-                f" got {est!r}."
-            )
-        if est is not None:
-            est.fit()  # validates eps / lam
+        check_smoothing(est, name=f"estimators[{name!r}]")
     return dict(estimators)
-
-
-def _resolve_seed(random_state):
-    if isinstance(random_state, np.random.SeedSequence):
-        return random_state
-    if isinstance(random_state, np.random.Generator):
-        return np.random.SeedSequence(int(random_state.integers(0, 2**63)))
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.SeedSequence(int(random_state.randint(0, 2**31)))
-    if random_state is None or (
-        isinstance(random_state, Integral) and not isinstance(random_state, bool)
-    ):
-        return np.random.SeedSequence(random_state)
-    raise TypeError(
-        "random_state must be None, an int, a numpy Generator, RandomState or "
-        f"SeedSequence; got {random_state!r}."
-    )
-
-
-def _task_rng(base, label, n):
-    """Generator of one (group, size): keyed by the label and n, not by position."""
-    key = (zlib.crc32(format_label(label).encode()), int(n))
-    return np.random.default_rng(
-        np.random.SeedSequence(
-            base.entropy, spawn_key=(*base.spawn_key, *key), pool_size=base.pool_size
-        )
-    )
 
 
 # ---------------------------------------------------------------------------
@@ -426,7 +373,7 @@ def _run_task(
     out = []
     for n in sizes:
         rngs = (
-            [_task_rng(base_seed, label, n) for label in labels]
+            [child_rng(base_seed, label, int(n)) for label in labels]
             if method == "montecarlo"
             else None
         )
@@ -704,7 +651,7 @@ def downsampling_experiment(
     if isinstance(n_draws, bool) or not isinstance(n_draws, Integral) or n_draws < 1:
         raise ValueError(f"n_draws must be an integer >= 1; got {n_draws!r}.")
     sizes = np.unique(_check_sizes(sizes))
-    metrics = _check_metrics(metrics)
+    metrics = get_metrics(metrics, single_group=True)
     estimators = _check_estimators(estimators)
     progress = check_bool(progress, "progress")
     if checkpoint is not None:
@@ -756,7 +703,7 @@ def downsampling_experiment(
                 "progress=True needs tqdm; install it with "
                 "`pip install sklearn-smallfair[progress]` (or `pip install tqdm`)."
             ) from exc
-    base_seed = _resolve_seed(random_state)
+    base_seed = resolve_seed(random_state)
 
     # ---- tasks: chunks of sizes, all groups at once ----
     whole = np.asarray(counts, dtype=np.float64)

@@ -5,9 +5,9 @@ from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection._split import BaseCrossValidator, GroupsConsumerMixin
 from sklearn.utils.validation import _num_samples
 
+from .._compat import BaseCrossValidator, GroupsConsumerMixin
 from .._validation import check_sensitive_features, format_label, format_labels
 
 __all__ = ["GroupDownsamplingCV"]

@@ -9,7 +9,6 @@ metric being defined unless ``conditional=False``.
 """
 
 import warnings
-import zlib
 from numbers import Integral
 
 import numpy as np
@@ -28,15 +27,16 @@ from .._confusion import (
     reference_counts,
     rows_or_counts,
 )
+from .._random import child_seed, resolve_seed
 from .._validation import (
     check_choice,
     check_non_negative_scalar,
     check_probability,
+    check_smoothing,
     format_label,
 )
 from ..exceptions import UndefinedGroupMetricWarning
-from ..metrics._group import _check_smoothing
-from ..metrics._registry import get_metric
+from ..metrics import get_metrics
 from ._multitest import adjust_pvalues
 
 __all__ = ["ENUMERATE_MAX_N", "MATCHTest", "MatchResult", "match_test"]
@@ -374,33 +374,6 @@ def _check_integer_counts(counts):
     return counts
 
 
-def _child_seed(base, *keys):
-    """A child of ``base`` keyed by stable hashes of ``keys`` (labels, names).
-
-    Unlike positional ``spawn``, the stream of a group does not depend on which
-    other groups are present or on their order.
-    """
-    key = tuple(zlib.crc32(repr(format_label(k)).encode()) for k in keys)
-    return np.random.SeedSequence(
-        base.entropy, spawn_key=(*base.spawn_key, *key), pool_size=base.pool_size
-    )
-
-
-def _resolve_seed(random_state):
-    if isinstance(random_state, np.random.Generator):
-        return np.random.SeedSequence(random_state.integers(0, 2**63, size=4))
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.SeedSequence(random_state.randint(0, 2**31, size=4))
-    if isinstance(random_state, np.random.SeedSequence):
-        return random_state
-    if random_state is None or isinstance(random_state, Integral):
-        return np.random.SeedSequence(random_state)
-    raise TypeError(
-        "random_state must be None, an int, a numpy Generator, RandomState or "
-        f"SeedSequence; got {random_state!r}."
-    )
-
-
 class MatchResult:
     """Result of :func:`match_test`: one row per group (and metric).
 
@@ -589,16 +562,11 @@ def match_test(
        group     n   score  p_value method
     0  Black  3178  0.6163      0.0  exact
     """
-    metrics = [get_metric(m) for m in ([metric] if isinstance(metric, str) else metric)]
-    if not metrics:
-        raise ValueError("metric is empty; pass at least one metric name.")
-    names = [m.name for m in metrics]
-    if len(set(names)) != len(names):
-        raise ValueError(f"metric lists a metric twice (after aliases): {names}.")
+    metrics = get_metrics(metric, name="metric")
     prior = _check_options(
         method, alternative, n_draws, alpha, reference_prior, correction, metrics
     )
-    smoothing = _check_smoothing(smoothing)
+    smoothing = check_smoothing(smoothing)
     groups, cms, _ = rows_or_counts(
         y_true, y_pred, sensitive_features, counts, None, pos_label
     )
@@ -618,7 +586,7 @@ def match_test(
             "cell to be positive (a Dirichlet parameter of 0 is degenerate); some "
             "reference has an empty cell. Use reference_prior > 0 (e.g. 0.5)."
         )
-    base_seed = _resolve_seed(random_state)
+    base_seed = resolve_seed(random_state)
     rows = []
     for m in metrics:
         undefined_groups, impossible_groups = [], []
@@ -644,7 +612,7 @@ def match_test(
                     "smoothing use method='exact'."
                 )
             se = 0.0
-            seed = _child_seed(base_seed, m.name, label)
+            seed = child_seed(base_seed, m.name, label)
             if np.isnan(s_obs):
                 undefined_groups.append(label)
                 lower = upper = se = np.nan

@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
 
+from .._random import child_rng, resolve_seed
 from .._validation import check_probability
-from ..metrics._registry import compute_metric
-from ._match import _child_seed, _resolve_seed
+from ..metrics import compute_metric
 from ._wald import wald_test
 
 __all__ = [
@@ -759,7 +759,7 @@ def simulate_separation_power(
         if not np.array_equal(sizes, np.round(sizes)):
             raise ValueError(f"{name} must be integers to simulate; got {sizes_in!r}.")
         sizes = sizes.astype(np.int64)
-    base = _resolve_seed(random_state)
+    base = resolve_seed(random_state)
     counts = np.stack(
         [
             simulate(
@@ -767,7 +767,7 @@ def simulate_separation_power(
                 int(size),
                 alpha,
                 n_repeats,
-                np.random.default_rng(_child_seed(base, name, int(size))),
+                child_rng(base, name, int(size)),
             )
             for size in np.atleast_1d(sizes)
         ]

@@ -25,6 +25,8 @@ from scipy.special import ndtr
 from sklearn.base import BaseEstimator
 
 from .._confusion import _grouped_counts
+from .._random import resolve_seed
+from .._scoring import GroupScorer
 from .._validation import (
     _as_1d,
     _check_no_missing,
@@ -36,8 +38,6 @@ from .._validation import (
     format_labels,
 )
 from ..exceptions import UndefinedGroupMetricWarning
-from ..metrics._scorer import _GroupScorer
-from ._match import _resolve_seed
 from ._multitest import adjust_pvalues
 from ._wald import wald_test
 
@@ -456,7 +456,7 @@ def make_comparative_pairs(y_true, *, n_pairs=None, random_state=None):
             f"y_true must hold at least two different values to form ordered pairs; "
             f"got {n} item(s) with {len(np.unique(y))} distinct value(s)."
         )
-    rng = np.random.default_rng(_resolve_seed(random_state))
+    rng = np.random.default_rng(resolve_seed(random_state))
     size = 2 * n if n_pairs is None else n_pairs
     i = rng.integers(0, n, size=size)
     j = rng.integers(0, n, size=size)
@@ -1507,4 +1507,4 @@ def make_comparative_separation_scorer(
         random_state=random_state,
     )
     sign = -1 if statistic == "max_gap" else 1
-    return _GroupScorer(comparative_separation_statistic, sign, kwargs, response_method)
+    return GroupScorer(comparative_separation_statistic, sign, kwargs, response_method)

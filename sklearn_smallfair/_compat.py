@@ -1,0 +1,24 @@
+"""The only place that imports private scikit-learn names.
+
+scikit-learn does not promise these names across releases; importing them here
+keeps any adaptation to a new release in one module.
+"""
+
+from sklearn.metrics._scorer import _Scorer
+from sklearn.model_selection._split import BaseCrossValidator, GroupsConsumerMixin
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    validate_params,
+)
+
+__all__ = [
+    "BaseCrossValidator",
+    "GroupsConsumerMixin",
+    "HasMethods",
+    "Interval",
+    "StrOptions",
+    "_Scorer",
+    "validate_params",
+]
