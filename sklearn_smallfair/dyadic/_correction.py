@@ -12,20 +12,16 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.optimize import least_squares
 from scipy.special import expit
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.base import MetaEstimatorMixin, clone
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import train_test_split
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._estimators import (
-    _dyadic_tags,
-    _DyadicScoreMixin,
-    _fill_unseen,
-    _validate_dyadic,
-)
-from ._means import EntityMeans, _entity_means
+from .._validation import check_choice
+from ._estimators import _DyadicRegressor, _fill_unseen, _validate_dyadic
+from ._means import EntityMeans, _check_number, _entity_means
 
 __all__ = ["EccentricityCorrectedRegressor"]
 
@@ -37,9 +33,7 @@ _MAX_LEVELS = 20
 _FOREST_DEFAULTS = {"n_estimators": 50, "min_samples_leaf": 5, "max_features": None}
 
 
-class EccentricityCorrectedRegressor(
-    MetaEstimatorMixin, _DyadicScoreMixin, BaseEstimator
-):
+class EccentricityCorrectedRegressor(MetaEstimatorMixin, _DyadicRegressor):
     """Correct a dyadic regressor's shrinkage towards the pair average.
 
     The training data are split (``train_test_split``, seeded) into a fit part
@@ -167,14 +161,8 @@ class EccentricityCorrectedRegressor(
         self.random_state = random_state
 
     def _check_params(self):
-        if self.method not in _METHODS:
-            raise ValueError(
-                f"method must be one of {list(_METHODS)}, got {self.method!r}."
-            )
-        if isinstance(self.n_bins, bool) or not isinstance(self.n_bins, Integral):
-            raise TypeError(f"n_bins must be an integer, got {self.n_bins!r}.")
-        if self.n_bins < 2:
-            raise ValueError(f"n_bins must be >= 2, got {self.n_bins}.")
+        check_choice(self.method, "method", _METHODS)
+        _check_number(self.n_bins, "n_bins", low=2, integer=True)
         if self.forest_params is not None and not isinstance(self.forest_params, dict):
             raise TypeError(
                 f"forest_params must be a dict or None, got "
@@ -226,7 +214,7 @@ class EccentricityCorrectedRegressor(
         self : EccentricityCorrectedRegressor
         """
         self._check_params()
-        users, items, r = _validate_dyadic(self, X, y, reset=True)
+        users, items, r = self._fit_means(X, y)
         lo, hi = float(r.min()), float(r.max())
         if lo == hi:
             raise ValueError(
@@ -262,7 +250,6 @@ class EccentricityCorrectedRegressor(
             means = _entity_means(r[fit_idx], users[fit_idx], items[fit_idx])
 
         self.rating_range_ = (lo, hi)
-        self.entity_means_ = _entity_means(r, users, items)
         self.n_probe_ = n_probe
         self.coef_ = None
         self.correction_ = None
@@ -320,9 +307,6 @@ class EccentricityCorrectedRegressor(
         else:
             out = self.coef_[0] + self.coef_[1] * pred
         return np.clip(out, lo, hi)
-
-    def __sklearn_tags__(self):
-        return _dyadic_tags(super().__sklearn_tags__())
 
 
 def _features(means, users, items, pred):

@@ -10,6 +10,7 @@ error against eccentricity, divided by a power of the rating range, is the EAUC
 
 import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from ..exceptions import DyadicDataWarning
 from ._means import (
     EntityMeans,
     _check_dyads,
+    _check_number,
     _check_ratings,
     _Codes,
     _entity_means,
@@ -41,20 +43,24 @@ UNKNOWN = ("drop", "error", "global_mean")
 _KS_HISTOGRAM_CELLS = 1 << 20
 
 
-def _check_n_bins(n_bins):
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)):
-        raise TypeError(f"n_bins must be an integer >= 1, got {n_bins!r}.")
-    if n_bins < 1:
-        raise ValueError(f"n_bins must be >= 1, got {n_bins}.")
-    return int(n_bins)
+def _check_options(*, error, tail, method, n_bins, unknown):
+    """The checked options of the eccentricity curve and the EAUC, as a dict."""
+    return {
+        "error": check_choice(error, "error", ERRORS),
+        "tail": check_choice(tail, "tail", TAILS),
+        "method": check_choice(method, "method", METHODS),
+        "n_bins": _check_number(n_bins, "n_bins", low=1, integer=True),
+        "unknown": check_choice(unknown, "unknown", UNKNOWN),
+    }
 
 
 # =====================================================================================
 # Training means and pair averages
 # =====================================================================================
-def _resolve_means(y, u, i, train_ratings, train_users, train_items, means):
-    """The :class:`EntityMeans` to use, from training data when given."""
-    train = (train_ratings, train_users, train_items)
+def _resolve_means(y, u, i, train, means, stacklevel):
+    """The :class:`EntityMeans` to use, from the training data ``train``
+    (ratings, users, items) when given; ``stacklevel`` is that of the public
+    function's caller, seen from here."""
     if any(v is not None for v in train):
         if means is not None:
             raise ValueError(
@@ -80,7 +86,7 @@ def _resolve_means(y, u, i, train_ratings, train_users, train_items, means):
         "evaluated ratings themselves; pass train_ratings, train_users and "
         "train_items (or means=) for the published protocol.",
         DyadicDataWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
     return _entity_means(y, u, i)
 
@@ -174,7 +180,8 @@ def eccentricity(
     """
     unknown = check_choice(unknown, "unknown", ("nan", "error", "global_mean"))
     y, u, i = _check_dyads(y_true, users, items, "y_true")
-    m = _resolve_means(y, u, i, train_ratings, train_users, train_items, means)
+    train = (train_ratings, train_users, train_items)
+    m = _resolve_means(y, u, i, train, means, stacklevel=3)
     avg, keep = _pair_average(m, u, i, "drop" if unknown == "nan" else unknown)
     d = y - avg
     if keep is not None:
@@ -322,15 +329,28 @@ class EccentricityCurve:
         return pd.DataFrame({"eccentricity": self.eccentricity, "error": self.error})
 
 
-def _prepare(
-    y_true, y_pred, users, items, train, means, error, tail, method, n_bins, unknown
-):
-    """Checked inputs to ``(ecc, err, normalizer, n_dropped)``."""
-    error = check_choice(error, "error", ERRORS)
-    tail = check_choice(tail, "tail", TAILS)
-    method = check_choice(method, "method", METHODS)
-    unknown = check_choice(unknown, "unknown", UNKNOWN)
-    n_bins = _check_n_bins(n_bins)
+class _Rows(NamedTuple):
+    """The evaluated rows, checked: what the curve and the EAUC are made of."""
+
+    ecc: np.ndarray  # eccentricity of each row kept, finite and >= 0
+    err: np.ndarray  # its absolute or squared error
+    normalizer: float
+    n_dropped: int
+    error: str
+    tail: str
+    method: str
+    n_bins: int
+
+
+def _prepare(y_true, y_pred, *, users, items, train=(None,) * 3, means=None, **options):
+    """Check the inputs of :func:`eccentricity_curve` and :func:`eauc_score`.
+
+    ``train`` holds the training ratings, users and items; ``options`` are
+    ``error``, ``tail``, ``method``, ``n_bins`` and ``unknown``. Returns the
+    :class:`_Rows` of the evaluation. Warnings point at the caller of the
+    function calling this one.
+    """
+    options = _check_options(**options)
     y, u, i = _check_dyads(y_true, users, items, "y_true")
     p = _check_ratings(y_pred, "y_pred")
     if p.shape[0] != y.shape[0]:
@@ -338,8 +358,8 @@ def _prepare(
             f"y_true and y_pred have inconsistent lengths ({y.shape[0]} and "
             f"{p.shape[0]}); pass one prediction per rating."
         )
-    m = _resolve_means(y, u, i, *train, means)
-    avg, keep = _pair_average(m, u, i, unknown)
+    m = _resolve_means(y, u, i, train, means, stacklevel=4)
+    avg, keep = _pair_average(m, u, i, options["unknown"])
     n_dropped = 0
     if keep is not None:
         n_dropped = int(y.shape[0] - np.count_nonzero(keep))
@@ -368,7 +388,7 @@ def _prepare(
         )
     d = np.subtract(y, avg, out=avg)  # avg is ours: reuse its memory
     err = p - y
-    if error == "absolute":
+    if options["error"] == "absolute":
         np.abs(err, out=err)
         normalizer = (hi - lo) ** 2
     else:
@@ -376,6 +396,7 @@ def _prepare(
         normalizer = (hi - lo) ** 3
     if keep is not None:
         d, err = d[keep], err[keep]
+    tail = options["tail"]
     if tail == "both":
         ecc = np.abs(d, out=d)
     else:
@@ -387,7 +408,46 @@ def _prepare(
                 f"empty; use tail='both'."
             )
         ecc, err = np.abs(d[side]), err[side]
-    return ecc, err, normalizer, n_dropped, error, tail, method, n_bins
+    return _Rows(
+        ecc=ecc,
+        err=err,
+        normalizer=normalizer,
+        n_dropped=n_dropped,
+        error=options["error"],
+        tail=tail,
+        method=options["method"],
+        n_bins=options["n_bins"],
+    )
+
+
+def _curve_of(rows):
+    """The :class:`EccentricityCurve` of checked rows."""
+    ecc, err = rows.ecc, rows.err
+    if rows.method == "ordered":
+        order = np.lexsort((err, ecc))
+        x, y = ecc[order], err[order]
+    elif rows.method == "grouped":
+        x, y = _grouped_curve(ecc, err)
+    else:
+        x, y = _binned_curve(ecc, err, rows.n_bins)
+    return EccentricityCurve(
+        eccentricity=x,
+        error=y,
+        eauc=_trapezoid(y, x) / rows.normalizer,
+        normalizer=rows.normalizer,
+        error_kind=rows.error,
+        tail=rows.tail,
+        method=rows.method,
+        n_rows=int(ecc.shape[0]),
+        n_dropped=rows.n_dropped,
+    )
+
+
+def _eauc_of(rows):
+    """The EAUC of checked rows; the ordered area without building the curve."""
+    if rows.method == "ordered":
+        return _ordered_area(rows.ecc, rows.err) / rows.normalizer
+    return _curve_of(rows).eauc
 
 
 def eccentricity_curve(
@@ -475,37 +535,20 @@ def eccentricity_curve(
     >>> curve.eauc
     0.046875
     """
-    ecc, err, normalizer, n_dropped, error, tail, method, n_bins = _prepare(
+    rows = _prepare(
         y_true,
         y_pred,
-        users,
-        items,
-        (train_ratings, train_users, train_items),
-        means,
-        error,
-        tail,
-        method,
-        n_bins,
-        unknown,
-    )
-    if method == "ordered":
-        order = np.lexsort((err, ecc))
-        x, y = ecc[order], err[order]
-    elif method == "grouped":
-        x, y = _grouped_curve(ecc, err)
-    else:
-        x, y = _binned_curve(ecc, err, n_bins)
-    return EccentricityCurve(
-        eccentricity=x,
-        error=y,
-        eauc=_trapezoid(y, x) / normalizer,
-        normalizer=normalizer,
-        error_kind=error,
+        users=users,
+        items=items,
+        train=(train_ratings, train_users, train_items),
+        means=means,
+        error=error,
         tail=tail,
         method=method,
-        n_rows=int(ecc.shape[0]),
-        n_dropped=n_dropped,
+        n_bins=n_bins,
+        unknown=unknown,
     )
+    return _curve_of(rows)
 
 
 def eauc_score(
@@ -585,26 +628,20 @@ def eauc_score(
     >>> eauc_score(y, y, users=users, items=items, **train)
     0.0
     """
-    ecc, err, normalizer, *_, method, n_bins = _prepare(
+    rows = _prepare(
         y_true,
         y_pred,
-        users,
-        items,
-        (train_ratings, train_users, train_items),
-        means,
-        error,
-        tail,
-        method,
-        n_bins,
-        unknown,
+        users=users,
+        items=items,
+        train=(train_ratings, train_users, train_items),
+        means=means,
+        error=error,
+        tail=tail,
+        method=method,
+        n_bins=n_bins,
+        unknown=unknown,
     )
-    if method == "ordered":
-        area = _ordered_area(ecc, err)
-    elif method == "grouped":
-        area = _trapezoid(*_grouped_curve(ecc, err)[::-1])
-    else:
-        area = _trapezoid(*_binned_curve(ecc, err, n_bins)[::-1])
-    return area / normalizer
+    return _eauc_of(rows)
 
 
 # =====================================================================================

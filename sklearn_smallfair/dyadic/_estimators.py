@@ -6,8 +6,6 @@ training ratings as ``entity_means_`` (an :class:`EntityMeans`), which
 :func:`eauc_score` accepts as ``means=``.
 """
 
-from numbers import Integral, Real
-
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -15,7 +13,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._means import _check_ratings, _entity_means, _ids_from_X
+from .._validation import check_choice
+from ._means import _check_number, _check_ratings, _entity_means, _ids_from_X
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _sk_validate_data
@@ -67,14 +66,24 @@ def _validate_dyadic(estimator, X, y=_NO_Y, *, reset):
     return users, items, _check_ratings(y, "y")
 
 
-def _dyadic_tags(tags):
-    tags.input_tags.two_d_array = True
-    tags.input_tags.allow_nan = False
-    return tags
+class _DyadicRegressor(RegressorMixin, BaseEstimator):
+    """Shared input handling, tags and ``score`` of the dyadic regressors."""
 
+    def _fit_means(self, X, y):
+        """Check ``X`` and ``y``, set ``entity_means_``; ``(users, items, y)``."""
+        users, items, r = _validate_dyadic(self, X, y, reset=True)
+        self.entity_means_ = _entity_means(r, users, items)
+        return users, items, r
 
-class _DyadicScoreMixin(RegressorMixin):
-    """``score``: the coefficient of determination of the predictions."""
+    def _check_predict(self, X):
+        check_is_fitted(self, "entity_means_")
+        return _validate_dyadic(self, X, reset=False)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = True
+        tags.input_tags.allow_nan = False
+        return tags
 
     def score(self, X, y, sample_weight=None):
         """Coefficient of determination R^2 of the predictions on ``X``.
@@ -95,22 +104,6 @@ class _DyadicScoreMixin(RegressorMixin):
             eccentricity bias use :func:`eauc_score` or :func:`make_eauc_scorer`.
         """
         return super().score(X, y, sample_weight=sample_weight)
-
-
-class _DyadicRegressor(_DyadicScoreMixin, BaseEstimator):
-    """Shared input handling of the dyadic regressors."""
-
-    def _fit_means(self, X, y):
-        users, items, r = _validate_dyadic(self, X, y, reset=True)
-        self.entity_means_ = _entity_means(r, users, items)
-        return users, items, r
-
-    def _check_predict(self, X):
-        check_is_fitted(self, "entity_means_")
-        return _validate_dyadic(self, X, reset=False)
-
-    def __sklearn_tags__(self):
-        return _dyadic_tags(super().__sklearn_tags__())
 
 
 class DyadicMeanRegressor(_DyadicRegressor):
@@ -155,8 +148,6 @@ class DyadicMeanRegressor(_DyadicRegressor):
     array([4.25, 2.25, 4.  , 3.25])
     """
 
-    _valid_fallbacks = ("global", "error")
-
     def __init__(self, fallback="global"):
         self.fallback = fallback
 
@@ -174,11 +165,7 @@ class DyadicMeanRegressor(_DyadicRegressor):
         -------
         self : DyadicMeanRegressor
         """
-        if self.fallback not in self._valid_fallbacks:
-            raise ValueError(
-                f"fallback must be one of {list(self._valid_fallbacks)}, got "
-                f"{self.fallback!r}."
-            )
+        check_choice(self.fallback, "fallback", ("global", "error"))
         self._fit_means(X, y)
         return self
 
@@ -206,7 +193,8 @@ class DyadicMeanRegressor(_DyadicRegressor):
                     f"mean; use fallback='global' to predict them from the other "
                     f"entity's mean or the global mean."
                 )
-        return _pair_average(um, im, means.global_mean)
+        um, im = _fill_unseen(um, im, means.global_mean)
+        return (um + im) / 2
 
 
 def _fill_unseen(um, im, global_mean):
@@ -216,22 +204,6 @@ def _fill_unseen(um, im, global_mean):
     um, im = np.where(np.isnan(um), im, um), np.where(np.isnan(im), um, im)
     um[both] = im[both] = global_mean
     return um, im
-
-
-def _pair_average(um, im, global_mean):
-    """``(um + im) / 2`` of the means filled by :func:`_fill_unseen`."""
-    um, im = _fill_unseen(um, im, global_mean)
-    return (um + im) / 2
-
-
-def _check_number(value, name, *, low, integer=False, low_open=False):
-    kind = Integral if integer else Real
-    if isinstance(value, bool) or not isinstance(value, kind):
-        what = "an integer" if integer else "a number"
-        raise TypeError(f"{name} must be {what}, got {value!r}.")
-    if value < low or (low_open and value == low):
-        relation = ">" if low_open else ">="
-        raise ValueError(f"{name} must be {relation} {low}, got {value!r}.")
 
 
 class MatrixFactorizationRegressor(_DyadicRegressor):

@@ -8,6 +8,7 @@ a ``bincount`` over the codes.
 """
 
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,19 @@ __all__ = ["EntityMeans", "entity_means"]
 
 # integer ids up to this bound (or 4x the number of ratings) are used as positions
 _DENSE_IDS = 1 << 22
+
+
+def _check_number(value, name, *, low, integer=False, low_open=False):
+    """``value`` checked to be a number (an integer with ``integer``) ``>= low``
+    (``> low`` with ``low_open``); returned as ``int`` or as given."""
+    kind = Integral if integer else Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        what = "an integer" if integer else "a number"
+        raise TypeError(f"{name} must be {what}, got {value!r}.")
+    if value < low or (low_open and value == low):
+        relation = ">" if low_open else ">="
+        raise ValueError(f"{name} must be {relation} {low}, got {value!r}.")
+    return int(value) if integer else value
 
 
 def _check_ratings(values, name):

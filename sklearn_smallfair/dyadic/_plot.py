@@ -1,7 +1,8 @@
 """Plot of error against eccentricity for one or several dyadic models."""
 
 from .._plotting import _check_matplotlib
-from ._eauc import eauc_score, eccentricity_curve
+from .._validation import check_choice
+from ._eauc import METHODS, _curve_of, _eauc_of, _prepare
 from ._means import _ids_from_X
 from ._scorer import _fitted_means
 
@@ -28,12 +29,19 @@ def _named(values, names, what):
     return list(zip(names, values))
 
 
-def _curve_and_eauc(y_true, y_pred, method, n_bins, eauc_method, common):
-    """The drawn curve and the EAUC for the legend (computed once if the same)."""
-    curve = eccentricity_curve(y_true, y_pred, method=method, n_bins=n_bins, **common)
-    if eauc_method == method:
+def _curve_and_eauc(y_true, y_pred, eauc_method, options):
+    """The drawn curve and the EAUC for the legend, from one check of the inputs.
+
+    ``options`` are those of :func:`eccentricity_curve` (``train`` the training
+    ratings, users and items); the legend's EAUC of another method than the
+    drawn one uses the default ``n_bins`` of :func:`eauc_score`.
+    """
+    rows = _prepare(y_true, y_pred, **options)
+    curve = _curve_of(rows)
+    if eauc_method == rows.method:
         return curve, curve.eauc
-    return curve, eauc_score(y_true, y_pred, method=eauc_method, **common)
+    eauc_method = check_choice(eauc_method, "eauc_method", METHODS)
+    return curve, _eauc_of(rows._replace(method=eauc_method, n_bins=20))
 
 
 class EccentricityDisplay:
@@ -178,22 +186,19 @@ class EccentricityDisplay:
         EccentricityDisplay
         """
         named = _named(y_pred, names, "predictions")
-        common = dict(
+        options = dict(
             users=users,
             items=items,
-            train_ratings=train_ratings,
-            train_users=train_users,
-            train_items=train_items,
+            train=(train_ratings, train_users, train_items),
             means=means,
             error=error,
             tail=tail,
+            method=method,
+            n_bins=n_bins,
             unknown=unknown,
         )
         curves, eaucs = zip(
-            *(
-                _curve_and_eauc(y_true, pred, method, n_bins, eauc_method, common)
-                for _, pred in named
-            )
+            *(_curve_and_eauc(y_true, pred, eauc_method, options) for _, pred in named)
         )
         return cls(curves, [n for n, _ in named], eaucs).plot(ax=ax, **kwargs)
 
@@ -240,17 +245,18 @@ class EccentricityDisplay:
         named = _named(estimator, names, "estimators")
         users, items = _ids_from_X(X)
         curves, eaucs, labels = [], [], []
+        options = dict(
+            users=users,
+            items=items,
+            error=error,
+            tail=tail,
+            method=method,
+            n_bins=n_bins,
+            unknown=unknown,
+        )
         for name, est in named:
-            common = dict(
-                users=users,
-                items=items,
-                means=_fitted_means(est),
-                error=error,
-                tail=tail,
-                unknown=unknown,
-            )
             curve, eauc = _curve_and_eauc(
-                y, est.predict(X), method, n_bins, eauc_method, common
+                y, est.predict(X), eauc_method, dict(options, means=_fitted_means(est))
             )
             curves.append(curve)
             eaucs.append(eauc)

@@ -1,14 +1,6 @@
 """EAUC as a scikit-learn scorer for dyadic estimators."""
 
-from .._validation import check_choice
-from ._eauc import (
-    ERRORS,
-    METHODS,
-    TAILS,
-    UNKNOWN,
-    _check_n_bins,
-    eauc_score,
-)
+from ._eauc import _check_options, eauc_score
 from ._means import EntityMeans, _ids_from_X
 
 __all__ = ["make_eauc_scorer"]
@@ -99,11 +91,8 @@ def make_eauc_scorer(
     >>> bool((scores["test_eauc"] < 0).all())
     True
     """
-    kwargs = {
-        "error": check_choice(error, "error", ERRORS),
-        "tail": check_choice(tail, "tail", TAILS),
-        "method": check_choice(method, "method", METHODS),
-        "n_bins": _check_n_bins(n_bins),
-        "unknown": check_choice(unknown, "unknown", UNKNOWN),
-    }
-    return _EAUCScorer(kwargs)
+    return _EAUCScorer(
+        _check_options(
+            error=error, tail=tail, method=method, n_bins=n_bins, unknown=unknown
+        )
+    )

@@ -321,3 +321,15 @@ def test_sklearn_common_checks(method, extra, sklearn_checks):
     failed, stale = run_sklearn_checks(model, expected)
     assert not failed
     assert not stale
+
+
+def test_n_bins_errors(additive_split):
+    X_train, _, y_train, _ = additive_split
+    model = EccentricityCorrectedRegressor(
+        DyadicMeanRegressor(), method="balanced_linear", random_state=0
+    )
+    with pytest.raises(ValueError, match="n_bins must be >= 2"):
+        clone(model).set_params(n_bins=1).fit(X_train, y_train)
+    for bad in (2.5, True):
+        with pytest.raises(TypeError, match="n_bins must be an integer"):
+            clone(model).set_params(n_bins=bad).fit(X_train, y_train)

@@ -360,3 +360,38 @@ def test_mixed_type_ids_against_integer_training_ids():
     np.testing.assert_array_equal(
         means.user_mean(mixed), [1.5, np.nan, 3.5, np.nan, np.nan, np.nan]
     )
+
+
+@pytest.mark.parametrize("function", [eauc_score, eccentricity_curve, eccentricity])
+def test_warnings_point_at_the_caller(function):
+    y, pred, u, i, train = _data(11, n_test=200)
+    args = (y,) if function is eccentricity else (y, pred)
+    with pytest.warns(DyadicDataWarning, match="no training ratings given") as rec:
+        function(*args, users=u, items=i)
+    assert [w.filename for w in rec] == [__file__]
+    u = u.copy()
+    u[:3] = 10_000  # users never seen in training
+    with pytest.warns(DyadicDataWarning, match="3 of 200 rating") as rec:
+        function(*args, users=u, items=i, **train)
+    assert [w.filename for w in rec] == [__file__]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("n_bins", [1, 7])
+def test_curve_eauc_equals_score(method, n_bins):
+    y, pred, u, i, train = _data(12)
+    kw = dict(users=u, items=i, method=method, n_bins=n_bins, **train)
+    curve = eccentricity_curve(y, pred, **kw)
+    assert curve.method == method and curve.n_dropped == 0
+    assert curve.eauc == pytest.approx(eauc_score(y, pred, **kw), rel=1e-12)
+    if method == "bins":
+        assert curve.eccentricity.shape[0] <= n_bins
+
+
+def test_option_types():
+    y, pred, u, i, train = _data(13, n_test=50)
+    kw = dict(users=u, items=i, **train)
+    for bad in (2.0, True, "3"):
+        with pytest.raises(TypeError, match="n_bins must be an integer"):
+            eccentricity_curve(y, pred, method="bins", n_bins=bad, **kw)
+    assert eccentricity_curve(y, pred, n_bins=np.int64(3), **kw).n_rows == 50

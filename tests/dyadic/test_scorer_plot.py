@@ -185,3 +185,37 @@ def test_display_from_predictions_and_estimator(data):
     with pytest.raises(ValueError, match="not a dict"):
         EccentricityDisplay.from_estimator({"a": mean}, X[te], y[te], names=["a"])
     plt.close("all")
+
+
+def test_display_checks_each_model_once(data):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    X, y = data
+    tr, te = slice(0, 2400), slice(2400, None)
+    users, items = X[te, 0].copy(), X[te, 1]
+    users[:4] = 10_000  # users never seen in training
+    train = dict(train_ratings=y[tr], train_users=X[tr, 0], train_items=X[tr, 1])
+    preds = {"noisy": y[te] + 0.5, "truth": y[te].astype(float)}
+    # the drawn (binned) curve and the legend's (ordered) EAUC share one check
+    with pytest.warns(DyadicDataWarning, match="4 of 600 rating") as rec:
+        disp = EccentricityDisplay.from_predictions(
+            y[te], preds, users=users, items=items, **train
+        )
+    assert len(rec) == 2  # one per model
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DyadicDataWarning)
+        kw = dict(users=users, items=items, **train)
+        expected = eauc_score(y[te], preds["noisy"], **kw)
+        binned = eccentricity_curve(y[te], preds["noisy"], method="bins", **kw)
+    assert disp.curves[0].n_dropped == 4
+    np.testing.assert_array_equal(disp.curves[0].eccentricity, binned.eccentricity)
+    assert disp.eaucs[0] == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match="eauc_method must be one of"):
+        EccentricityDisplay.from_predictions(
+            y[te], preds, eauc_method="area", **dict(kw, users=X[te, 0])
+        )
+    plt.close("all")
