@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_smallfair._cli import main, read_group_counts
+from sklearn_smallfair.cli import main, read_group_counts
 
 try:
     import matplotlib

@@ -1,0 +1,25 @@
+"""The ``smallfair`` command (also ``python -m sklearn_smallfair``).
+
+Subcommands:
+
+- ``demo``: audit of the published COMPAS confusion matrices (embedded data),
+  written as an HTML report, plus an illustration of small samples;
+- ``audit``: audit of a CSV table of predictions (one row per person);
+- ``experiment``: downsampling experiment on the published groups or on a CSV of
+  per-group confusion matrices.
+
+User mistakes (missing files or columns, bad labels, bad option values) end with
+one line on stderr, ``smallfair: error: ...``, and exit code 2 (usage) or 1
+(data); with ``--debug``, errors raised by the library propagate with their
+traceback.
+
+Layout: ``_main`` builds the parser from the subcommand modules (``_demo``,
+``_audit``, ``_experiment``) and runs them; ``_options`` holds the errors, the
+parser class and the option types; ``_io`` reads and writes the files.
+"""
+
+from ._io import read_group_counts
+from ._main import main
+from ._options import CLIError
+
+__all__ = ["CLIError", "main", "read_group_counts"]

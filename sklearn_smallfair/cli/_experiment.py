@@ -1,0 +1,322 @@
+"""``smallfair experiment``: downsampling experiment.
+
+Runs on the published groups or on a CSV of per-group confusion matrices (read
+by :func:`read_group_counts`).
+"""
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._io import _agg_backend, _check_output, _write, read_group_counts
+from ._options import (
+    EXIT_OK,
+    CLIError,
+    _add_command,
+    _check_metrics,
+    _jobs,
+    _non_negative_float,
+    _positive_int,
+    _seed,
+    _sizes,
+    _UsageError,
+)
+
+NAME = "experiment"
+
+_EXPERIMENT_METRICS = ("tpr", "fpr", "ppv")
+_PUBLISHED = {"published": None, "compas": "COMPAS", "folktables": "Folktables"}
+_STATISTICS = ("mse", "rmse", "bias", "variance", "p_undefined")
+
+_EXPERIMENT_EPILOG = textwrap.dedent(
+    """\
+    --dataset FILE: a CSV of per-group confusion matrices, one row per group,
+    with columns group,TP,FN,FP,TN (case-insensitive), and optionally
+      - ref_TP,ref_FN,ref_FP,ref_TN: each group's reference matrix; or
+      - rows whose group is ALL: the whole population (reference = ALL - group);
+      - a dataset column: several populations, each with its own ALL row.
+    Without references each group's reference is the sum of the other rows.
+    Example:
+      group,TP,FN,FP,TN
+      A,273,170,1043,1692
+      B,77,129,380,1679
+      ALL,389,347,1597,4121
+
+    The results CSV has one row per group, size n, metric and estimator ("raw"
+    or "cps_<lam>"), with columns group,n,metric,estimator,mse,bias,variance,
+    p_undefined (and mse_se,n_draws with --method montecarlo).
+
+    examples:
+      smallfair experiment
+      smallfair experiment --dataset compas --sizes 5:50 --metrics tpr \\
+          --plot curves.png
+      smallfair experiment --dataset my_groups.csv --method montecarlo \\
+          --draws 100000 --jobs -1 --seed 1 --out results.csv
+    """
+)
+
+
+def add_parser(subparsers):
+    """Add ``smallfair experiment`` and its options to the subcommands.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The subcommands of the ``smallfair`` parser.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser of the subcommand.
+    """
+    parser = _add_command(
+        subparsers,
+        NAME,
+        help="downsampling experiment: error of raw vs smoothed metrics by size",
+        description=(
+            "For subgroups of each size drawn from each group, compute the error "
+            "(MSE, bias, variance) of the raw and the smoothed metrics against the "
+            "whole group's value, and how often the raw metric is undefined. Writes "
+            "a tidy CSV and, with --plot, a figure."
+        ),
+        epilog=_EXPERIMENT_EPILOG,
+    )
+    parser.add_argument(
+        "--dataset",
+        default="published",
+        metavar="published|compas|folktables|FILE",
+        help="the embedded published groups (all, COMPAS or Folktables) or a CSV "
+        "of per-group confusion matrices (default: published)",
+    )
+    parser.add_argument(
+        "--metrics",
+        nargs="+",
+        default=list(_EXPERIMENT_METRICS),
+        metavar="NAME",
+        help="metrics (default: tpr fpr ppv)",
+    )
+    parser.add_argument(
+        "--lam",
+        nargs="+",
+        type=_non_negative_float,
+        default=[5.0, 10.0, 20.0],
+        metavar="LAM",
+        help="Cross-Prior Smoothing strengths compared with raw (default: 5 10 20)",
+    )
+    parser.add_argument(
+        "--sizes",
+        nargs="+",
+        type=_sizes,
+        default=[list(range(5, 151))],
+        metavar="SIZES",
+        help="subgroup sizes: N, A:B (inclusive) or A:B:STEP (default: 5:150)",
+    )
+    parser.add_argument(
+        "--method",
+        choices=("exact", "montecarlo"),
+        default="exact",
+        help="exact enumeration or Monte Carlo draws (default: exact)",
+    )
+    parser.add_argument(
+        "--sampling",
+        choices=("multinomial", "hypergeometric"),
+        default="multinomial",
+        help="draw subgroups with or without replacement (default: multinomial)",
+    )
+    parser.add_argument(
+        "--draws",
+        type=_positive_int,
+        default=100_000,
+        metavar="N",
+        help="Monte Carlo draws per group and size (default: 100000)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=None,
+        metavar="N",
+        help="parallel jobs; -1 for all CPUs (default: 1)",
+    )
+    parser.add_argument(
+        "--seed", type=_seed, default=0, help="seed of the draws (default: 0)"
+    )
+    parser.add_argument(
+        "--out",
+        default="smallfair_experiment.csv",
+        metavar="FILE",
+        help="results CSV to write (default: smallfair_experiment.csv)",
+    )
+    parser.add_argument(
+        "--plot",
+        default=None,
+        metavar="FILE",
+        help="also draw the curves to FILE (.png, .pdf, .svg; needs matplotlib)",
+    )
+    parser.add_argument(
+        "--statistic",
+        choices=_STATISTICS,
+        default="mse",
+        help="statistic of the plot (default: mse)",
+    )
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (shown on stderr when tqdm is installed)",
+    )
+    return parser
+
+
+def _has_tqdm():
+    try:
+        import tqdm  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _experiment_data(dataset):
+    from ..datasets import load_published_groups
+
+    key = dataset.lower()
+    if key in _PUBLISHED:
+        counts, reference = load_published_groups(_PUBLISHED[key])
+        name = "published groups" if _PUBLISHED[key] is None else _PUBLISHED[key]
+        return counts, reference, name
+    counts, reference = read_group_counts(dataset)
+    return counts, reference, dataset
+
+
+def _plot_experiment(results, metrics, statistic, path):
+    import matplotlib.pyplot as plt
+
+    from ..model_selection import DownsamplingDisplay
+
+    k = len(metrics)
+    ncols = min(k, 3)
+    nrows = -(-k // ncols)
+    fig, axes = plt.subplots(
+        nrows,
+        ncols,
+        figsize=(4.6 * ncols, 3.6 * nrows),
+        squeeze=False,
+        layout="constrained",
+    )
+    try:
+        for ax, metric in zip(axes.ravel(), metrics):
+            DownsamplingDisplay.from_results(
+                results,
+                metric=metric,
+                statistic=statistic,
+                ax=ax,
+                logy=statistic in ("mse", "rmse", "variance"),
+            )
+        for ax in axes.ravel()[k:]:
+            ax.set_visible(False)
+        return _write(lambda p: fig.savefig(p, dpi=120), path, "the plot")
+    finally:
+        plt.close(fig)
+
+
+def _overview(results, out):
+    """Mean of the statistics over groups at a few sizes."""
+    sizes = np.unique(results["n"])
+    picks = sorted({int(sizes[0]), int(sizes[len(sizes) // 2]), int(sizes[-1])})
+    sub = results[results["n"].isin(picks)]
+    table = sub.pivot_table(
+        index=["metric", "estimator"],
+        columns="n",
+        values="mse",
+        aggfunc="mean",
+        sort=False,
+    )
+    table.columns = [f"mse n={n}" for n in table.columns]
+    raw = sub[sub["estimator"] == "raw"].pivot_table(
+        index="metric", columns="n", values="p_undefined", aggfunc="mean", sort=False
+    )
+    print("Mean over groups (statistics conditional on a defined score):", file=out)
+    with pd.option_context("display.width", 120):
+        print(table.to_string(float_format=lambda v: f"{v:.4g}"), file=out)
+        if len(raw):
+            raw.columns = [f"P(undefined) n={n}" for n in raw.columns]
+            print("\nRaw scores undefined (0/0):", file=out)
+            print(raw.to_string(float_format=lambda v: f"{v:.3f}"), file=out)
+
+
+def run(args, out):
+    """Run ``smallfair experiment``.
+
+    Run the experiment, print an overview and write the results (and the plot).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options.
+    out : file-like
+        Where to print the results.
+
+    Returns
+    -------
+    int
+        The exit code, 0; user mistakes raise :class:`CLIError`.
+    """
+    from ..model_selection import downsampling_experiment
+    from ..smoothing import CrossPriorSmoothing
+
+    metrics = _check_metrics(args.metrics)
+    sizes = sorted({n for part in args.sizes for n in part})
+    estimators = {"raw": None}
+    for lam in args.lam:
+        estimators.setdefault(f"cps_{lam:g}", CrossPriorSmoothing(lam=lam))
+    _check_output(args.out, "--out")
+    _check_output(args.plot, "--plot")
+    if args.plot:
+        _agg_backend()
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError:
+            raise CLIError(
+                "--plot needs matplotlib; install it with `pip install "
+                "sklearn-smallfair[plot]` (or `pip install matplotlib`), or drop "
+                "--plot"
+            ) from None
+        formats = plt.figure().canvas.get_supported_filetypes()
+        plt.close("all")
+        ext = Path(args.plot).suffix.lower().lstrip(".")
+        if ext not in formats:
+            raise _UsageError(
+                f"--plot {args.plot}: unsupported image format {ext or '(none)'!r}; "
+                f"use one of {', '.join(sorted(formats))}"
+            )
+    counts, reference, source = _experiment_data(args.dataset)
+    progress = not args.no_progress and _has_tqdm()
+    print(
+        f"Downsampling experiment on {source}: {len(counts)} group(s), sizes "
+        f"{sizes[0]}..{sizes[-1]} ({len(sizes)}), metrics {', '.join(metrics)}, "
+        f"estimators {', '.join(estimators)}, method {args.method}"
+        + (f" ({args.draws:,} draws)" if args.method == "montecarlo" else ""),
+        file=out,
+        flush=True,
+    )
+    results = downsampling_experiment(
+        counts=counts,
+        metrics=metrics,
+        estimators=estimators,
+        sizes=sizes,
+        method=args.method,
+        sampling=args.sampling,
+        n_draws=args.draws,
+        reference=reference,
+        n_jobs=args.jobs,
+        random_state=args.seed,
+        progress=progress,
+    )
+    path = _write(lambda p: results.to_csv(p, index=False), args.out, "the results CSV")
+    print(file=out)
+    _overview(results, out)
+    print(f"\nResults ({len(results):,} rows): {path}", file=out)
+    if args.plot:
+        plot = _plot_experiment(results, metrics, args.statistic, args.plot)
+        print(f"Plot: {plot}", file=out)
+    return EXIT_OK

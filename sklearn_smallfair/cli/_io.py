@@ -1,0 +1,256 @@
+"""Reading and writing the files of the ``smallfair`` command.
+
+Every failure to read or write becomes a :class:`CLIError` whose message names
+the file and the problem.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._confusion import CELLS
+from ._options import CLIError, _one_line
+
+_REF_CELLS = tuple(f"ref_{c}" for c in CELLS)
+
+# ---------------------------------------------------------------------------
+# tables
+# ---------------------------------------------------------------------------
+
+
+def _read_csv(path, *, sep=","):
+    """Read a CSV file into a DataFrame, turning every failure into a CLIError.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    sep : str, default=","
+        Field delimiter.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    p = Path(path)
+    if not p.exists():
+        raise CLIError(f"file not found: {path}")
+    if p.is_dir():
+        raise CLIError(f"{path} is a directory, not a CSV file")
+    try:
+        frame = pd.read_csv(p, sep=sep)
+    except pd.errors.EmptyDataError:
+        raise CLIError(f"{path} is empty (no header and no rows)") from None
+    except UnicodeDecodeError:
+        raise CLIError(f"cannot read {path}: it is not a UTF-8 text CSV file") from None
+    except pd.errors.ParserError as exc:
+        raise CLIError(f"cannot parse {path} as CSV: {_one_line(exc)}") from None
+    except OSError as exc:
+        raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if frame.shape[0] == 0:
+        raise CLIError(f"{path} has a header but no data rows")
+    return frame
+
+
+def _require_columns(frame, columns, path):
+    missing = [c for c in dict.fromkeys(columns) if c not in frame.columns]
+    if missing:
+        available = [str(c) for c in frame.columns]
+        shown = ", ".join(available[:40]) + (" ..." if len(available) > 40 else "")
+        names = ", ".join(repr(c) for c in missing)
+        hint = ""
+        if frame.shape[1] == 1:
+            found = [d for d in (";", "\t", "|") if d in str(frame.columns[0])]
+            if found:
+                hint = f" (is the delimiter {found[0]!r}? pass --sep {found[0]!r})"
+        raise CLIError(
+            f"column(s) {names} not found in {path}; available columns: {shown}{hint}"
+        )
+
+
+def _line_of(frame, mask):
+    """CSV line number (header = line 1) of the first True in ``mask``."""
+    return int(np.flatnonzero(np.asarray(mask))[0]) + 2
+
+
+def read_group_counts(path):
+    """Read per-group confusion matrices (and references) from a CSV file.
+
+    The format of ``smallfair experiment --dataset FILE``: one row per group with
+    the columns ``group``, ``TP``, ``FN``, ``FP``, ``TN`` (column names are
+    case-insensitive) and optionally
+
+    - ``ref_TP``, ``ref_FN``, ``ref_FP``, ``ref_TN``: each group's reference
+      matrix (e.g. everyone else in the population); or
+    - rows whose group is ``ALL``: the whole population, so that each group's
+      reference is ``ALL`` minus the group (the layout of the published tables);
+    - a ``dataset`` column: several populations in one file, each with its own
+      ``ALL`` row; groups are then labelled ``"dataset|group"``.
+
+    Without references or ``ALL`` rows, each group's reference is the sum of the
+    other rows (leave-one-group-out).
+
+    Parameters
+    ----------
+    path : str
+        The CSV file.
+
+    Returns
+    -------
+    counts : pandas.DataFrame
+        Columns ``TP``, ``FN``, ``FP``, ``TN``, one row per group (index
+        ``group``).
+    reference : pandas.DataFrame or str
+        The reference matrices (same layout), or ``"rest"``.
+
+    Raises
+    ------
+    CLIError
+        When the file is missing or malformed; the message names the problem.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "groups.csv"
+    >>> _ = path.write_text(
+    ...     "group,TP,FN,FP,TN\\nA,27,17,104,169\\nB,7,12,38,167\\nALL,39,34,159,412\\n"
+    ... )
+    >>> counts, reference = read_group_counts(str(path))
+    >>> reference
+           TP  FN   FP   TN
+    group
+    A      12  17   55  243
+    B      32  22  121  245
+    """
+    frame = _read_csv(path)
+    lower = {str(c).lower(): c for c in frame.columns}
+    wanted = ["group", *CELLS]
+    missing = [c for c in wanted if c.lower() not in lower]
+    if missing:
+        available = ", ".join(str(c) for c in frame.columns)
+        raise CLIError(
+            f"column(s) {', '.join(repr(c) for c in missing)} not found in {path}; "
+            f"a per-group file needs columns group, TP, FN, FP, TN (optionally "
+            f"ref_TP, ref_FN, ref_FP, ref_TN); available columns: {available}"
+        )
+    ref_present = [c for c in _REF_CELLS if c.lower() in lower]
+    if ref_present and len(ref_present) < 4:
+        absent = [c for c in _REF_CELLS if c not in ref_present]
+        raise CLIError(
+            f"{path} has reference column(s) {ref_present} but not {absent}; give "
+            f"all four ref_ columns or none"
+        )
+    cell_cols = [lower[c.lower()] for c in CELLS]
+    ref_cols = [lower[c.lower()] for c in _REF_CELLS] if ref_present else []
+    for column in cell_cols + ref_cols:
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = values.isna() | ~np.isfinite(values) | (values < 0)
+        if bad.any():
+            first = frame[column].iloc[int(np.argmax(bad.to_numpy()))]
+            raise CLIError(
+                f"column {column!r} of {path} must hold counts (numbers >= 0); line "
+                f"{_line_of(frame, bad)} has {str(first)!r}"
+            )
+        frame[column] = values
+    group = frame[lower["group"]]
+    if group.isna().any():
+        raise CLIError(
+            f"column 'group' of {path} has missing label(s) (first on line "
+            f"{_line_of(frame, group.isna())})"
+        )
+    group = group.astype(str)
+    dataset = frame[lower["dataset"]].astype(str) if "dataset" in lower else None
+    labels = group if dataset is None else dataset + "|" + group
+    is_all = (group == "ALL").to_numpy()
+    keep = ~is_all
+    if not keep.any():
+        raise CLIError(f"{path} has no group rows besides ALL")
+    dup = labels[keep].duplicated()
+    if dup.any():
+        raise CLIError(
+            f"group {labels[keep][dup].iloc[0]!r} appears more than once in {path}"
+        )
+    index = pd.Index(labels[keep].to_numpy(), name="group")
+    counts = pd.DataFrame(
+        frame.loc[keep, cell_cols].to_numpy(), index=index, columns=list(CELLS)
+    )
+    if is_all.any():
+        if ref_cols:
+            raise CLIError(
+                f"{path} has both ALL rows and ref_ columns; give one kind of reference"
+            )
+        key = dataset if dataset is not None else pd.Series("", index=frame.index)
+        totals = frame.loc[is_all, cell_cols].set_axis(list(CELLS), axis=1)
+        totals.index = key[is_all].to_numpy()
+        if totals.index.duplicated().any():
+            raise CLIError(f"{path} has more than one ALL row for the same dataset")
+        own = key[keep].to_numpy()
+        lacking = sorted(set(own) - set(totals.index))
+        if lacking:
+            raise CLIError(
+                f"{path} has ALL rows but none for dataset(s) {lacking}; add them or "
+                f"drop the ALL rows"
+            )
+        ref = totals.loc[own].to_numpy() - counts.to_numpy()
+        if (ref < 0).any():
+            bad = index[(ref < 0).any(axis=1)][0]
+            raise CLIError(
+                f"in {path} the ALL row is smaller than group {bad!r} in some cell; "
+                f"ALL must count the whole population"
+            )
+        return counts, pd.DataFrame(ref, index=index, columns=list(CELLS))
+    if ref_cols:
+        ref = frame.loc[keep, ref_cols].to_numpy()
+        return counts, pd.DataFrame(ref, index=index, columns=list(CELLS))
+    if len(counts) < 2:
+        raise CLIError(
+            f"{path} has a single group and no reference; add other groups, an ALL "
+            f"row or ref_TP, ref_FN, ref_FP, ref_TN columns"
+        )
+    return counts, "rest"
+
+
+# ---------------------------------------------------------------------------
+# output
+# ---------------------------------------------------------------------------
+
+
+def _check_output(path, option):
+    """Fail early (before any work) when ``path`` cannot be written."""
+    if path is None:
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise CLIError(f"{option} {path} is a directory; give a file name")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise CLIError(f"{option}: directory {parent} does not exist")
+
+
+def _write(writer, path, what):
+    """Call ``writer(path)``; return the absolute path written."""
+    try:
+        writer(path)
+    except OSError as exc:
+        raise CLIError(
+            f"cannot write {what} to {path}: {exc.strerror or exc}"
+        ) from None
+    return os.path.abspath(path)
+
+
+def _agg_backend():
+    """Select matplotlib's file-only backend when pyplot is not loaded yet."""
+    if "matplotlib.pyplot" in sys.modules:
+        return
+    try:
+        import matplotlib
+    except ImportError:
+        return
+    matplotlib.use("Agg")
+
+
+def _summary(report):
+    return report.summary().replace("(see .frame)", "(see the HTML report)")

@@ -1,0 +1,132 @@
+"""The ``smallfair`` parser and its entry point, :func:`main`.
+
+Each subcommand is a module with ``NAME``, ``add_parser(subparsers)`` (which
+returns the subcommand's parser) and ``run(args, out)`` (which returns the exit
+code); listing the module in ``_COMMANDS`` adds the subcommand.
+"""
+
+import argparse
+import os
+import sys
+import textwrap
+
+from .. import __version__
+from . import _audit, _demo, _experiment
+from ._options import (
+    _DEBUG_HELP,
+    EXIT_DATA,
+    EXIT_OK,
+    CLIError,
+    _fail,
+    _Parser,
+)
+
+# the subcommands, in the order of ``smallfair --help``
+_COMMANDS = (
+    _demo,
+    _audit,
+    _experiment,
+)
+# the subcommand run when none is given
+_DEFAULT = _demo.NAME
+
+_EPILOG = textwrap.dedent(
+    """\
+    examples:
+      smallfair                      run the demo (same as: smallfair demo)
+      smallfair --out compas.html    the demo, with demo options
+      smallfair demo --out compas.html --lam 20
+      smallfair audit --csv predictions.csv --target y --prediction y_pred \\
+          --group race --group sex --metrics tpr fpr --out audit.html
+      smallfair experiment --sizes 5:50 --lam 5 10 20 --plot curves.png
+
+    exit codes: 0 success, 1 data error (files, columns, labels),
+    2 usage error (options). --debug lets errors raised by the library
+    propagate with a traceback.
+    """
+)
+
+
+def _build_parser():
+    parser = _Parser(
+        prog="smallfair",
+        description=(
+            "Fairness audits when some groups are small: per-group metrics, raw "
+            "and smoothed (Cross-Prior Smoothing), MATCH and separation tests, "
+            "HTML reports and downsampling experiments. Without a command, runs "
+            "the demo."
+        ),
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}"
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=False,
+        help=_DEBUG_HELP,
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in _COMMANDS:
+        command.add_parser(subparsers).set_defaults(func=command.run)
+    return parser
+
+
+def main(argv=None, out=None):
+    """Run the ``smallfair`` command.
+
+    Parameters
+    ----------
+    argv : list of str, default=None
+        Command-line arguments without the program name; default
+        ``sys.argv[1:]``. No command runs the demo.
+    out : file-like, default=None
+        Where to print results; default ``sys.stdout``. Errors go to
+        ``sys.stderr``.
+
+    Returns
+    -------
+    int
+        Exit code: 0 on success, 1 for data errors, 2 for usage errors.
+
+    Examples
+    --------
+    >>> main(["--version"])
+    smallfair ...
+    0
+    """
+    out = sys.stdout if out is None else out
+    err = sys.stderr
+    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    parser = _build_parser()
+    commands = {*(command.NAME for command in _COMMANDS), "-h", "--help", "--version"}
+    if not argv or (argv[0].startswith("-") and not commands.intersection(argv)):
+        argv = [_DEFAULT, *argv]  # no command: the demo, with its options
+    try:
+        args = parser.parse_args(argv)
+    except CLIError as exc:
+        return _fail(exc.message, exc.code, err)
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    debug = getattr(args, "debug", False)
+    try:
+        return args.func(args, out)
+    except BrokenPipeError:
+        # the reader of our output went away (e.g. `smallfair demo | head`)
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_DATA
+    except CLIError as exc:
+        return _fail(exc.message, exc.code, err)
+    except (ValueError, TypeError, OSError, ImportError) as exc:
+        if debug:
+            raise
+        return _fail(exc, EXIT_DATA, err)
+    except KeyboardInterrupt:
+        print("smallfair: interrupted", file=err)
+        return 130
