@@ -9,6 +9,7 @@ converts, and nothing else in the package does.
 from collections.abc import Mapping
 from functools import lru_cache
 from math import comb
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import betaln, gammaln, xlogy
@@ -22,6 +23,7 @@ from ._validation import (
 )
 
 __all__ = [
+    "ConfusionCounts",
     "CELLS",
     "FN",
     "FP",
@@ -106,6 +108,39 @@ def _grouped_counts(y_true, y_pred, sensitive_features, sample_weight, pos_label
     return groups, counts, name
 
 
+class ConfusionCounts(NamedTuple):
+    """Confusion-matrix counts with their group labels (see :func:`confusion_counts`).
+
+    A named tuple, so ``groups, counts = confusion_counts(...)`` unpacks it.
+
+    Attributes
+    ----------
+    groups : ndarray of shape (n_groups,) or None
+        Sorted group labels; ``None`` when no ``sensitive_features`` were given.
+    counts : ndarray of shape (n_groups, 4) or (4,)
+        Cells ``(TP, FN, FP, TN)``; shape ``(4,)`` when ``groups`` is ``None``.
+    """
+
+    groups: np.ndarray | None
+    counts: np.ndarray
+
+    def to_frame(self):
+        """The counts as a DataFrame: one row per group, columns ``TP, FN, FP, TN``.
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+            Indexed by group (a single row labelled ``"all"`` without groups).
+        """
+        import pandas as pd
+
+        counts = np.atleast_2d(self.counts)
+        index = pd.Index(
+            ["all"] if self.groups is None else list(self.groups), name="group"
+        )
+        return pd.DataFrame(counts, index=index, columns=list(CELLS))
+
+
 def confusion_counts(
     y_true, y_pred, *, sensitive_features=None, sample_weight=None, pos_label=1
 ):
@@ -130,17 +165,23 @@ def confusion_counts(
 
     Returns
     -------
-    groups : ndarray of shape (n_groups,)
-        Sorted group labels. Only returned when ``sensitive_features`` is given.
-    counts : ndarray of shape (n_groups, 4) or (4,)
-        Cells ``(TP, FN, FP, TN)``; int64 without weights, float64 with them.
+    result : ConfusionCounts
+        A named tuple ``(groups, counts)``, whatever the arguments: ``groups`` are
+        the sorted group labels (``None`` without ``sensitive_features``);
+        ``counts`` has cells ``(TP, FN, FP, TN)``, shape ``(n_groups, 4)`` (or
+        ``(4,)`` without groups), int64 without weights and float64 with them.
+
+    Notes
+    -----
+    Up to version 0.1.0.dev0 the call without ``sensitive_features`` returned the
+    bare ``(4,)`` array; it is now ``result.counts``.
 
     Examples
     --------
     >>> from sklearn_smallfair.metrics import confusion_counts
     >>> y_true = [1, 1, 0, 0, 1, 0]
     >>> y_pred = [1, 0, 0, 1, 1, 0]
-    >>> confusion_counts(y_true, y_pred)
+    >>> confusion_counts(y_true, y_pred).counts
     array([2, 1, 1, 2])
     >>> groups, counts = confusion_counts(
     ...     y_true, y_pred, sensitive_features=["a", "a", "a", "b", "b", "b"])
@@ -149,13 +190,18 @@ def confusion_counts(
     >>> counts
     array([[1, 1, 0, 1],
            [1, 0, 1, 1]])
+    >>> confusion_counts(
+    ...     y_true, y_pred, sensitive_features=["a", "a", "a", "b", "b", "b"]
+    ... ).to_frame()
+           TP  FN  FP  TN
+    group
+    a       1   1   0   1
+    b       1   0   1   1
     """
     groups, counts, _ = _grouped_counts(
         y_true, y_pred, sensitive_features, sample_weight, pos_label
     )
-    if groups is None:
-        return counts
-    return groups, counts
+    return ConfusionCounts(groups, counts)
 
 
 def check_group_counts(counts):

@@ -45,7 +45,7 @@ def metric_from_rows(
     """The metric of all rows together, via the package's counting and registry."""
     counts = confusion_counts(
         y_true, y_pred, sample_weight=sample_weight, pos_label=pos_label
-    )
+    ).counts
     return compute_metric(metric, counts, zero_division=zero_division)
 
 
@@ -296,7 +296,7 @@ def test_agrees_with_sklearn(name, n, weighted):
     for seed in SEEDS:
         y_true, y_pred = make_rows(seed, n)
         w = make_weights(seed, n) if weighted else None
-        counts = confusion_counts(y_true, y_pred, sample_weight=w)
+        counts = confusion_counts(y_true, y_pred, sample_weight=w).counts
         ours = compute_metric(name, counts)
         expected, raw, sk_warned = _sklearn_value(name, y_true, y_pred, w)
         if SKLEARN[name][3](counts):
@@ -324,7 +324,7 @@ def test_agrees_with_sklearn_many_datasets(weighted):
         n = int(rng.integers(1, 13))
         y_true, y_pred = make_rows(int(rng.integers(1 << 30)), n)
         w = rng.uniform(0.1, 2.0, n) if weighted else None
-        counts = confusion_counts(y_true, y_pred, sample_weight=w)
+        counts = confusion_counts(y_true, y_pred, sample_weight=w).counts
         for name, (*_, defined) in SKLEARN.items():
             ours = compute_metric(name, counts)
             expected, _, sk_warned = _sklearn_value(name, y_true, y_pred, w)

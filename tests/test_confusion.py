@@ -366,7 +366,7 @@ def test_confusion_counts_matches_sklearn_per_group(seed, weighted):
             sample_weight=None if w is None else w[mask],
         )
         assert_allclose(row, from_sklearn_order(expected), rtol=1e-12)
-    overall = confusion_counts(y_true, y_pred, sample_weight=w)
+    overall = confusion_counts(y_true, y_pred, sample_weight=w).counts
     assert overall.shape == (4,)
     expected = confusion_matrix(y_true, y_pred, labels=[0, 1], sample_weight=w)
     assert_allclose(overall, from_sklearn_order(expected.ravel()), rtol=1e-12)
@@ -376,7 +376,7 @@ def test_confusion_counts_matches_sklearn_per_group(seed, weighted):
 def test_confusion_counts_docstring_example():
     y_true = [1, 1, 0, 0, 1, 0]
     y_pred = [1, 0, 0, 1, 1, 0]
-    assert_array_equal(confusion_counts(y_true, y_pred), [2, 1, 1, 2])
+    assert_array_equal(confusion_counts(y_true, y_pred).counts, [2, 1, 1, 2])
     groups, counts = confusion_counts(
         y_true, y_pred, sensitive_features=["a", "a", "a", "b", "b", "b"]
     )
@@ -431,7 +431,7 @@ def test_confusion_counts_weights_give_float_sums():
     y_true = [1, 1, 0, 0, 1]
     y_pred = [1, 0, 0, 1, 1]
     w = [0.5, 2.0, 1.5, 0.25, 1.0]
-    counts = confusion_counts(y_true, y_pred, sample_weight=w)
+    counts = confusion_counts(y_true, y_pred, sample_weight=w).counts
     assert counts.dtype == np.float64
     assert_allclose(counts, [1.5, 2.0, 0.25, 1.5])
 
@@ -488,16 +488,18 @@ def test_confusion_counts_many_groups_against_loop(weighted):
     ],
 )
 def test_confusion_counts_labels(y_true, y_pred, pos_label, expected):
-    assert_array_equal(confusion_counts(y_true, y_pred, pos_label=pos_label), expected)
+    assert_array_equal(
+        confusion_counts(y_true, y_pred, pos_label=pos_label).counts, expected
+    )
 
 
 def test_confusion_counts_object_dtype_numbers():
     # a pandas Series of dtype object holding numbers must count like ints
     y_true = pd.Series([1, 0, 1, 1], dtype=object)
     y_pred = np.array([1, 1, 0, 1], dtype=object)
-    expected = confusion_counts([1, 0, 1, 1], [1, 1, 0, 1])
-    assert_array_equal(confusion_counts(y_true, y_pred), expected)
-    assert_array_equal(confusion_counts(y_true, [1, 1, 0, 1]), expected)
+    expected = confusion_counts([1, 0, 1, 1], [1, 1, 0, 1]).counts
+    assert_array_equal(confusion_counts(y_true, y_pred).counts, expected)
+    assert_array_equal(confusion_counts(y_true, [1, 1, 0, 1]).counts, expected)
 
 
 # --------------------------------------------------------------------------------------
@@ -668,3 +670,25 @@ def test_check_group_counts_empty_group():
 def test_check_group_counts_bad_arrays(counts, error, match):
     with pytest.raises(error, match=match):
         check_group_counts(counts)
+
+
+def test_confusion_counts_returns_one_type_whatever_its_arguments():
+    from sklearn_smallfair.metrics import ConfusionCounts
+
+    y_true, y_pred = [1, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 0]
+    overall = confusion_counts(y_true, y_pred)
+    grouped = confusion_counts(y_true, y_pred, sensitive_features=list("aaabbb"))
+    weighted = confusion_counts(y_true, y_pred, sample_weight=np.full(6, 0.5))
+    for result in (overall, grouped, weighted):
+        assert type(result) is ConfusionCounts
+    assert overall.groups is None
+    assert_array_equal(overall.counts, [2, 1, 1, 2])
+    assert_array_equal(weighted.counts, [1.0, 0.5, 0.5, 1.0])
+    groups, counts = grouped
+    assert_array_equal(groups, ["a", "b"])
+    assert_array_equal(counts.sum(axis=0), overall.counts)
+    frame = grouped.to_frame()
+    assert list(frame.columns) == ["TP", "FN", "FP", "TN"]
+    assert list(frame.index) == ["a", "b"] and frame.index.name == "group"
+    assert_array_equal(frame.to_numpy(), counts)
+    assert list(overall.to_frame().index) == ["all"]

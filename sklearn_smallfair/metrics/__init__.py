@@ -1,6 +1,6 @@
 """Per-group confusion-matrix metrics, undefined-value counts and group scorers."""
 
-from .._confusion import confusion_counts
+from .._confusion import ConfusionCounts, confusion_counts
 from ..exceptions import UndefinedGroupMetricWarning
 from ._group import group_metrics
 from ._registry import Metric, compute_metric, get_metric, get_metrics, metric_names
@@ -8,6 +8,7 @@ from ._scorer import aggregate_group_metric, make_group_scorer
 from ._undefined import count_undefined
 
 __all__ = [
+    "ConfusionCounts",
     "Metric",
     "UndefinedGroupMetricWarning",
     "aggregate_group_metric",
