@@ -1,7 +1,9 @@
 """Fairness audits: a meta-estimator and a function that produce an
-:class:`AuditReport` with per-group metrics, tests, findings, plots and HTML."""
+:class:`AuditReport` with per-group metrics, tests, findings, plots (drawn by
+:class:`AuditDisplay`) and HTML."""
 
 from ._audit import FairnessAudit, audit_predictions
+from ._plot import AuditDisplay
 from ._report import AuditReport
 
-__all__ = ["AuditReport", "FairnessAudit", "audit_predictions"]
+__all__ = ["AuditDisplay", "AuditReport", "FairnessAudit", "audit_predictions"]

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
-from .._plotting import _check_matplotlib
 
 __all__ = ["AuditReport"]
 
@@ -243,68 +242,38 @@ class AuditReport:
         return "\n".join([head, *body, tail])
 
     # -- plots ---------------------------------------------------------------------
-    def plot(self, *, metrics=None, figsize=None):
+    def plot(self, *, metrics=None, figsize=None, ax=None):
         """Per-group raw and smoothed values with the reference's MATCH ranges.
 
         One panel per metric. For each group: the raw value (circle; missing when
-        undefined), the smoothed value (diamond), and as a vertical bar the
+        undefined), the smoothed value (diamond), and as a horizontal bar the
         central ``1 - alpha`` range of the metric under the reference's
         proportions at the group's size: a raw value outside its bar is unlikely
-        to be sample-size noise. Needs matplotlib.
+        to be sample-size noise. Drawn by :class:`AuditDisplay`. Needs matplotlib.
 
         Parameters
         ----------
-        metrics : list of str, default=None
+        metrics : str or list of str, default=None
             Metrics to draw; default all.
         figsize : tuple, default=None
-            Figure size; default grows with the number of panels.
+            Size of the figure created when ``ax`` is None; default grows with
+            the number of panels.
+        ax : matplotlib Axes or array-like of Axes, default=None
+            Where to draw: one Axes per metric (see :meth:`AuditDisplay.plot`);
+            ``None`` creates a figure.
 
         Returns
         -------
         matplotlib.figure.Figure
+            The figure holding the plot (that of ``ax`` when given); for the
+            drawn artists use :meth:`AuditDisplay.from_report`.
         """
-        plt = _check_matplotlib("AuditReport.plot")
-        metrics = list(self.metrics if metrics is None else metrics)
-        unknown = [m for m in metrics if m not in self.metrics]
-        if unknown:
-            raise ValueError(
-                f"metrics {unknown} were not audited; choose from {self.metrics}."
-            )
-        f = self.frame
-        k = len(metrics)
-        ncols = min(k, 3)
-        nrows = -(-k // ncols)
-        if figsize is None:
-            figsize = (4.2 * ncols, 0.35 * len(f) + 2.2 * nrows + 0.6)
-        fig, axes = plt.subplots(
-            nrows,
-            ncols,
-            figsize=figsize,
-            squeeze=False,
-            sharey=True,
-            layout="constrained",  # long group names: no tight_layout warning
+        from ._plot import AuditDisplay
+
+        display = AuditDisplay.from_report(
+            self, metrics=metrics, ax=ax, figsize=figsize
         )
-        ypos = np.arange(len(f))
-        labels = [_name(g) + f" (n={int(n)})" for g, n in zip(f.index, f["n"])]
-        for ax, metric in zip(axes.ravel(), metrics):
-            low = f[f"{metric}_interval_low"].to_numpy(float)
-            high = f[f"{metric}_interval_high"].to_numpy(float)
-            ok = ~(np.isnan(low) | np.isnan(high))
-            ax.hlines(
-                ypos[ok], low[ok], high[ok], color="0.75", lw=6, label="reference range"
-            )
-            ax.plot(f[metric], ypos, "o", color="C0", label="raw")
-            ax.plot(f[f"{metric}_smoothed"], ypos, "D", color="C1", ms=5, mfc="none",
-                    label="smoothed")  # fmt: skip
-            ax.set_yticks(ypos, labels)
-            ax.set_title(metric)
-            ax.grid(axis="x", color="0.92")
-        axes[0, 0].invert_yaxis()  # shared: the first group on top in every panel
-        for ax in axes.ravel()[k:]:
-            ax.set_visible(False)
-        handles, names = axes.ravel()[0].get_legend_handles_labels()
-        fig.legend(handles, names, loc="outside lower center", ncols=3, frameon=False)
-        return fig
+        return display.figure_
 
     # -- output --------------------------------------------------------------------
     def to_csv(self, path=None):

@@ -1,0 +1,245 @@
+"""Plot of an audit: per-group raw and smoothed values with the reference ranges."""
+
+import numpy as np
+
+from .._plotting import _check_matplotlib
+from ._report import AuditReport, _name
+
+__all__ = ["AuditDisplay"]
+
+
+def _columns(metric):
+    """The columns of ``AuditReport.frame`` drawn in the panel of ``metric``."""
+    return (
+        metric,
+        f"{metric}_smoothed",
+        f"{metric}_interval_low",
+        f"{metric}_interval_high",
+    )
+
+
+class AuditDisplay:
+    """Per-group raw and smoothed values of an audit with the MATCH ranges.
+
+    One panel per metric, one row per group. For each group: the raw value
+    (circle; missing when undefined), the smoothed value (diamond) and, as a
+    grey bar, the central ``1 - alpha`` range of the metric under the
+    reference's proportions at the group's size: a raw value outside its bar is
+    unlikely to be sample-size noise. Prefer :meth:`from_report` (or
+    :meth:`AuditReport.plot`) to create a display; all parameters are stored as
+    attributes. Needs matplotlib.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per group, indexed by group, as :attr:`AuditReport.frame`:
+        column ``n`` and, for every metric ``m`` in ``metrics``, the columns
+        ``m`` (raw value, NaN when undefined), ``m_smoothed``,
+        ``m_interval_low`` and ``m_interval_high``.
+    metrics : list of str
+        The metrics to draw, one panel each, in this order.
+
+    Attributes
+    ----------
+    raw_ : dict of str to matplotlib Line2D
+        The raw values (circles), keyed by metric.
+    smoothed_ : dict of str to matplotlib Line2D
+        The smoothed values (diamonds), keyed by metric.
+    ranges_ : dict of str to matplotlib LineCollection
+        The reference ranges (grey bars), keyed by metric.
+    legend_ : matplotlib Legend
+        The legend: below the panels of a new figure, in the first panel when
+        ``ax`` was given.
+    ax_ : matplotlib Axes or ndarray of Axes
+        The Axes of the plot: one Axes for one metric, else an array of shape
+        ``(n_metrics,)`` holding the panel of each metric, in metric order.
+    figure_ : matplotlib Figure
+        The figure holding the plot.
+
+    See Also
+    --------
+    AuditReport.plot : The same plot from a report, returning the figure.
+    audit_predictions : Compute the report to plot.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> from sklearn_smallfair.audit import AuditDisplay, audit_predictions
+    >>> y_true = [1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 1, 0]
+    >>> y_pred = [1, 0, 0, 1, 1, 0, 1, 1, 0, 0, 0, 1]
+    >>> groups = ["a"] * 6 + ["b"] * 6
+    >>> report = audit_predictions(y_true, y_pred, sensitive_features=groups,
+    ...                            metrics=["tpr", "fpr"], tests=("match",))
+    >>> fig, axes = plt.subplots(1, 2, sharey=True)
+    >>> disp = AuditDisplay.from_report(report, ax=axes)
+    >>> [panel.get_title() for panel in disp.ax_]
+    ['tpr', 'fpr']
+    >>> disp.figure_ is fig
+    True
+    >>> disp.raw_["tpr"].get_xdata().round(3).tolist()
+    [0.667, 0.667]
+    >>> [label.get_text() for label in disp.ax_[0].get_yticklabels()]
+    ['a (n=6)', 'b (n=6)']
+    >>> plt.close(fig)
+    """
+
+    def __init__(self, *, frame, metrics):
+        self.frame = frame
+        self.metrics = metrics
+
+    def plot(self, *, ax=None, figsize=None):
+        """Draw the panels.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes or array-like of Axes, default=None
+            Where to draw: ``None`` creates a figure with one panel per metric
+            (at most three per row, sharing the group axis) and the legend below
+            them; or pass one Axes per metric (any array shape, filled in metric
+            order; a single Axes for a single metric).
+        figsize : tuple of float, default=None
+            Size of the figure created when ``ax`` is None; default grows with
+            the number of groups and panels.
+
+        Returns
+        -------
+        display : AuditDisplay
+            The display, with ``ax_``, ``figure_``, ``raw_``, ``smoothed_``,
+            ``ranges_`` and ``legend_``.
+        """
+        plt = _check_matplotlib("AuditDisplay.plot")
+        from matplotlib.axes import Axes
+
+        metrics = list(self.metrics)
+        if not metrics:
+            raise ValueError("metrics is empty; pass at least one metric to draw.")
+        frame = self.frame
+        needed = ["n", *(c for m in metrics for c in _columns(m))]
+        missing = [c for c in needed if c not in frame.columns]
+        if missing:
+            raise ValueError(
+                f"frame is missing column(s) {missing}; expected AuditReport.frame "
+                f"with the columns of metrics {metrics}."
+            )
+        k = len(metrics)
+        created = ax is None
+        if created:
+            ncols = min(k, 3)
+            nrows = -(-k // ncols)
+            if figsize is None:
+                figsize = (4.2 * ncols, 0.35 * len(frame) + 2.2 * nrows + 0.6)
+            fig, grid = plt.subplots(
+                nrows,
+                ncols,
+                figsize=figsize,
+                squeeze=False,
+                sharey=True,
+                layout="constrained",  # long group names: no tight_layout warning
+            )
+            grid = grid.ravel()
+            for extra in grid[k:]:
+                extra.set_visible(False)
+            axes = grid[:k]
+        else:
+            if figsize is not None:
+                raise ValueError(
+                    "figsize sizes the figure created when ax is None; with ax, "
+                    "size the figure of ax instead."
+                )
+            axes = np.asarray([ax] if isinstance(ax, Axes) else ax, dtype=object)
+            axes = axes.ravel()
+            if axes.size != k or not all(isinstance(a, Axes) for a in axes):
+                raise ValueError(
+                    f"ax must be None or {k} matplotlib Axes, one per metric "
+                    f"({metrics}); got {type(ax).__name__} of {axes.size} "
+                    f"element(s)."
+                )
+            fig = axes[0].figure
+
+        ypos = np.arange(len(frame))
+        labels = [_name(g) + f" (n={int(n)})" for g, n in zip(frame.index, frame["n"])]
+        self.raw_, self.smoothed_, self.ranges_ = {}, {}, {}
+        for panel, metric in zip(axes, metrics):
+            raw, smoothed, low, high = (
+                frame[c].to_numpy(float) for c in _columns(metric)
+            )
+            ok = ~(np.isnan(low) | np.isnan(high))
+            self.ranges_[metric] = panel.hlines(
+                ypos[ok], low[ok], high[ok], color="0.75", lw=6, label="reference range"
+            )
+            (self.raw_[metric],) = panel.plot(raw, ypos, "o", color="C0", label="raw")
+            (self.smoothed_[metric],) = panel.plot(
+                smoothed, ypos, "D", color="C1", ms=5, mfc="none", label="smoothed"
+            )
+            panel.set_yticks(ypos, labels)
+            panel.set_title(metric)
+            panel.grid(axis="x", color="0.92")
+        for panel in axes:
+            panel.yaxis.set_inverted(True)  # the first group on top
+        handles, names = axes[0].get_legend_handles_labels()
+        if created:
+            self.legend_ = fig.legend(
+                handles, names, loc="outside lower center", ncols=3, frameon=False
+            )
+        else:
+            self.legend_ = axes[0].legend(handles, names)
+        self.ax_ = axes[0] if k == 1 else axes
+        self.figure_ = fig
+        return self
+
+    @classmethod
+    def from_report(cls, report, *, metrics=None, ax=None, figsize=None):
+        """Plot an audit report.
+
+        Parameters
+        ----------
+        report : AuditReport
+            The report of :func:`audit_predictions` or
+            :meth:`FairnessAudit.audit`.
+        metrics : str or list of str, default=None
+            Metrics to draw, one panel each; default all audited metrics.
+        ax : matplotlib Axes or array-like of Axes, default=None
+            Where to draw; see :meth:`plot`.
+        figsize : tuple of float, default=None
+            Size of the figure created when ``ax`` is None.
+
+        Returns
+        -------
+        display : AuditDisplay
+            The display, with the report's ``frame`` and the drawn ``metrics``.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import matplotlib.pyplot as plt
+        >>> from sklearn_smallfair.audit import AuditDisplay, audit_predictions
+        >>> y_true = [1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 1, 0]
+        >>> y_pred = [1, 0, 0, 1, 1, 0, 1, 1, 0, 0, 0, 1]
+        >>> groups = ["a"] * 6 + ["b"] * 6
+        >>> report = audit_predictions(y_true, y_pred, sensitive_features=groups,
+        ...                            tests=("match",))
+        >>> disp = AuditDisplay.from_report(report, metrics="fpr")
+        >>> disp.ax_.get_title()
+        'fpr'
+        >>> plt.close(disp.figure_)
+        """
+        if not isinstance(report, AuditReport):
+            raise TypeError(
+                f"report must be an AuditReport (from audit_predictions or "
+                f"FairnessAudit.audit); got {type(report).__name__}."
+            )
+        if metrics is None:
+            metrics = report.metrics
+        elif isinstance(metrics, str):
+            metrics = [metrics]
+        metrics = list(metrics)
+        unknown = [m for m in metrics if m not in report.metrics]
+        if unknown:
+            raise ValueError(
+                f"metrics {unknown} were not audited; choose from {report.metrics}."
+            )
+        display = cls(frame=report.frame, metrics=metrics)
+        return display.plot(ax=ax, figsize=figsize)
