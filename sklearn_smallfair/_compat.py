@@ -9,7 +9,11 @@ from sklearn.model_selection._split import BaseCrossValidator, GroupsConsumerMix
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
+    InvalidParameterError,
+    Options,
     StrOptions,
+    generate_invalid_param_val,
+    make_constraint,
     validate_params,
 )
 
@@ -18,7 +22,11 @@ __all__ = [
     "GroupsConsumerMixin",
     "HasMethods",
     "Interval",
+    "InvalidParameterError",
+    "Options",
     "StrOptions",
     "_Scorer",
+    "generate_invalid_param_val",
+    "make_constraint",
     "validate_params",
 ]

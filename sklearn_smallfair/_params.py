@@ -1,0 +1,83 @@
+"""Declared parameter constraints: the vocabulary shared by every public callable.
+
+Public functions declare what each parameter may be with :func:`validate_params`
+(scikit-learn's decorator) and estimators with a ``_parameter_constraints`` table
+checked in ``fit``; nothing checks a parameter by hand in a function's body. An
+invalid value raises :class:`sklearn.utils._param_validation.InvalidParameterError`
+(a subclass of both ``ValueError`` and ``TypeError``) whose message names the
+parameter, the function, what it may be, and what was given. Data (arrays, labels,
+groups, counts) are checked in :mod:`sklearn_smallfair._validation`.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+
+from ._compat import HasMethods, Interval, Options, StrOptions
+from ._compat import validate_params as _sklearn_validate_params
+
+__all__ = [
+    "BOOLEAN",
+    "N_JOBS",
+    "RANDOM_STATE",
+    "ZERO_DIVISION",
+    "HasMethods",
+    "Number",
+    "Options",
+    "StrOptions",
+    "Whole",
+    "validate_params",
+]
+
+
+def _is_bool(value):
+    return isinstance(value, (bool, np.bool_))
+
+
+class Whole(Interval):
+    """Whole numbers in an interval; ``True`` and ``False`` are not numbers here."""
+
+    def __init__(self, left=None, right=None, *, closed="both"):
+        super().__init__(Integral, left, right, closed=closed)
+
+    def is_satisfied_by(self, val):
+        return not _is_bool(val) and super().is_satisfied_by(val)
+
+
+class Number(Interval):
+    """Real numbers (ints included, bools and NaN excluded) in an interval."""
+
+    def __init__(self, left=None, right=None, *, closed="both"):
+        super().__init__(Real, left, right, closed=closed)
+
+    def is_satisfied_by(self, val):
+        return not _is_bool(val) and super().is_satisfied_by(val)
+
+
+#: ``random_state``: None, a non-negative int, or a numpy random object.
+RANDOM_STATE = [
+    None,
+    Whole(0, None, closed="left"),
+    np.random.Generator,
+    np.random.RandomState,
+    np.random.SeedSequence,
+]
+#: ``n_jobs`` as joblib reads it: None, a positive count, or -1, -2, ... (all
+#: cores, all but one, ...); 0 is refused.
+N_JOBS = [None, Whole(1, None, closed="left"), Whole(None, -1, closed="right")]
+#: ``zero_division`` in scikit-learn's vocabulary.
+ZERO_DIVISION = [StrOptions({"warn"}), Options(Real, {0.0, 1.0}), "nan"]
+#: A true bool (``"no"``, ``0`` and ``None`` are refused).
+BOOLEAN = ["boolean"]
+
+
+def validate_params(parameter_constraints):
+    """Decorate a public function with its table of parameter constraints.
+
+    scikit-learn's :func:`~sklearn.utils._param_validation.validate_params`, with
+    nested validation skipped (the package's functions call each other with
+    already-checked values).
+    """
+    return _sklearn_validate_params(
+        parameter_constraints, prefer_skip_nested_validation=True
+    )
