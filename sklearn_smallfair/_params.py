@@ -9,6 +9,7 @@ parameter, the function, what it may be, and what was given. Data (arrays, label
 groups, counts) are checked in :mod:`sklearn_smallfair._validation`.
 """
 
+from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
@@ -18,11 +19,15 @@ from ._compat import validate_params as _sklearn_validate_params
 
 __all__ = [
     "BOOLEAN",
+    "COUNTS",
     "N_JOBS",
+    "POS_LABEL",
     "RANDOM_STATE",
+    "REFERENCE",
     "ZERO_DIVISION",
     "HasMethods",
     "Number",
+    "NumberOptions",
     "Options",
     "StrOptions",
     "Whole",
@@ -54,6 +59,16 @@ class Number(Interval):
         return not _is_bool(val) and super().is_satisfied_by(val)
 
 
+class NumberOptions(Options):
+    """A finite set of numbers; ``True`` and ``False`` are not among them."""
+
+    def __init__(self, options):
+        super().__init__(Real, set(options))
+
+    def is_satisfied_by(self, val):
+        return not _is_bool(val) and super().is_satisfied_by(val)
+
+
 #: ``random_state``: None, a non-negative int, or a numpy random object.
 RANDOM_STATE = [
     None,
@@ -66,9 +81,15 @@ RANDOM_STATE = [
 #: cores, all but one, ...); 0 is refused.
 N_JOBS = [None, Whole(1, None, closed="left"), Whole(None, -1, closed="right")]
 #: ``zero_division`` in scikit-learn's vocabulary.
-ZERO_DIVISION = [StrOptions({"warn"}), Options(Real, {0.0, 1.0}), "nan"]
+ZERO_DIVISION = [StrOptions({"warn"}), NumberOptions({0.0, 1.0}), "nan"]
 #: A true bool (``"no"``, ``0`` and ``None`` are refused).
 BOOLEAN = ["boolean"]
+#: ``pos_label``: a class label (number, bool or string).
+POS_LABEL = [Real, str]
+#: ``reference``: ``"rest"``/``"total"``, a group label, or explicit counts.
+REFERENCE = [str, Real, "array-like"]
+#: Per-group counts given instead of rows: a table, a mapping or an array.
+COUNTS = ["array-like", Mapping]
 
 
 def validate_params(parameter_constraints):

@@ -13,8 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from .._confusion import FN, FP, TN, TP
+from .._params import BOOLEAN, ZERO_DIVISION, StrOptions, Whole, validate_params
 from .._validation import check_counts, check_zero_division
 from ..exceptions import UndefinedGroupMetricWarning
 
@@ -73,7 +75,7 @@ class Metric:
 
     def __call__(self, counts, *, zero_division=np.nan):
         """Compute the metric; see :func:`compute_metric`."""
-        return compute_metric(self, counts, zero_division=zero_division)
+        return _compute_metric(self, counts, zero_division)
 
 
 def _as_float(counts):
@@ -396,6 +398,12 @@ def _normalise(name):
 _REGISTRY, _LOOKUP = _build_registry()
 
 
+@validate_params(
+    {
+        "family": [StrOptions({"binomial", "joint_ratio", "other", "two_group"}), None],
+        "n_groups": [Whole(1, 2), None],
+    }
+)
 def metric_names(*, family=None, n_groups=None):
     """Canonical names of the registered metrics.
 
@@ -431,6 +439,7 @@ def metric_names(*, family=None, n_groups=None):
     ]
 
 
+@validate_params({"metric": [str, Metric]})
 def get_metric(metric):
     """Look a metric up by name or alias (case-insensitive).
 
@@ -468,6 +477,13 @@ def get_metric(metric):
     return found
 
 
+@validate_params(
+    {
+        "metrics": [str, Metric, list, tuple, np.ndarray, pd.Index, pd.Series],
+        "name": [str],
+        "single_group": BOOLEAN,
+    }
+)
 def get_metrics(metrics, *, name="metrics", single_group=False):
     """Resolve one metric or a sequence of metrics to a list of :class:`Metric`.
 
@@ -541,6 +557,9 @@ def _apply_zero_division(values, zero_division, *, context=""):
     return np.where(undefined, zero_division, values)
 
 
+@validate_params(
+    {"metric": [str, Metric], "counts": ["array-like"], "zero_division": ZERO_DIVISION}
+)
 def compute_metric(metric, counts, *, zero_division=np.nan):
     """Compute a registered metric on confusion matrices of any leading shape.
 
@@ -576,7 +595,11 @@ def compute_metric(metric, counts, *, zero_division=np.nan):
     >>> compute_metric("te", [[1, 2, 4, 3], [1, 1, 2, 6]])  # 2/4 - 1/2
     0.0
     """
-    m = get_metric(metric)
+    return _compute_metric(get_metric(metric), counts, zero_division)
+
+
+def _compute_metric(m, counts, zero_division):
+    """:func:`compute_metric` for a resolved :class:`Metric` (no parameter checks)."""
     zero_division = check_zero_division(zero_division)
     counts = check_counts(counts, n_groups=2 if m.n_groups == 2 else None)
     values = np.asarray(m.func(counts), dtype=np.float64)

@@ -3,24 +3,30 @@
 import numpy as np
 
 from .._confusion import _grouped_counts
+from .._params import (
+    BOOLEAN,
+    POS_LABEL,
+    REFERENCE,
+    ZERO_DIVISION,
+    StrOptions,
+    validate_params,
+)
 from .._scoring import GroupScorer
-from .._validation import check_smoothing, check_zero_division
+from .._validation import check_smoothing, check_zero_division, format_labels
+from ..smoothing import BaseSmoothing
 from ._group import _GroupCounts
-from ._registry import get_metric
+from ._registry import Metric, get_metric
 
 __all__ = ["aggregate_group_metric", "make_group_scorer"]
 
 _AGGREGATES = ("difference", "ratio", "worst", "max", "min")
+_AGGREGATE = [StrOptions(set(_AGGREGATES)), callable]
+_RESPONSE_METHODS = {"predict", "predict_proba", "decision_function"}
 
 
 def _check_aggregate(aggregate, metric):
     if callable(aggregate):
         return aggregate
-    if aggregate not in _AGGREGATES:
-        raise ValueError(
-            f"aggregate must be one of {_AGGREGATES} or a callable taking the array "
-            f"of group values; got {aggregate!r}."
-        )
     if aggregate == "worst" and metric.greater_is_better is None:
         raise ValueError(
             f"aggregate='worst' needs a metric with a direction, but {metric.name!r} "
@@ -58,6 +64,20 @@ _ROUTING_HINT = (
 )
 
 
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "y_pred": ["array-like"],
+        "sensitive_features": ["array-like", None],
+        "metric": [str, Metric],
+        "aggregate": _AGGREGATE,
+        "smoothing": [None, BaseSmoothing],
+        "reference": REFERENCE,
+        "zero_division": ZERO_DIVISION,
+        "sample_weight": ["array-like", None],
+        "pos_label": POS_LABEL,
+    }
+)
 def aggregate_group_metric(
     y_true,
     y_pred,
@@ -126,6 +146,12 @@ def aggregate_group_metric(
     groups, counts, _ = _grouped_counts(
         y_true, y_pred, sensitive_features, sample_weight, pos_label
     )
+    if len(groups) < 2:
+        raise ValueError(
+            f"sensitive_features has a single group {format_labels(groups)}; an "
+            f"aggregate over groups compares at least two (a single group is not "
+            f"'perfectly fair')."
+        )
     gc = _GroupCounts(groups, counts, reference, smoothing)
     values, _ = gc.values(
         m, smoothed=smoothing is not None, zero_division=zero_division
@@ -133,6 +159,18 @@ def aggregate_group_metric(
     return _aggregate(values, aggregate, m)
 
 
+@validate_params(
+    {
+        "metric": [str, Metric],
+        "smoothing": [None, BaseSmoothing],
+        "aggregate": _AGGREGATE,
+        "reference": REFERENCE,
+        "zero_division": ZERO_DIVISION,
+        "greater_is_better": [*BOOLEAN, None],
+        "response_method": [StrOptions(_RESPONSE_METHODS), list, tuple],
+        "pos_label": POS_LABEL,
+    }
+)
 def make_group_scorer(
     metric,
     *,

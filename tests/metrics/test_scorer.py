@@ -97,7 +97,7 @@ def test_greater_is_better_inference():
         make_group_scorer("prev", aggregate="max")
     with pytest.raises(ValueError, match="aggregate='worst' needs a metric"):
         make_group_scorer("mb", aggregate="worst")
-    with pytest.raises(ValueError, match="aggregate must be one of"):
+    with pytest.raises(ValueError, match="'aggregate' parameter of make_group_scorer"):
         make_group_scorer("tpr", aggregate="mean")
     with pytest.raises(ValueError, match="unknown metric"):
         make_group_scorer("tprr")
@@ -122,3 +122,11 @@ def test_zero_division_warn_names_the_group():
             zero_division="warn",
         )
     assert np.isnan(score)
+
+
+def test_single_group_aggregate_is_an_error_not_perfect_fairness():
+    # a single group used to aggregate to 0.0 ("perfectly fair")
+    with pytest.raises(ValueError, match=r"single group \['a'\]"):
+        aggregate_group_metric(
+            [1, 0, 1, 0], [1, 0, 0, 0], sensitive_features=["a"] * 4, metric="tpr"
+        )
