@@ -1,8 +1,16 @@
 """Statistical tests: the MATCH test, separation and comparative separation tests,
 their power analysis, and multiple-comparison adjustments."""
 
+from ._comparative import (
+    ComparativeSeparationResult,
+    ComparativeSeparationTest,
+    comparative_separation_statistic,
+    comparative_separation_test,
+    make_comparative_separation_scorer,
+)
 from ._match import ENUMERATE_MAX_N, MatchResult, MATCHTest, match_test
 from ._multitest import adjust_pvalues
+from ._pairs import make_comparative_pairs
 from ._power import (
     comparative_separation_power,
     comparative_separation_sample_size,
@@ -10,17 +18,7 @@ from ._power import (
     separation_sample_size,
     simulate_separation_power,
 )
-from ._separation import (
-    ComparativeSeparationResult,
-    ComparativeSeparationTest,
-    SeparationResult,
-    SeparationTest,
-    comparative_separation_statistic,
-    comparative_separation_test,
-    make_comparative_pairs,
-    make_comparative_separation_scorer,
-    separation_test,
-)
+from ._separation import SeparationResult, SeparationTest, separation_test
 
 __all__ = [
     "ENUMERATE_MAX_N",

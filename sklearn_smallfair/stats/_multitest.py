@@ -1,10 +1,58 @@
-"""Multiple-comparison adjustments of p-values."""
+"""Families of tests: pairwise comparisons of groups and multiple-comparison
+adjustments of their p-values."""
+
+from itertools import combinations
 
 import numpy as np
 
-__all__ = ["adjust_pvalues"]
+from .._validation import format_labels
+
+__all__ = ["adjust_pvalues", "check_correction", "group_pairs", "smallest_pvalue"]
 
 _CORRECTIONS = ("bonferroni", "holm", "fdr_bh")
+
+
+def check_correction(correction):
+    """``correction``, once :func:`adjust_pvalues` knows the name (or it is None)."""
+    adjust_pvalues(np.empty(0), correction)
+    return correction
+
+
+def group_pairs(groups):
+    """The pairwise comparisons of groups: every group against each earlier one.
+
+    Parameters
+    ----------
+    groups : ndarray of shape (n_groups,)
+        Sorted group labels; at least two.
+
+    Returns
+    -------
+    a, b : ndarray of int of shape (n_groups * (n_groups - 1) / 2,)
+        Positions of the compared groups, ``a > b``; for two groups ``(1, 0)``:
+        the second sorted label against the first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_smallfair.stats._multitest import group_pairs
+    >>> a, b = group_pairs(np.array(["x", "y", "z"]))
+    >>> a.tolist(), b.tolist()
+    ([1, 2, 2], [0, 0, 1])
+    """
+    if groups.shape[0] < 2:
+        raise ValueError(
+            f"sensitive_features has a single group {format_labels(groups)}; "
+            f"separation compares groups, so at least two are needed."
+        )
+    lower, higher = np.array(list(combinations(range(groups.shape[0]), 2))).T
+    return higher, lower
+
+
+def smallest_pvalue(pvalues):
+    """Smallest p-value of a family (NaN when no test of it could be run)."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    return float(np.nanmin(p)) if (~np.isnan(p)).any() else np.nan
 
 
 def adjust_pvalues(pvalues, correction=None):

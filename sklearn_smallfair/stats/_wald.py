@@ -3,7 +3,45 @@
 import numpy as np
 from scipy.special import ndtr
 
-__all__ = ["wald_test"]
+__all__ = ["wald_test", "z_test"]
+
+
+def z_test(diff, var, defined=True):
+    """Two-sided z-test of a difference ``diff`` with variance ``var``.
+
+    Degenerate cases follow one rule: with zero standard error, a zero difference
+    gives ``z = 0`` (p-value 1) and any other ``z = +-inf`` (p-value 0); where
+    ``defined`` is False (nothing to test) ``z`` and the p-value are NaN.
+
+    Parameters
+    ----------
+    diff, var : array-like
+        Differences and their variances (any broadcast shape).
+    defined : array-like of bool, default=True
+        Where the comparison can be made.
+
+    Returns
+    -------
+    z : ndarray
+        ``diff / sqrt(var)``.
+    pvalue : ndarray
+        Two-sided p-value ``2 (1 - Phi(|z|))``.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.stats._wald import z_test
+    >>> z, p = z_test([0.2, 0.0, 0.1], [0.01, 0.0, 0.0])
+    >>> z.round(4).tolist(), p.round(4).tolist()
+    ([2.0, 0.0, inf], [0.0455, 1.0, 0.0])
+    """
+    diff = np.asarray(diff, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt(var)
+        z = np.where(
+            se > 0, diff / se, np.where(diff == 0, 0.0, np.sign(diff) * np.inf)
+        )
+    z = np.where(defined, z, np.nan)
+    return z, 2.0 * ndtr(-np.abs(z))
 
 
 def wald_test(successes_a, n_a, successes_b, n_b, *, pooled=False):
@@ -53,15 +91,10 @@ def wald_test(successes_a, n_a, successes_b, n_b, *, pooled=False):
         pa, pb = sa / na, sb / nb
         if pooled:
             pp = (sa + sb) / (na + nb)
-            se = np.sqrt(pp * (1 - pp) * (1 / na + 1 / nb))
+            var = pp * (1 - pp) * (1 / na + 1 / nb)
         else:
-            se = np.sqrt(pa * (1 - pa) / na + pb * (1 - pb) / nb)
-        diff = pa - pb
-        z = np.where(
-            se > 0, diff / se, np.where(diff == 0, 0.0, np.sign(diff) * np.inf)
-        )
-    z = np.where((na > 0) & (nb > 0), z, np.nan)
-    pvalue = 2.0 * ndtr(-np.abs(z))
+            var = pa * (1 - pa) / na + pb * (1 - pb) / nb
+    z, pvalue = z_test(pa - pb, var, (na > 0) & (nb > 0))
     if z.ndim == 0:
         return z[()], pvalue[()]
     return z, pvalue
