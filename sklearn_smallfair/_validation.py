@@ -318,14 +318,47 @@ def check_sensitive_features(sensitive_features, n_samples):
     present, codes = np.unique(combined, return_inverse=True)
     parts = np.unravel_index(present, tuple(len(u) for u in uniques))
     groups = np.array(
-        ["|".join(str(u[i]) for u, i in zip(uniques, idx)) for idx in zip(*parts)],
+        [
+            "|".join(_joinable(u[i]) for u, i in zip(uniques, idx))
+            for idx in zip(*parts)
+        ],
         dtype=object,
     )
     return groups, codes.astype(np.int64).ravel(), name
 
 
+def _joinable(label):
+    """A label as a part of an intersectional label ``"a|b"``.
+
+    A ``|`` inside a part is escaped as ``\\|`` (and a backslash as ``\\\\``), so
+    ``("A|B", "C")`` and ``("A", "B|C")`` stay two labels, ``A\\|B|C`` and
+    ``A|B\\|C``.
+    """
+    return str(label).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _check_one_label_type(col):
+    """Refuse a column mixing text and non-text labels (``1`` and ``"1"``)."""
+    if col.dtype.kind != "O":
+        return
+    is_text = np.fromiter(
+        (isinstance(v, (str, bytes)) for v in col), dtype=bool, count=len(col)
+    )
+    if is_text.any() and not is_text.all():
+        text = col[is_text][0]
+        other = col[~is_text][0]
+        raise ValueError(
+            f"sensitive_features mixes text and non-text labels (e.g. {text!r} of "
+            f"type {type(text).__name__} and {other!r} of type "
+            f"{type(other).__name__}), which would print alike or sort "
+            f"arbitrarily; convert the column to one type, e.g. "
+            f"pandas.Series(...).astype(str)."
+        )
+
+
 def _unique_inverse(col):
     """Sorted distinct labels and codes, hash-based (``pandas.factorize``)."""
+    _check_one_label_type(col)
     try:
         codes, groups = pd.factorize(col, sort=True)
     except TypeError:
@@ -333,13 +366,48 @@ def _unique_inverse(col):
     return np.asarray(groups), np.asarray(codes).ravel()
 
 
+_CELL_NAMES = ("TP", "FN", "FP", "TN")
+
+
+def _cells_by_name(counts, name):
+    """Reorder a pandas table or Series whose cells are named to ``(TP, FN, FP, TN)``.
+
+    Named cells are read by name, whatever their order (``TN, FP, FN, TP`` as in
+    scikit-learn's ``ravel`` included); a name that is not a cell is an error. A
+    table or Series with a default integer axis is read by position.
+    """
+    if isinstance(counts, pd.DataFrame):
+        axis = counts.columns
+    elif isinstance(counts, pd.Series):
+        axis = counts.index
+    else:
+        return counts
+    if isinstance(axis, pd.RangeIndex):
+        return counts.to_numpy()
+    keys = {str(c).upper(): c for c in axis}
+    unknown = [c for c in axis if str(c).upper() not in _CELL_NAMES]
+    missing = [c for c in _CELL_NAMES if c not in keys]
+    if unknown or missing or len(keys) != len(axis):
+        where = "columns" if isinstance(counts, pd.DataFrame) else "index"
+        raise ValueError(
+            f"{name} is a pandas {type(counts).__name__} whose {where} "
+            f"{[str(c) for c in axis]} are not the four cells: named cells must be "
+            f"exactly TP, FN, FP, TN (any order and case; unknown: "
+            f"{[str(c) for c in unknown]}, missing: {missing}). Rename them, or "
+            f"pass a NumPy array ordered (TP, FN, FP, TN)."
+        )
+    return counts[[keys[c] for c in _CELL_NAMES]].to_numpy()
+
+
 def check_counts(counts, *, name="counts", n_groups=None):
     """Validate confusion-matrix counts of shape ``(..., 4)``.
 
     Counts may be integer or float (smoothed), must be finite and non-negative.
-    With ``n_groups=2`` the shape must be ``(..., 2, 4)``.
+    With ``n_groups=2`` the shape must be ``(..., 2, 4)``. A pandas DataFrame
+    (columns) or Series (index) whose cells are named is read by name.
     """
     _reject_mapping(counts, name)
+    counts = _cells_by_name(counts, name)
     arr = np.asarray(counts)
     if arr.dtype.kind not in "biuf":
         raise TypeError(

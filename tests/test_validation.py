@@ -242,22 +242,32 @@ def test_negative_weights(weights):
     "make, name", [(CrossPriorSmoothing, "lam"), (AdditiveSmoothing, "eps")]
 )
 @pytest.mark.parametrize(
-    "value, error, match",
+    "value, shown",
     [
-        (-1.0, ValueError, "must be a finite number >= 0, got -1.0"),
-        (-3, ValueError, "must be a finite number >= 0, got -3.0"),
-        (np.nan, ValueError, "must be a finite number >= 0, got nan"),
-        (np.inf, ValueError, "must be a finite number >= 0, got inf"),
-        ("1.0", TypeError, "must be a real number >= 0, got '1.0'"),
-        (None, TypeError, "must be a real number >= 0, got None"),
-        (True, TypeError, "must be a real number >= 0, got True"),
-        ([1.0], TypeError, r"must be a real number >= 0, got \[1.0\]"),
+        (-1.0, "-1.0"),
+        (-3, "-3"),
+        (np.nan, "nan"),
+        (np.inf, "inf"),
+        ("1.0", "'1.0'"),
+        (None, "None"),
+        (True, "True"),
+        ([1.0], r"\[1.0\]"),
     ],
 )
-def test_bad_smoothing_parameters(make, name, value, error, match):
+def test_bad_smoothing_parameters(make, name, value, shown):
     smoother = make(**{name: value})
-    with pytest.raises(error, match=f"{name} {match}"):
+    match = (
+        rf"The '{name}' parameter of {make.__name__} must be a float in the range "
+        rf"\[0.0, inf\). Got {shown} instead"
+    )
+    with pytest.raises(ValueError, match=match):  # also a TypeError
         smoother.transform([1, 2, 3, 4], [1, 1, 1, 1])
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -1e-300])
+def test_bad_smoothing_parameters_rejected_before_any_work(value):
+    with pytest.raises(TypeError):
+        CrossPriorSmoothing(lam=value).fit()
 
 
 @pytest.mark.parametrize("value", [0, 0.0, 2, np.float32(0.5), np.int64(3)])
@@ -286,7 +296,7 @@ def test_good_smoothing_parameters(value):
         ),
         (np.ones((3, 5)), ValueError, r"got shape \(3, 5\)"),
         (np.ones((4, 2)), ValueError, r"got shape \(4, 2\)"),
-        (5, ValueError, r"got shape \(\)"),
+        (5, ValueError, r"'counts' parameter of compute_metric must be an array-like"),
         (["1", "2", "3", "4"], TypeError, "counts must be numeric"),
         ([1, None, 2, 3], TypeError, "counts must be numeric"),
         ([1 + 1j, 0, 0, 0], TypeError, "counts must be numeric"),

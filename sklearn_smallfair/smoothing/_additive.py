@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .._validation import check_non_negative_scalar
+from .._params import Number
 from ._base import BaseSmoothing
 
 
@@ -31,12 +31,11 @@ class AdditiveSmoothing(BaseSmoothing):
     array([4., 1., 2., 1.])
     """
 
+    _parameter_constraints: dict = {"eps": [Number(0, None, closed="left")]}
+
     def __init__(self, eps=1.0):
         self.eps = eps
 
-    def _check_params(self):
-        return check_non_negative_scalar(self.eps, "eps")
-
     def _coefficients(self, n, reference_counts):
-        eps = self._check_params()
+        eps = float(self.eps)
         return np.ones_like(n), np.full((*n.shape[:-1], 4), eps)

@@ -17,6 +17,11 @@ class BaseSmoothing(BaseEstimator):
 
     #: Whether :meth:`transform` needs ``reference_counts``.
     requires_reference = False
+    _parameter_constraints: dict = {}
+
+    def _check_params(self):
+        """Check the parameters against ``_parameter_constraints``."""
+        self._validate_params()
 
     def fit(self, counts=None, reference_counts=None):
         """Validate the parameters; smoothers have no learned state.

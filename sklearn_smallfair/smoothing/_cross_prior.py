@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .._validation import check_non_negative_scalar
+from .._params import Number
 from ._base import BaseSmoothing
 
 
@@ -41,15 +41,13 @@ class CrossPriorSmoothing(BaseSmoothing):
     """
 
     requires_reference = True
+    _parameter_constraints: dict = {"lam": [Number(0, None, closed="left")]}
 
     def __init__(self, lam=10.0):
         self.lam = lam
 
-    def _check_params(self):
-        return check_non_negative_scalar(self.lam, "lam")
-
     def _coefficients(self, n, reference_counts):
-        lam = self._check_params()
+        lam = float(self.lam)
         ref_total = reference_counts.sum(axis=-1, keepdims=True)
         if (ref_total <= 0).any():
             raise ValueError(

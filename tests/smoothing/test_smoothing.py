@@ -160,9 +160,9 @@ def test_cps_bad_reference(ref, error, match):
 def test_cps_bad_lam(lam, error):
     cps = CrossPriorSmoothing(lam=lam)  # __init__ stores verbatim
     assert cps.lam is lam
-    with pytest.raises(error, match="lam must be"):
+    with pytest.raises(error, match="'lam' parameter of CrossPriorSmoothing must be"):
         cps.transform([1, 2, 3, 4], REF)
-    with pytest.raises(error, match="lam must be"):
+    with pytest.raises(error, match="'lam' parameter of CrossPriorSmoothing must be"):
         cps.fit()
 
 
@@ -308,9 +308,9 @@ def test_additive_needs_no_reference():
 )
 def test_additive_bad_eps(eps, error):
     sm = AdditiveSmoothing(eps=eps)
-    with pytest.raises(error, match="eps must be"):
+    with pytest.raises(error, match="'eps' parameter of AdditiveSmoothing must be"):
         sm.transform([1, 2, 3, 4])
-    with pytest.raises(error, match="eps must be"):
+    with pytest.raises(error, match="'eps' parameter of AdditiveSmoothing must be"):
         sm.fit()
 
 
