@@ -4,6 +4,7 @@ Every public function validates its inputs here, before any work, and raises a
 ``ValueError`` or ``TypeError`` that names the argument and says how to fix it.
 """
 
+import inspect
 from collections.abc import Mapping
 from numbers import Integral, Real
 
@@ -38,11 +39,11 @@ def _reject_mapping(value, name):
 def _as_1d(y, name):
     """Return ``y`` as a 1-D numpy array, rejecting dicts, scalars and 2-D data."""
     _reject_mapping(y, name)
-    if isinstance(y, (str, bytes)) or np.ndim(y) == 0:
+    if isinstance(y, (str, bytes)):
         raise TypeError(f"{name} must be a 1-D array-like, got {type(y).__name__}.")
-    if isinstance(y, (pd.Series, pd.Index)):
-        y = y.to_numpy()
-    arr = _asarray(y)
+    arr = _asarray(y, name)
+    if arr.ndim == 0:
+        raise TypeError(f"{name} must be a 1-D array-like, got {type(y).__name__}.")
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
@@ -50,13 +51,32 @@ def _as_1d(y, name):
     return column_or_1d(arr, dtype=None)
 
 
-def _asarray(values):
+def _asarray(values, name):
     """``np.asarray`` that keeps NaN or inf in a list of strings detectable.
 
     numpy turns ``["a", nan]`` into the strings ``['a', 'nan']``; such input is
-    returned as an object array instead, so the missing value is reported.
+    returned as an object array instead, so the missing value is reported. Ragged
+    nested lists, sets and generators are refused with a message naming ``name``.
     """
-    arr = np.asarray(values)
+    if isinstance(values, (set, frozenset)) or inspect.isgenerator(values):
+        raise TypeError(
+            f"{name} must be an ordered array-like (list, numpy array, pandas "
+            f"Series or DataFrame), got a {type(values).__name__}, whose order is "
+            f"undefined or which can be read only once; pass a list."
+        )
+    if isinstance(values, pd.api.extensions.ExtensionArray) or (
+        isinstance(values, (pd.Series, pd.Index))
+        and isinstance(values.dtype, pd.api.extensions.ExtensionDtype)
+    ):
+        # pandas nullable dtypes: missing values become NaN (numbers) or None
+        values = np.asarray(values.to_numpy(dtype=object, na_value=None))
+    try:
+        arr = np.asarray(values)
+    except ValueError as exc:
+        raise ValueError(
+            f"{name} is ragged (nested sequences of different lengths) and has no "
+            f"array shape; pass a rectangular array-like. ({exc})"
+        ) from None
     if arr.dtype.kind == "U" and not isinstance(values, np.ndarray):
         obj = np.asarray(values, dtype=object)
         if obj.shape == arr.shape and _missing_mask(obj).any():
@@ -284,15 +304,16 @@ def check_sensitive_features(sensitive_features, n_samples):
     else:
         if isinstance(sensitive_features, pd.Series) and sensitive_features.name:
             name = str(sensitive_features.name)
-        if (
-            isinstance(sensitive_features, (str, bytes))
-            or np.ndim(sensitive_features) == 0
-        ):
+        arr = (
+            None
+            if isinstance(sensitive_features, (str, bytes))
+            else _asarray(sensitive_features, "sensitive_features")
+        )
+        if arr is None or arr.ndim == 0:
             raise TypeError(
                 "sensitive_features must be array-like with one label per sample, "
                 f"got {type(sensitive_features).__name__}."
             )
-        arr = _asarray(sensitive_features)
         if arr.ndim == 1:
             columns = [arr]
         elif arr.ndim == 2:
@@ -408,7 +429,7 @@ def check_counts(counts, *, name="counts", n_groups=None):
     """
     _reject_mapping(counts, name)
     counts = _cells_by_name(counts, name)
-    arr = np.asarray(counts)
+    arr = _asarray(counts, name)
     if arr.dtype.kind not in "biuf":
         raise TypeError(
             f"{name} must be numeric confusion-matrix counts, got dtype {arr.dtype}."
