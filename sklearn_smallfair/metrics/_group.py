@@ -13,9 +13,11 @@ from .._confusion import (
     reference_counts,
     rows_or_counts,
 )
+from .._params import COUNTS, POS_LABEL, REFERENCE, ZERO_DIVISION, validate_params
 from .._validation import check_smoothing, check_zero_division, format_label
 from ..exceptions import UndefinedGroupMetricWarning
-from ._registry import get_metrics
+from ..smoothing import BaseSmoothing
+from ._registry import Metric, get_metrics
 
 __all__ = ["group_metrics"]
 
@@ -98,6 +100,20 @@ def _fmt_num(x):
     return str(int(x)) if x.is_integer() else f"{x:.4g}"
 
 
+@validate_params(
+    {
+        "y_true": ["array-like", None],
+        "y_pred": ["array-like", None],
+        "sensitive_features": ["array-like", None],
+        "counts": [*COUNTS, None],
+        "metrics": [str, Metric, list, tuple, np.ndarray, pd.Index, pd.Series],
+        "smoothing": [None, BaseSmoothing],
+        "reference": REFERENCE,
+        "zero_division": ZERO_DIVISION,
+        "sample_weight": ["array-like", None],
+        "pos_label": POS_LABEL,
+    }
+)
 def group_metrics(
     y_true=None,
     y_pred=None,

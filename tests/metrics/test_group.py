@@ -187,7 +187,7 @@ def test_counts_input_forms_agree(rows):
         ),
         (dict(metrics=[]), ValueError, "metrics is empty"),
         (dict(metrics=["tpr", "recall"]), ValueError, "twice"),
-        (dict(smoothing="cps"), TypeError, "smoothing must be"),
+        (dict(smoothing="cps"), TypeError, "'smoothing' parameter of group_metrics"),
         (dict(smoothing=CrossPriorSmoothing(lam=-1)), ValueError, "'lam' parameter"),
         (dict(smoothing=AdditiveSmoothing(eps=-0.5)), ValueError, "'eps' parameter"),
         (
