@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator
+from sklearn.linear_model import LogisticRegression
 
 from sklearn_smallfair._compat import (
     InvalidParameterError,
@@ -79,6 +80,7 @@ VALID_BY_NAME = {
     "cell_probs": np.full(8, 1 / 8),
     "n": 100,
     "n_pairs": 100,
+    "estimator": LogisticRegression(),
 }
 REQUIRED = {}
 

@@ -8,11 +8,23 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._confusion import reference_counts, rows_or_counts
+from .._params import (
+    BOOLEAN,
+    COUNTS,
+    POS_LABEL,
+    RANDOM_STATE,
+    REFERENCE,
+    HasMethods,
+    Number,
+    StrOptions,
+    Whole,
+    validate_params,
+)
 from .._random import child_rng, child_seed, resolve_seed
-from .._validation import check_probability, check_smoothing, format_labels
+from .._validation import check_smoothing, format_labels
 from ..exceptions import UndefinedGroupMetricWarning
-from ..metrics import compute_metric, get_metrics, group_metrics
-from ..smoothing import CrossPriorSmoothing
+from ..metrics import Metric, compute_metric, get_metrics, group_metrics
+from ..smoothing import BaseSmoothing, CrossPriorSmoothing
 from ..stats import match_test, separation_test
 from ._report import AuditReport
 
@@ -21,6 +33,20 @@ __all__ = ["FairnessAudit", "audit_predictions"]
 DEFAULT_METRICS = ("tpr", "fpr", "ppv")
 TESTS = ("match", "separation")
 _DEFAULT_SMOOTHING = "default"  # CrossPriorSmoothing(lam=10)
+#: Largest ``n_draws`` of the reference ranges (Monte Carlo matrices per group).
+MAX_N_DRAWS = 1_000_000
+
+#: Parameters shared by :func:`audit_predictions` and :class:`FairnessAudit`.
+_AUDIT_PARAMETERS = {
+    "metrics": [str, Metric, list, tuple],
+    "smoothing": [StrOptions({_DEFAULT_SMOOTHING}), None, BaseSmoothing],
+    "reference": REFERENCE,
+    "tests": [StrOptions(set(TESTS)), list, tuple, None],
+    "alpha": [Number(0, 1, closed="neither")],
+    "correction": [StrOptions({"holm", "bonferroni", "fdr_bh"}), None],
+    "n_draws": [Whole(100, MAX_N_DRAWS)],
+    "random_state": RANDOM_STATE,
+}
 
 
 def _check_tests(tests):
@@ -39,7 +65,7 @@ def _check_tests(tests):
 def _resolve_smoothing(smoothing):
     if isinstance(smoothing, str) and smoothing == _DEFAULT_SMOOTHING:
         return CrossPriorSmoothing(lam=10.0)
-    return check_smoothing(smoothing)
+    return check_smoothing(smoothing)  # checks its own parameters
 
 
 def _describe(smoothing):
@@ -70,6 +96,18 @@ def _reference_intervals(metric, n, ref, alpha, n_draws, rng):
     return low, high
 
 
+@validate_params(
+    {
+        "y_true": ["array-like", None],
+        "y_pred": ["array-like", None],
+        "sensitive_features": ["array-like", None],
+        "counts": [*COUNTS, None],
+        **_AUDIT_PARAMETERS,
+        "sample_weight": ["array-like", None],
+        "pos_label": POS_LABEL,
+        "title": [str],
+    }
+)
 def audit_predictions(
     y_true=None,
     y_pred=None,
@@ -157,9 +195,7 @@ default=0
     resolved = [m.name for m in get_metrics(metrics)]
     smoothing = _resolve_smoothing(smoothing)
     tests = _check_tests(tests)
-    alpha = check_probability(alpha, "alpha")
-    if not isinstance(title, str):
-        raise TypeError(f"title must be a string, got {type(title).__name__}.")
+    alpha = float(alpha)
     seed = resolve_seed(random_state)
     groups, cms, _ = rows_or_counts(
         y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
@@ -352,6 +388,12 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
     small   48  0.783         0.778
     """
 
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        **_AUDIT_PARAMETERS,
+        "prefit": BOOLEAN,
+    }
+
     def __init__(
         self,
         estimator,
@@ -393,6 +435,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         -------
         self : FairnessAudit
         """
+        self._validate_params()
         if self.prefit:
             check_is_fitted(self.estimator)
             self.estimator_ = self.estimator
@@ -485,6 +528,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         -------
         AuditReport
         """
+        self._validate_params()
         return audit_predictions(
             y_true,
             y_pred,

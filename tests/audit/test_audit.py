@@ -247,7 +247,7 @@ def test_options_and_bad_input():
     assert len(inter.frame) == 8
     with pytest.raises(ValueError, match="subset of"):
         audit_predictions(y, p, sensitive_features=g, tests=("bias",))
-    with pytest.raises(ValueError, match="alpha must be"):
+    with pytest.raises(ValueError, match="'alpha' parameter of audit_predictions"):
         audit_predictions(y, p, sensitive_features=g, alpha=1.5)
     with pytest.raises(ValueError, match=r"unknown metric|Unknown metric|not a metric"):
         audit_predictions(y, p, sensitive_features=g, metrics=["tprr"])
@@ -255,10 +255,16 @@ def test_options_and_bad_input():
         audit_predictions(y * 2 + p, p, sensitive_features=g)
     with pytest.raises(ValueError, match=r"inconsistent|length|rows"):
         audit_predictions(y[:-1], p, sensitive_features=g)
-    with pytest.raises(TypeError, match="smoothing must be"):
+    with pytest.raises(TypeError, match="'smoothing' parameter of audit_predictions"):
         audit_predictions(y, p, sensitive_features=g, smoothing=10)
-    with pytest.raises(TypeError, match="title must be a string"):
+    with pytest.raises(TypeError, match="'title' parameter of audit_predictions"):
         audit_predictions(y, p, sensitive_features=g, title=3)
+    # n_draws=0 used to be accepted, and 2.5 failed inside numpy
+    for n_draws in (0, 2.5, 99):
+        with pytest.raises(
+            ValueError, match="'n_draws' parameter of audit_predictions"
+        ):
+            audit_predictions(y, p, sensitive_features=g, n_draws=n_draws)
 
 
 # =====================================================================================
