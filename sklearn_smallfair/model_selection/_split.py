@@ -1,13 +1,16 @@
 """GroupDownsamplingCV: draw small subgroups of each group, the rest as reference."""
 
-import zlib
-from numbers import Integral
-
 import numpy as np
 import pandas as pd
 from sklearn.utils.validation import _num_samples
 
-from .._compat import BaseCrossValidator, GroupsConsumerMixin
+from .._compat import (
+    BaseCrossValidator,
+    GroupsConsumerMixin,
+    validate_parameter_constraints,
+)
+from .._params import BOOLEAN, RANDOM_STATE, Whole
+from .._random import child_rng, resolve_seed
 from .._validation import check_sensitive_features, format_label, format_labels
 
 __all__ = ["GroupDownsamplingCV"]
@@ -87,17 +90,24 @@ class GroupDownsamplingCV(GroupsConsumerMixin, BaseCrossValidator):
         self.replace = replace
         self.random_state = random_state
 
+    _parameter_constraints: dict = {
+        "sizes": ["array-like", range],
+        "n_repeats": [Whole(1, None, closed="left")],
+        "target_groups": ["array-like", None],
+        "replace": BOOLEAN,
+        "random_state": RANDOM_STATE,
+    }
+
+    def _validate_params(self):
+        validate_parameter_constraints(
+            self._parameter_constraints,
+            {name: getattr(self, name) for name in self._parameter_constraints},
+            caller_name=type(self).__name__,
+        )
+
     def _check_params(self):
-        sizes = _check_sizes(self.sizes)
-        if (
-            isinstance(self.n_repeats, bool)
-            or not isinstance(self.n_repeats, Integral)
-            or self.n_repeats < 1
-        ):
-            raise ValueError(
-                f"n_repeats must be an integer >= 1; got {self.n_repeats!r}."
-            )
-        return sizes
+        self._validate_params()
+        return _check_sizes(self.sizes)
 
     def _targets(self, labels):
         if self.target_groups is None:
@@ -111,21 +121,6 @@ class GroupDownsamplingCV(GroupsConsumerMixin, BaseCrossValidator):
                 f"{format_labels(labels)}."
             )
         return np.array([index[v] for v in wanted], dtype=np.int64)
-
-    def _entropy(self):
-        rs = self.random_state
-        if rs is None:
-            return np.random.SeedSequence().entropy
-        if isinstance(rs, Integral) and not isinstance(rs, bool):
-            return int(rs)
-        if isinstance(rs, np.random.Generator):
-            return int(rs.integers(0, 2**63))
-        if isinstance(rs, np.random.RandomState):
-            return int(rs.randint(0, 2**31))
-        raise TypeError(
-            "random_state must be None, an int, a numpy Generator or RandomState; "
-            f"got {rs!r}."
-        )
 
     def _plan(self, X, groups):
         """Validate everything and return (labels, codes, targets, sizes)."""
@@ -177,7 +172,7 @@ class GroupDownsamplingCV(GroupsConsumerMixin, BaseCrossValidator):
             ``n`` rows of the target group.
         """
         labels, codes, targets, sizes = self._plan(X, groups)
-        entropy = self._entropy()
+        base = resolve_seed(self.random_state)
         order = np.argsort(codes, kind="stable")
         starts = np.concatenate(
             [[0], np.cumsum(np.bincount(codes, minlength=len(labels)))]
@@ -186,15 +181,7 @@ class GroupDownsamplingCV(GroupsConsumerMixin, BaseCrossValidator):
             members = order[starts[t] : starts[t + 1]]
             train = np.flatnonzero(codes != t)
             for n in sizes:
-                rng = np.random.default_rng(
-                    np.random.SeedSequence(
-                        entropy,
-                        spawn_key=(
-                            zlib.crc32(repr(format_label(labels[t])).encode()),
-                            int(n),
-                        ),
-                    )
-                )
+                rng = child_rng(base, labels[t], int(n))
                 if self.replace:
                     picks = rng.integers(0, members.shape[0], size=(self.n_repeats, n))
                 else:  # n distinct rows per repeat: the first n of a random order

@@ -81,7 +81,7 @@ def test_replace_allows_sizes_above_group_size(groups):
         (dict(sizes=[]), "sizes is empty"),
         (dict(sizes=[0, 3]), "sizes must be integers >= 1"),
         (dict(sizes=[2.5]), "sizes must be integers >= 1"),
-        (dict(n_repeats=0), "n_repeats must be"),
+        (dict(n_repeats=0), "'n_repeats' parameter of GroupDownsamplingCV must be"),
         (dict(target_groups=["zz"]), "not among the groups"),
     ],
 )
