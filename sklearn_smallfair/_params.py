@@ -9,12 +9,13 @@ parameter, the function, what it may be, and what was given. Data (arrays, label
 groups, counts) are checked in :mod:`sklearn_smallfair._validation`.
 """
 
+import functools
 from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
 
-from ._compat import HasMethods, Interval, Options, StrOptions
+from ._compat import HasMethods, Interval, InvalidParameterError, Options, StrOptions
 from ._compat import validate_params as _sklearn_validate_params
 
 __all__ = [
@@ -92,13 +93,48 @@ REFERENCE = [str, Real, "array-like"]
 COUNTS = ["array-like", Mapping]
 
 
+#: Longest shown value in an error message: a wrong data argument (a dict of
+#: thousands of values) must not flood the terminal.
+_MAX_SHOWN = 200
+
+
+def _shortened(error):
+    """``error`` with the shown value cut to ``_MAX_SHOWN`` characters."""
+    message = str(error)
+    head, sep, tail = message.partition(". Got ")
+    if not sep or len(tail) <= _MAX_SHOWN:
+        return error
+    value = tail[: -len(" instead.")] if tail.endswith(" instead.") else tail
+    return InvalidParameterError(
+        f"{head}{sep}{value[:_MAX_SHOWN]}... ({len(value):,} characters) instead."
+    )
+
+
 def validate_params(parameter_constraints):
     """Decorate a public function with its table of parameter constraints.
 
     scikit-learn's :func:`~sklearn.utils._param_validation.validate_params`, with
     nested validation skipped (the package's functions call each other with
-    already-checked values).
+    already-checked values), and the shown value of a refused argument cut to a
+    readable length.
     """
-    return _sklearn_validate_params(
-        parameter_constraints, prefer_skip_nested_validation=True
-    )
+
+    def decorate(func):
+        validated = _sklearn_validate_params(
+            parameter_constraints, prefer_skip_nested_validation=True
+        )(func)
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            try:
+                return validated(*args, **kwargs)
+            except InvalidParameterError as error:
+                shorter = _shortened(error)
+                if shorter is error:
+                    raise
+                raise shorter from None
+
+        wrapper._skl_parameter_constraints = parameter_constraints
+        return wrapper
+
+    return decorate

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression
 
 from sklearn_smallfair._compat import (
     InvalidParameterError,
@@ -50,7 +50,10 @@ def _public():
             obj = getattr(module, name)
             if inspect.isfunction(obj) or (
                 inspect.isclass(obj)
-                and issubclass(obj, BaseEstimator)
+                and (
+                    issubclass(obj, BaseEstimator)
+                    or hasattr(obj, "_parameter_constraints")
+                )
                 and not inspect.isabstract(obj)
                 and not name.startswith("Base")
             ):
@@ -81,6 +84,13 @@ VALID_BY_NAME = {
     "n": 100,
     "n_pairs": 100,
     "estimator": LogisticRegression(),
+    "metrics": ["tpr", "fpr"],
+    "users": np.arange(12) % 4,
+    "items": np.arange(12) % 3,
+    "ratings": np.linspace(1.0, 5.0, 12),
+    "path": "u.data",
+    "results": pd.DataFrame(),
+    "regressor": LinearRegression(),
 }
 REQUIRED = {}
 

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 
+from .._params import BOOLEAN, HasMethods, StrOptions, validate_params
 from .._plotting import _check_matplotlib
 from .._validation import check_bool, check_choice, format_label, format_labels
 
@@ -482,6 +483,20 @@ class DownsamplingDisplay:
         return display.plot(ax=ax, logy=logy, **kwargs)
 
 
+@validate_params(
+    {
+        "results": [pd.DataFrame],
+        "metric": [str],
+        "statistic": [StrOptions({"mse", "rmse", "bias", "variance", "p_undefined"})],
+        "by_group": BOOLEAN,
+        "estimators": [str, list, tuple, None],
+        # a group label may be of any type (str, int, ...)
+        "groups": "no_validation",
+        "ax": [None, HasMethods(["plot"]), "array-like"],
+        "ci": BOOLEAN,
+        "logy": BOOLEAN,
+    }
+)
 def plot_downsampling(
     results,
     *,
