@@ -8,6 +8,15 @@ from ._report import AuditReport, _name
 __all__ = ["AuditDisplay"]
 
 
+def _tick_label(group, n):
+    """A group's tick label: displayable (:func:`_name`), dollars kept literal.
+
+    matplotlib reads text between two ``$`` as mathtext; a group label such as
+    ``$\\frac$`` would otherwise be parsed (and fail to draw).
+    """
+    return _name(group).replace("$", r"\$") + f" (n={int(n)})"
+
+
 def _columns(metric):
     """The columns of ``AuditReport.frame`` drawn in the panel of ``metric``."""
     return (
@@ -25,7 +34,9 @@ class AuditDisplay:
     (circle; missing when undefined), the smoothed value (diamond) and, as a
     grey bar, the central ``1 - alpha`` range of the metric under the
     reference's proportions at the group's size: a raw value outside its bar is
-    unlikely to be sample-size noise. Prefer :meth:`from_report` (or
+    unlikely to be sample-size noise. Group labels are shown with control and
+    Unicode bidirectional characters escaped (``\\u202e``), and ``$`` as
+    written (never as mathtext). Prefer :meth:`from_report` (or
     :meth:`AuditReport.plot`) to create a display; all parameters are stored as
     attributes. Needs matplotlib.
 
@@ -159,7 +170,7 @@ class AuditDisplay:
             fig = axes[0].figure
 
         ypos = np.arange(len(frame))
-        labels = [_name(g) + f" (n={int(n)})" for g, n in zip(frame.index, frame["n"])]
+        labels = [_tick_label(g, n) for g, n in zip(frame.index, frame["n"])]
         self.raw_, self.smoothed_, self.ranges_ = {}, {}, {}
         for panel, metric in zip(axes, metrics):
             raw, smoothed, low, high = (

@@ -4,11 +4,17 @@ import base64
 import html
 import io
 import json
-from pathlib import Path
 
 import numpy as np
 
 from .. import __version__
+from .._output import (
+    check_destination,
+    csv_safe,
+    display_frame,
+    display_label,
+    write_atomic,
+)
 
 __all__ = ["AuditReport"]
 
@@ -31,11 +37,14 @@ def _fmt_p(p):
 
 
 def _name(group):
-    """A group label for prose (its value, not its repr)."""
+    """A group label for prose and plots: its value (not its repr), displayable.
+
+    Control and bidirectional characters are escaped (:func:`display_label`).
+    """
     value = group.item() if isinstance(group, np.generic) else group
     if isinstance(value, tuple):
-        return " & ".join(str(v) for v in value)
-    return str(value)
+        return " & ".join(display_label(v) for v in value)
+    return display_label(value)
 
 
 class AuditReport:
@@ -222,8 +231,9 @@ class AuditReport:
         shown = per_group[:max_findings]
         n_people = int(self.frame["n"].sum())
         head = (
-            f"{self.title}: {len(self.frame)} groups, {n_people:,} people; metrics "
-            f"{', '.join(self.metrics)}; alpha = {self.alpha:g}"
+            f"{display_label(self.title)}: {len(self.frame)} groups, "
+            f"{n_people:,} people; metrics {', '.join(self.metrics)}; "
+            f"alpha = {self.alpha:g}"
             + (f" ({self.correction}-adjusted)" if self.correction else "")
         )
         body = [f"- {x}" for x in shown]
@@ -276,18 +286,75 @@ class AuditReport:
         return display.figure_
 
     # -- output --------------------------------------------------------------------
-    def to_csv(self, path=None):
-        """The per-group ``frame`` as CSV (written to ``path`` when given)."""
-        text = self.frame.to_csv()
+    def to_csv(self, path=None, *, escape_formulas=True, force=False):
+        """The per-group ``frame`` as CSV (written to ``path`` when given).
+
+        The CSV is meant to be opened in a spreadsheet, so its text (group
+        labels, the index and column names; never numbers, so ``-0.12`` stays a
+        number) is made safe to show:
+
+        - a text cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a
+          carriage return gets a leading single quote (``'=1+1``), so that a
+          spreadsheet shows it instead of running it as a formula (CSV
+          injection); ``escape_formulas=False`` writes such labels unquoted;
+        - control characters (e.g. NUL, newline) and Unicode bidirectional
+          controls (e.g. U+202E) are written as visible escapes (``\\x00``,
+          ``\\u202e``).
+
+        For the exact labels use :attr:`frame` or :meth:`to_json`.
+
+        Parameters
+        ----------
+        path : str or path-like, default=None
+            Where to write the file (UTF-8). The file is replaced whole
+            (written to a temporary file, then renamed); an empty path, a
+            directory or a symbolic link (without ``force``) is refused.
+        escape_formulas : bool, default=True
+            Quote text cells that a spreadsheet would run as a formula.
+        force : bool, default=False
+            Write through a symbolic link at ``path`` to the file it points to.
+
+        Returns
+        -------
+        str
+            The CSV text.
+
+        Examples
+        --------
+        >>> from sklearn_smallfair.audit import audit_predictions
+        >>> report = audit_predictions(
+        ...     [1, 0, 1, 0, 1, 0, 1, 0], [1, 0, 0, 0, 1, 1, 1, 0],
+        ...     sensitive_features=["=1+1"] * 4 + ["b"] * 4, tests=())
+        >>> [line.split(",")[0] for line in report.to_csv().splitlines()]
+        ['group', "'=1+1", 'b']
+        """
+        text = csv_safe(self.frame, escape_formulas=escape_formulas).to_csv()
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            write_atomic(path, text, what="the CSV", force=force)
         return text
 
-    def to_json(self, path=None):
+    def to_json(self, path=None, *, force=False):
         """The report as JSON: settings, findings and all tables.
 
-        Returns the JSON text and writes it to ``path`` when given.
+        Returns the JSON text and writes it to ``path`` when given. The tables
+        keep the labels' exact values (the findings show them as
+        :meth:`summary` does); JSON writes every non-ASCII and control
+        character as an escape (``\\u202e``).
+
+        Parameters
+        ----------
+        path : str or path-like, default=None
+            Where to write the file; replaced whole, as with :meth:`to_csv`.
+        force : bool, default=False
+            Write through a symbolic link at ``path`` to the file it points to.
+
+        Returns
+        -------
+        str
+            The JSON text.
         """
+        if path is not None:
+            check_destination(path, force=force)
         payload = {
             "title": self.title,
             "version": __version__,
@@ -308,30 +375,41 @@ class AuditReport:
         }
         text = json.dumps(payload, indent=2, default=str)
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            write_atomic(path, text, what="the JSON", force=force)
         return text
 
-    def to_html(self, path=None, *, include_plots=True):
+    def to_html(self, path=None, *, include_plots=True, force=False):
         """One self-contained HTML file: summary, tables and embedded plots.
 
         The page has inline CSS and PNG images as data URIs and loads nothing.
-        Every user-supplied string (group names, the title) is escaped, and a
-        content security policy forbids scripts altogether.
+        Every user-supplied string (group names, the title) is escaped: as HTML,
+        and with control and Unicode bidirectional characters shown as visible
+        escapes (``\\u202e``) so that a label cannot reorder the text around
+        it; a content security policy forbids scripts altogether.
 
         Parameters
         ----------
         path : str or path-like, default=None
-            Where to write the file (UTF-8).
+            Where to write the file (UTF-8). The file is replaced whole
+            (written to a temporary file, then renamed); an empty path, a
+            directory or a symbolic link (without ``force``) is refused.
         include_plots : bool, default=True
             Embed :meth:`plot` as a PNG (skipped, with a note, when matplotlib
             is not installed).
+        force : bool, default=False
+            Write through a symbolic link at ``path`` to the file it points to.
 
         Returns
         -------
         str
             The HTML text.
         """
-        esc = html.escape
+        if path is not None:
+            check_destination(path, force=force)  # fail before the plots
+
+        def esc(text):
+            return html.escape(display_label(text))
+
         plots = ""
         if include_plots:
             try:
@@ -392,7 +470,7 @@ class AuditReport:
             css=_CSS,
         )
         if path is not None:
-            Path(path).write_text(page, encoding="utf-8")
+            write_atomic(path, page, what="the HTML report", force=force)
         return page
 
     def _display_table(self):
@@ -413,8 +491,11 @@ def _round(frame):
 
 
 def _html_table(frame, index=True):
-    """An escaped HTML table (pandas escapes cell, index and header text)."""
-    return frame.to_html(
+    """An escaped HTML table (pandas escapes cell, index and header text).
+
+    Text is first made displayable (:func:`display_label`).
+    """
+    return display_frame(frame).to_html(
         escape=True, border=0, classes="data", na_rep="undefined", index=index
     )
 
