@@ -11,7 +11,10 @@ Subcommands:
 User mistakes (missing files or columns, bad labels, bad option values) end with
 one line on stderr, ``smallfair: error: ...``, and exit code 2 (usage) or 1
 (data); with ``--debug``, errors raised by the library propagate with their
-traceback.
+traceback. Outputs are written whole (temporary file, then rename), never over
+an input file and never through a symbolic link without ``--force``; labels are
+printed with control and bidirectional characters escaped. SIGTERM stops a run
+like Ctrl-C, worker processes included (exit code 143).
 
 Layout: ``_main`` builds the parser from the subcommand modules (``_demo``,
 ``_audit``, ``_experiment``) and runs them; ``_options`` holds the errors, the

@@ -10,10 +10,12 @@ from sklearn.exceptions import UndefinedMetricWarning
 
 from ._io import (
     _agg_backend,
+    _check_distinct,
     _check_output,
     _line_of,
     _read_csv,
     _require_columns,
+    _show,
     _summary,
     _write,
 )
@@ -21,10 +23,12 @@ from ._options import (
     EXIT_OK,
     CLIError,
     _add_command,
+    _add_force,
     _check_metrics,
     _non_negative_float,
     _probability,
     _seed,
+    _separator,
     _UsageError,
 )
 
@@ -138,7 +142,11 @@ def add_parser(subparsers):
         help="the positive class (default: 1, or True)",
     )
     parser.add_argument(
-        "--sep", default=",", metavar="CHAR", help="CSV field delimiter (default: ,)"
+        "--sep",
+        type=_separator,
+        default=",",
+        metavar="CHAR",
+        help="CSV field delimiter, one character; \\t for a tab (default: ,)",
     )
     parser.add_argument(
         "--out",
@@ -159,6 +167,7 @@ def add_parser(subparsers):
         default=0,
         help="seed of the Monte Carlo parts (default: 0)",
     )
+    _add_force(parser)
     return parser
 
 
@@ -280,12 +289,14 @@ def run(args, out):
     twice = sorted({g for g in groups if groups.count(g) > 1})
     if twice:
         raise _UsageError(f"--group lists column(s) {twice} more than once")
-    for option, path in (
+    outputs = [
         ("--out", args.out),
         ("--csv-out", args.csv_out),
         ("--json-out", args.json_out),
-    ):
-        _check_output(path, option)
+    ]
+    for option, path in outputs:
+        _check_output(path, option, force=args.force)
+    _check_distinct([("--csv", args.csv)], outputs)
     frame = _read_csv(args.csv, sep=args.sep)
     _require_columns(frame, [args.target, args.prediction, *groups], args.csv)
     y_true = _label_column(frame, args.target, args.csv)
@@ -327,13 +338,17 @@ def run(args, out):
             title=title,
         )
     _agg_backend()
-    written = [("HTML report", _write(report.to_html, args.out, "the HTML report"))]
+    force = args.force
+    path = _write(report.to_html(), args.out, "the HTML report", force=force)
+    written = [("HTML report", path)]
     if args.csv_out:
-        written.append(("CSV table", _write(report.to_csv, args.csv_out, "the CSV")))
+        path = _write(report.to_csv(), args.csv_out, "the CSV", force=force)
+        written.append(("CSV table", path))
     if args.json_out:
-        written.append(("JSON", _write(report.to_json, args.json_out, "the JSON")))
+        path = _write(report.to_json(), args.json_out, "the JSON", force=force)
+        written.append(("JSON", path))
     print(_summary(report), file=out)
     print(file=out)
     for what, path in written:
-        print(f"{what}: {path}", file=out)
+        print(f"{what}: {_show(path)}", file=out)
     return EXIT_OK

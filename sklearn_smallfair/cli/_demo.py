@@ -11,8 +11,8 @@ import pandas as pd
 
 from .. import __version__
 from .._confusion import CELLS
-from ._io import _agg_backend, _check_output, _summary, _write
-from ._options import EXIT_OK, _add_command, _non_negative_float, _seed
+from ._io import _agg_backend, _check_output, _show, _summary, _write
+from ._options import EXIT_OK, _add_command, _add_force, _non_negative_float, _seed
 
 NAME = "demo"
 
@@ -71,6 +71,7 @@ def add_parser(subparsers):
         default=0,
         help="seed of the random draws (default: 0)",
     )
+    _add_force(parser)
     return parser
 
 
@@ -96,7 +97,7 @@ def run(args, out):
     from ..metrics import group_metrics
     from ..smoothing import CrossPriorSmoothing
 
-    _check_output(args.out, "--out")
+    _check_output(args.out, "--out", force=args.force)
     # each group against all other defendants (ALL counts every race)
     groups, reference = load_published_groups("COMPAS")
     groups.index = reference.index = groups.index.str.removeprefix("COMPAS|")
@@ -111,7 +112,7 @@ def run(args, out):
     )
     report.reference = "rest"  # the explicit matrices are "everyone else"
     _agg_backend()
-    path = _write(report.to_html, args.out, "the HTML report")
+    path = _write(report.to_html(), args.out, "the HTML report", force=args.force)
 
     print(
         f"sklearn-smallfair {__version__}: audit of the published COMPAS "
@@ -149,7 +150,7 @@ def run(args, out):
     with pd.option_context("display.width", 120):
         print(pd.concat([small, sub[cols].round(3)], axis=1).to_string(), file=out)
     print(
-        f"\nHTML report: {path}\nNext: smallfair audit --csv predictions.csv "
+        f"\nHTML report: {_show(path)}\nNext: smallfair audit --csv predictions.csv "
         "--target y --prediction y_pred --group race (see smallfair audit --help).",
         file=out,
     )

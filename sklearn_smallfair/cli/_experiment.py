@@ -10,11 +10,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._io import _agg_backend, _check_output, _write, read_group_counts
+from .._output import csv_safe
+from ._io import (
+    _agg_backend,
+    _check_distinct,
+    _check_output,
+    _show,
+    _write,
+    read_group_counts,
+)
 from ._options import (
     EXIT_OK,
     CLIError,
     _add_command,
+    _add_force,
     _check_metrics,
     _jobs,
     _non_negative_float,
@@ -165,6 +174,7 @@ def add_parser(subparsers):
         action="store_true",
         help="no progress bar (shown on stderr when tqdm is installed)",
     )
+    _add_force(parser)
     return parser
 
 
@@ -188,7 +198,7 @@ def _experiment_data(dataset):
     return counts, reference, dataset
 
 
-def _plot_experiment(results, metrics, statistic, path):
+def _plot_experiment(results, metrics, statistic, path, *, force=False):
     import matplotlib.pyplot as plt
 
     from ..model_selection import DownsamplingDisplay
@@ -214,7 +224,13 @@ def _plot_experiment(results, metrics, statistic, path):
             )
         for ax in axes.ravel()[k:]:
             ax.set_visible(False)
-        return _write(lambda p: fig.savefig(p, dpi=120), path, "the plot")
+        fmt = Path(path).suffix.lower().lstrip(".")
+        return _write(
+            lambda fh: fig.savefig(fh, format=fmt, dpi=120),
+            path,
+            "the plot",
+            force=force,
+        )
     finally:
         plt.close(fig)
 
@@ -269,8 +285,12 @@ def run(args, out):
     estimators = {"raw": None}
     for lam in args.lam:
         estimators.setdefault(f"cps_{lam:g}", CrossPriorSmoothing(lam=lam))
-    _check_output(args.out, "--out")
-    _check_output(args.plot, "--plot")
+    _check_output(args.out, "--out", force=args.force)
+    _check_output(args.plot, "--plot", force=args.force)
+    dataset_file = None if args.dataset.lower() in _PUBLISHED else args.dataset
+    _check_distinct(
+        [("--dataset", dataset_file)], [("--out", args.out), ("--plot", args.plot)]
+    )
     if args.plot:
         _agg_backend()
         try:
@@ -292,7 +312,7 @@ def run(args, out):
     counts, reference, source = _experiment_data(args.dataset)
     progress = not args.no_progress and _has_tqdm()
     print(
-        f"Downsampling experiment on {source}: {len(counts)} group(s), sizes "
+        f"Downsampling experiment on {_show(source)}: {len(counts)} group(s), sizes "
         f"{sizes[0]}..{sizes[-1]} ({len(sizes)}), metrics {', '.join(metrics)}, "
         f"estimators {', '.join(estimators)}, method {args.method}"
         + (f" ({args.draws:,} draws)" if args.method == "montecarlo" else ""),
@@ -312,11 +332,14 @@ def run(args, out):
         random_state=args.seed,
         progress=progress,
     )
-    path = _write(lambda p: results.to_csv(p, index=False), args.out, "the results CSV")
+    text = csv_safe(results).to_csv(index=False)  # group labels from the dataset
+    path = _write(text, args.out, "the results CSV", force=args.force)
     print(file=out)
     _overview(results, out)
-    print(f"\nResults ({len(results):,} rows): {path}", file=out)
+    print(f"\nResults ({len(results):,} rows): {_show(path)}", file=out)
     if args.plot:
-        plot = _plot_experiment(results, metrics, args.statistic, args.plot)
-        print(f"Plot: {plot}", file=out)
+        plot = _plot_experiment(
+            results, metrics, args.statistic, args.plot, force=args.force
+        )
+        print(f"Plot: {_show(plot)}", file=out)
     return EXIT_OK

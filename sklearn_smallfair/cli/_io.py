@@ -1,9 +1,13 @@
 """Reading and writing the files of the ``smallfair`` command.
 
 Every failure to read or write becomes a :class:`CLIError` whose message names
-the file and the problem.
+the file and the problem. The command never writes over one of its inputs, two
+of its outputs are never the same file, and every output is written whole by
+:func:`~sklearn_smallfair._output.write_atomic` (a symbolic link is written
+through only with ``--force``).
 """
 
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -12,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .._confusion import CELLS
-from ._options import CLIError, _one_line
+from .._output import display_label, write_atomic
+from ._options import CLIError, _one_line, _UsageError
 
 _REF_CELLS = tuple(f"ref_{c}" for c in CELLS)
 
@@ -218,11 +223,31 @@ def read_group_counts(path):
 # ---------------------------------------------------------------------------
 
 
-def _check_output(path, option):
-    """Fail early (before any work) when ``path`` cannot be written."""
+def _check_output(path, option, *, force=False):
+    """Fail early (before any work) when ``path`` cannot be written.
+
+    Parameters
+    ----------
+    path : str or None
+        The value of the option; None when the option is not given.
+    option : str
+        The option, for the message (e.g. ``"--out"``).
+    force : bool, default=False
+        The value of ``--force``: accept a symbolic link.
+    """
     if path is None:
         return
+    if not str(path):
+        raise _UsageError(f"{option} is empty; give the name of the file to write")
     p = Path(path)
+    if p.is_symlink():
+        if not force:
+            raise _UsageError(
+                f"{option} {path} is a symbolic link (to {os.readlink(p)}); "
+                f"refusing to write through it: remove the link, choose another "
+                f"file, or pass --force to write to the file it points to"
+            )
+        p = Path(os.path.realpath(p))
     if p.is_dir():
         raise CLIError(f"{option} {path} is a directory; give a file name")
     parent = p.parent if str(p.parent) else Path(".")
@@ -230,15 +255,73 @@ def _check_output(path, option):
         raise CLIError(f"{option}: directory {parent} does not exist")
 
 
-def _write(writer, path, what):
-    """Call ``writer(path)``; return the absolute path written."""
+def _same_file(a, b):
+    """Whether the paths ``a`` and ``b`` name the same file (links resolved)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
     try:
-        writer(path)
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
+def _check_distinct(inputs, outputs):
+    """Usage error when an output is an input or two outputs are one file.
+
+    Parameters
+    ----------
+    inputs, outputs : list of (str, str or None)
+        ``(option, path)`` pairs; options not given have path None.
+    """
+    inputs = [(o, p) for o, p in inputs if p]
+    outputs = [(o, p) for o, p in outputs if p]
+    for out_option, out_path in outputs:
+        for in_option, in_path in inputs:
+            if _same_file(out_path, in_path):
+                raise _UsageError(
+                    f"{out_option} {out_path} is the input file of {in_option} "
+                    f"{in_path}; smallfair never writes over its input: choose "
+                    f"another file for {out_option}"
+                )
+    for (first, first_path), (second, second_path) in itertools.combinations(
+        outputs, 2
+    ):
+        if _same_file(first_path, second_path):
+            raise _UsageError(
+                f"{first} {first_path} and {second} {second_path} name the same "
+                f"file; give each output its own file"
+            )
+
+
+def _write(data, path, what, *, force=False):
+    """Write ``data`` to ``path`` whole; return the absolute path written.
+
+    Parameters
+    ----------
+    data : str, bytes or callable
+        The content, or a function writing it to a binary file object
+        (:func:`~sklearn_smallfair._output.write_atomic`).
+    path : str
+        The file.
+    what : str
+        What is written, for the message of a failure (e.g. "the CSV").
+    force : bool, default=False
+        The value of ``--force``.
+    """
+    try:
+        write_atomic(path, data, what=what, force=force)
+    except ValueError as exc:  # a link or a folder that appeared meanwhile
+        raise CLIError(f"cannot write {what} to {path}: {exc}") from None
     except OSError as exc:
         raise CLIError(
             f"cannot write {what} to {path}: {exc.strerror or exc}"
         ) from None
     return os.path.abspath(path)
+
+
+def _show(text):
+    """Text (a path, a label) as printed on the terminal."""
+    return display_label(text)
 
 
 def _agg_backend():

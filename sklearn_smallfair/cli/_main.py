@@ -6,7 +6,9 @@ code); listing the module in ``_COMMANDS`` adds the subcommand.
 """
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
 import textwrap
 
@@ -45,6 +47,41 @@ _EPILOG = textwrap.dedent(
     propagate with a traceback.
     """
 )
+
+
+# exit code of a run stopped by SIGTERM, as a shell reports it (128 + 15)
+EXIT_TERMINATED = 128 + 15
+EXIT_INTERRUPTED = 130
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised as an interruption so that it is cleaned up like Ctrl-C.
+
+    joblib stops its worker processes when the loop that waits for them is
+    interrupted; a plain SIGTERM would end this process and leave them running.
+    """
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """Within the block, SIGTERM raises :class:`_Terminated`; restored after.
+
+    Does nothing outside the main thread, where signal handlers cannot be set.
+    """
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except (ValueError, OSError, AttributeError):  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        # None: a handler not set from Python; the default is the closest
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def _build_parser():
@@ -89,7 +126,10 @@ def main(argv=None, out=None):
     Returns
     -------
     int
-        Exit code: 0 on success, 1 for data errors, 2 for usage errors.
+        Exit code: 0 on success, 1 for data errors, 2 for usage errors, 130
+        when interrupted (Ctrl-C), 143 when terminated (SIGTERM). An
+        interruption or a SIGTERM stops the worker processes of ``--jobs``
+        before returning.
 
     Examples
     --------
@@ -112,7 +152,11 @@ def main(argv=None, out=None):
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     debug = getattr(args, "debug", False)
     try:
-        return args.func(args, out)
+        with _sigterm_as_interrupt():
+            return args.func(args, out)
+    except _Terminated:
+        print("smallfair: terminated", file=err)
+        return EXIT_TERMINATED
     except BrokenPipeError:
         # the reader of our output went away (e.g. `smallfair demo | head`)
         try:
@@ -129,4 +173,4 @@ def main(argv=None, out=None):
         return _fail(exc, EXIT_DATA, err)
     except KeyboardInterrupt:
         print("smallfair: interrupted", file=err)
-        return 130
+        return EXIT_INTERRUPTED

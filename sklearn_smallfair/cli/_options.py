@@ -9,11 +9,17 @@ import re
 
 import numpy as np
 
+from .._output import display_label
+
 EXIT_OK = 0
 EXIT_DATA = 1
 EXIT_USAGE = 2
 
 _DEBUG_HELP = "let errors raised by the library propagate with a traceback"
+_FORCE_HELP = (
+    "write through an output file name that is a symbolic link, to the file it "
+    "points to (refused by default)"
+)
 
 
 # ---------------------------------------------------------------------------
@@ -55,7 +61,7 @@ def _one_line(text):
 
 
 def _fail(message, code, err):
-    print(f"smallfair: error: {_one_line(message)}", file=err)
+    print(f"smallfair: error: {display_label(_one_line(message))}", file=err)
     return code
 
 
@@ -90,6 +96,11 @@ def _add_command(subparsers, name, **kwargs):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         **kwargs,
     )
+
+
+def _add_force(parser):
+    """Add ``--force`` to the parser of a subcommand that writes files."""
+    parser.add_argument("--force", action="store_true", default=False, help=_FORCE_HELP)
 
 
 # ---------------------------------------------------------------------------
@@ -165,6 +176,45 @@ def _jobs(text):
     value = _whole_number(text)
     if value == 0:
         raise argparse.ArgumentTypeError("must not be 0 (use 1, N or -1 for all CPUs)")
+    return value
+
+
+# spelled-out delimiters that a shell makes awkward to type
+_SEPARATORS = {"\\t": "\t", "tab": "\t", "TAB": "\t"}
+
+
+def _separator(text):
+    r"""A CSV field delimiter: one character, or ``\t`` (or ``tab``) for a tab.
+
+    Parameters
+    ----------
+    text : str
+        The value of ``--sep``.
+
+    Returns
+    -------
+    str
+        The delimiter, one character.
+
+    Examples
+    --------
+    >>> _separator(";"), _separator("\\t"), _separator("tab")
+    (';', '\t', '\t')
+    >>> _separator("")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be one character (or \t for a tab), got ''
+    """
+    value = _SEPARATORS.get(text, text)
+    if len(value) != 1:
+        raise argparse.ArgumentTypeError(
+            f"must be one character (or \\t for a tab), got {text!r}"
+        )
+    if value in '"\n\r' or (not value.isprintable() and value != "\t"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} cannot separate CSV fields (it quotes or ends them); use "
+            f"e.g. ',', ';', '|' or \\t"
+        )
     return value
 
 
