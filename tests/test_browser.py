@@ -33,6 +33,13 @@ HOSTILE = (
     '"><svg onload=alert(1)>',
 )
 HOSTILE_TITLE = "<script>document.title='pwned'</script> audit"
+# labels that hide or reorder text, and a spreadsheet formula: (label, shown as)
+SPOOFING = (
+    ("invoice\u202efdp.exe", "invoice\\u202efdp.exe"),
+    ("nul\x00byte", "nul\\x00byte"),
+    ("isolate\u2067x\u2069", "isolate\\u2067x\\u2069"),
+    ("=cmd|' /C calc'!A0", "=cmd|' /C calc'!A0"),
+)
 
 CSP_META = re.compile(
     r"<meta\s+http-equiv=[\"']Content-Security-Policy[\"'][^>]*>", re.IGNORECASE
@@ -308,3 +315,24 @@ def test_original_report_screenshot_is_not_blank(browser, report_files):
     # text, table borders and the plot: many distinct colours, not a flat page
     colours = np.unique(pixels.reshape(-1, 3)[::7], axis=0).shape[0]
     assert colours > 20, colours
+
+
+def test_control_and_bidi_labels_show_escaped(browser, tmp_path):
+    rng = np.random.default_rng(1)
+    labels = [label for label, _ in SPOOFING]
+    groups = np.repeat(np.asarray(labels, dtype=object), 20)
+    y_true = rng.integers(0, 2, size=groups.shape[0])
+    y_pred = np.where(rng.random(groups.shape[0]) < 0.2, 1 - y_true, y_true)
+    report = audit_predictions(
+        y_true, y_pred, sensitive_features=groups, n_draws=500, tests=("match",)
+    )
+    page = tmp_path / "report.html"
+    report.to_html(page)
+    dom = _run_browser(browser, page.as_uri(), "--dump-dom")
+    text = "".join(_scan(dom).text)
+    for label, shown in SPOOFING:
+        assert shown in text, shown
+        if label != shown:
+            assert label not in text
+    for char in ("\u202e", "\u2067", "\u2069", "\x00"):
+        assert char not in dom
