@@ -1,6 +1,19 @@
 """Lazy access to matplotlib, an optional dependency (extra ``plot``)."""
 
-__all__ = ["_check_matplotlib"]
+from ._output import display_label
+
+__all__ = ["_check_matplotlib", "plot_text"]
+
+
+def plot_text(value):
+    """A label as matplotlib text: displayable, with ``$`` kept literal.
+
+    Control and bidirectional characters are escaped visibly
+    (:func:`~sklearn_smallfair._output.display_label`); matplotlib reads text
+    between two ``$`` as mathtext, so a label such as ``$\\frac$`` would otherwise
+    be parsed (and fail to draw).
+    """
+    return display_label(value).replace("$", r"\$")
 
 
 def _check_matplotlib(caller):

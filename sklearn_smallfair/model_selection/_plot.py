@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from .._params import BOOLEAN, HasMethods, StrOptions, validate_params
-from .._plotting import _check_matplotlib
+from .._plotting import _check_matplotlib, plot_text
 from .._validation import check_bool, check_choice, format_label, format_labels
 
 __all__ = ["DownsamplingDisplay", "plot_downsampling"]
@@ -371,7 +371,7 @@ class DownsamplingDisplay:
             created = False
         for panel, group in zip(axes, groups):
             draw(panel, curves[curves["group"] == group], lambda est, g=group: (g, est))
-            panel.set_title(str(group), fontsize="medium")
+            panel.set_title(plot_text(group), fontsize="medium")
             if not created:
                 panel.set_xlabel("subgroup size n")
                 panel.set_ylabel(f"{label} of {self.metric}")

@@ -413,3 +413,14 @@ def test_missing_matplotlib(exact, monkeypatch):
     )
     with pytest.raises(ImportError, match=r"pip install sklearn-smallfair\[plot\]"):
         disp.plot()
+
+
+def test_panel_titles_show_hidden_characters_and_dollars_literally(exact):
+    sub = exact[exact["group"].isin(["COMPAS|Black", "COMPAS|White"])].copy()
+    sub["group"] = sub["group"].map(
+        {"COMPAS|Black": "$\\frac$ x", "COMPAS|White": "inv\u202efdp"}
+    )
+    disp = plot_downsampling(sub, metric="tpr", by_group=True)
+    disp.figure_.canvas.draw()  # mathtext would fail on "$\frac$"
+    titles = {panel.get_title() for panel in np.ravel(disp.ax_) if panel.get_title()}
+    assert titles == {"\\$\\frac\\$ x", "inv\\u202efdp"}
