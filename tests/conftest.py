@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import sklearn
 
@@ -80,3 +81,15 @@ def routing():
     """Metadata routing on for one test (restored afterwards)."""
     with sklearn.config_context(enable_metadata_routing=True):
         yield
+
+
+@pytest.fixture
+def scored_data():
+    """``(X, y, A)``: 600 rows, 4 features, groups a/b/c of 60/30/10 %."""
+    rng = np.random.default_rng(0)
+    n = 600
+    X = pd.DataFrame(rng.normal(size=(n, 4)), columns=["x0", "x1", "x2", "x3"])
+    A = pd.Series(rng.choice(["a", "b", "c"], size=n, p=[0.6, 0.3, 0.1]), name="grp")
+    logit = X["x0"] + 0.5 * X["x1"] + (A == "c") * 0.8
+    y = pd.Series((logit + rng.normal(size=n) > 0).astype(int), name="y")
+    return X, y, A

@@ -24,19 +24,8 @@ from sklearn_smallfair.metrics import (
 from sklearn_smallfair.smoothing import CrossPriorSmoothing
 
 
-@pytest.fixture
-def data():
-    rng = np.random.default_rng(0)
-    n = 600
-    X = pd.DataFrame(rng.normal(size=(n, 4)), columns=["x0", "x1", "x2", "x3"])
-    A = pd.Series(rng.choice(["a", "b", "c"], size=n, p=[0.6, 0.3, 0.1]), name="grp")
-    logit = X["x0"] + 0.5 * X["x1"] + (A == "c") * 0.8
-    y = pd.Series((logit + rng.normal(size=n) > 0).astype(int), name="y")
-    return X, y, A
-
-
-def test_scorer_direct_call_equals_function(data, routing):
-    X, y, A = data
+def test_scorer_direct_call_equals_function(scored_data, routing):
+    X, y, A = scored_data
     est = LogisticRegression().fit(X, y)
     scorer = make_group_scorer("fpr", aggregate="difference")
     expected = aggregate_group_metric(
@@ -45,8 +34,8 @@ def test_scorer_direct_call_equals_function(data, routing):
     assert scorer(est, X, y, sensitive_features=A) == pytest.approx(-expected)
 
 
-def test_grid_search_with_routing(data, routing):
-    X, y, A = data
+def test_grid_search_with_routing(scored_data, routing):
+    X, y, A = scored_data
     scorer = make_group_scorer(
         "tpr", aggregate="difference", smoothing=CrossPriorSmoothing(lam=10)
     )
@@ -78,8 +67,8 @@ def test_grid_search_with_routing(data, routing):
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_cross_validate_with_routing_and_jobs(data, routing, n_jobs):
-    X, y, A = data
+def test_cross_validate_with_routing_and_jobs(scored_data, routing, n_jobs):
+    X, y, A = scored_data
     scorer = make_group_scorer("ppv", aggregate="ratio")
     res = cross_validate(
         LogisticRegression(),
@@ -105,8 +94,8 @@ def test_cross_validate_with_routing_and_jobs(data, routing, n_jobs):
     np.testing.assert_allclose(res["test_score"], ref["test_score"])
 
 
-def test_numpy_inputs_and_sample_weight_routing(data, routing):
-    X, y, A = data
+def test_numpy_inputs_and_sample_weight_routing(scored_data, routing):
+    X, y, A = scored_data
     X, y, A = X.to_numpy(), y.to_numpy(), A.to_numpy()
     w = np.random.default_rng(1).integers(1, 3, len(y)).astype(float)
     scorer = make_group_scorer("tpr").set_score_request(sample_weight=True)
@@ -133,8 +122,8 @@ def test_numpy_inputs_and_sample_weight_routing(data, routing):
     assert not np.allclose(res["test_score"], unweighted["test_score"])
 
 
-def test_alias_request_for_sensitive_features(data, routing):
-    X, y, A = data
+def test_alias_request_for_sensitive_features(scored_data, routing):
+    X, y, A = scored_data
     scorer = make_group_scorer("tpr").set_score_request(sensitive_features="groups")
     res = cross_validate(
         LogisticRegression(),
@@ -148,8 +137,8 @@ def test_alias_request_for_sensitive_features(data, routing):
     assert np.isfinite(res["test_score"]).all()
 
 
-def test_without_routing_error_explains_how_to_enable(data):
-    X, y, A = data
+def test_without_routing_error_explains_how_to_enable(scored_data):
+    X, y, A = scored_data
     scorer = make_group_scorer("tpr")
     with pytest.raises(ValueError, match=r"enable_metadata_routing=True"):
         cross_validate(
@@ -167,7 +156,7 @@ def test_without_routing_error_explains_how_to_enable(data):
         scorer(est, X, y, sensitive_features=A)
 
 
-def test_library_never_changes_global_config(data):
+def test_library_never_changes_global_config(scored_data):
     before = sklearn.get_config()["enable_metadata_routing"]
     make_group_scorer("tpr")
     aggregate_group_metric([1, 0], [1, 0], sensitive_features=["a", "b"])

@@ -3,7 +3,6 @@
 import pickle
 
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn.base import clone
 
@@ -13,17 +12,6 @@ from sklearn_smallfair.metrics import (
     make_group_scorer,
 )
 from sklearn_smallfair.smoothing import CrossPriorSmoothing
-
-
-@pytest.fixture
-def data():
-    rng = np.random.default_rng(0)
-    n = 600
-    X = pd.DataFrame(rng.normal(size=(n, 4)), columns=["x0", "x1", "x2", "x3"])
-    A = pd.Series(rng.choice(["a", "b", "c"], size=n, p=[0.6, 0.3, 0.1]), name="grp")
-    logit = X["x0"] + 0.5 * X["x1"] + (A == "c") * 0.8
-    y = pd.Series((logit + rng.normal(size=n) > 0).astype(int), name="y")
-    return X, y, A
 
 
 @pytest.mark.parametrize(
@@ -36,8 +24,8 @@ def data():
         ("min", lambda v: v.min()),
     ],
 )
-def test_aggregates_match_group_table(data, aggregate, expected):
-    X, y, A = data
+def test_aggregates_match_group_table(scored_data, aggregate, expected):
+    X, y, A = scored_data
     y_pred = (X["x0"] > 0).astype(int)
     values = group_metrics(y, y_pred, sensitive_features=A, metrics="tpr")["tpr"]
     got = aggregate_group_metric(
@@ -46,8 +34,8 @@ def test_aggregates_match_group_table(data, aggregate, expected):
     assert got == pytest.approx(expected(values.to_numpy()))
 
 
-def test_worst_for_lower_is_better_metric_is_max(data):
-    X, y, A = data
+def test_worst_for_lower_is_better_metric_is_max(scored_data):
+    X, y, A = scored_data
     y_pred = (X["x0"] > 0).astype(int)
     values = group_metrics(y, y_pred, sensitive_features=A, metrics="fpr")["fpr"]
     got = aggregate_group_metric(
@@ -56,8 +44,8 @@ def test_worst_for_lower_is_better_metric_is_max(data):
     assert got == pytest.approx(values.max())
 
 
-def test_callable_aggregate_and_smoothing(data):
-    X, y, A = data
+def test_callable_aggregate_and_smoothing(scored_data):
+    X, y, A = scored_data
     y_pred = (X["x0"] > 0).astype(int)
     cps = CrossPriorSmoothing(lam=20)
     table = group_metrics(y, y_pred, sensitive_features=A, metrics="ppv", smoothing=cps)
