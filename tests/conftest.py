@@ -71,12 +71,6 @@ def published_path(shared_file):
 
 
 @pytest.fixture
-def rng():
-    """A fresh, seeded random generator for one test."""
-    return np.random.default_rng(0)
-
-
-@pytest.fixture
 def routing():
     """Metadata routing on for one test (restored afterwards)."""
     with sklearn.config_context(enable_metadata_routing=True):
