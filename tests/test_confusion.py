@@ -704,3 +704,63 @@ def test_confusion_counts_returns_one_type_whatever_its_arguments():
     assert list(frame.index) == ["a", "b"] and frame.index.name == "group"
     assert_array_equal(frame.to_numpy(), counts)
     assert list(overall.to_frame().index) == ["all"]
+
+
+# ---------------------------------------------------------------------------
+# n_confusion_matrices and enumerate_confusion_matrices: checked n, bounded memory
+
+
+@pytest.mark.parametrize(
+    "n, error",
+    [
+        (-1, ValueError),
+        (-(10**9), ValueError),
+        (1.5, TypeError),
+        (2.0, TypeError),
+        (np.float64(3), TypeError),
+        (True, TypeError),
+        (np.True_, TypeError),
+        ("3", TypeError),
+        (None, TypeError),
+    ],
+)
+def test_n_confusion_matrices_bad_n(n, error):
+    with pytest.raises(error, match="n must be a non-negative integer"):
+        n_confusion_matrices(n)
+
+
+def test_n_confusion_matrices_any_size():
+    assert n_confusion_matrices(0) == 1
+    assert n_confusion_matrices(np.int64(150)) == 585276
+    assert n_confusion_matrices(10**6) == comb(10**6 + 3, 3)
+    assert n_confusion_matrices(10**30) == comb(10**30 + 3, 3)
+
+
+@pytest.mark.parametrize("n", [737, 10**4, 10**6, 10**18])
+def test_enumerate_confusion_matrices_above_the_bound(n):
+    with pytest.raises(ValueError) as exc:
+        enumerate_confusion_matrices(n)
+    message = str(exc.value)
+    assert f"size n={n}" in message
+    assert f"C(n + 3, 3) = {comb(n + 3, 3):,}" in message
+    assert "MAX_ENUMERATION_BYTES = 2 GiB (n <= 736)" in message
+    assert "n_confusion_matrices(n)" in message  # what to use instead
+
+
+def test_enumerate_confusion_matrices_bound_edge(monkeypatch):
+    from sklearn_smallfair import _confusion
+
+    monkeypatch.setattr(_confusion, "MAX_ENUMERATION_BYTES", comb(33, 3) * 4 * 8)
+    assert enumerate_confusion_matrices(30).shape == (comb(33, 3), 4)
+    with pytest.raises(ValueError, match=r"of memory, above the bound .*\(n <= 30\)"):
+        enumerate_confusion_matrices(31)
+
+
+def test_large_enumerations_are_not_cached():
+    from sklearn_smallfair._confusion import _ENUMERATION_CACHE_ROWS
+
+    assert enumerate_confusion_matrices(182) is enumerate_confusion_matrices(182)
+    assert comb(186, 3) > _ENUMERATION_CACHE_ROWS
+    a, b = enumerate_confusion_matrices(183), enumerate_confusion_matrices(183)
+    assert a is not b and not a.flags.writeable
+    assert_array_equal(a, b)

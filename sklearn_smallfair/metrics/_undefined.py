@@ -1,38 +1,121 @@
-"""Counting the undefined values ("holes") of a metric by exact enumeration."""
+"""Counting the undefined values ("holes") of a metric over all matrices of size n."""
+
+from math import comb
 
 import numpy as np
 
-from .._confusion import _check_size, enumerate_confusion_matrices
-from ._registry import get_metric
+from .._confusion import (
+    _check_enumeration,
+    _check_size,
+    enumerate_confusion_matrices,
+    n_confusion_matrices,
+)
+from ._registry import _REGISTRY, get_metric
 
 __all__ = ["count_undefined"]
 
+#: Matrices evaluated at once when holes are counted by enumeration: bounds the
+#: temporaries of the metric formula (a few hundred bytes a matrix).
+_CHUNK = 1 << 18
 
-def _n_defined(metric, n):
+
+def _closed_form(m):
+    """Hole count of a registry metric among the matrices of size ``n >= 1``, as a
+    function of ``n``; ``None`` when there is none (the holes are enumerated).
+
+    - binomial ``(c_i + c_j) / n`` and ``mb``: defined whenever ``n >= 1``;
+    - joint ratio ``c_i / (c_i + c_j)``: ``c_i = c_j = 0``, the other two cells any
+      split of ``n``: ``n + 1``;
+    - ``f1``: only ``TP = FN = FP = 0``: 1;
+    - ``f1_original`` (and ``FN / FP``, the component of ``te``): one cell is 0,
+      the other three any split of ``n``: ``C(n + 2, 2)``;
+    - ``mcc``: a zero margin; each of the four margins is zero on ``n + 1``
+      matrices, and the four matrices with a single non-empty cell have two zero
+      margins: ``4 (n + 1) - 4 = 4 n``.
+    """
+    te = _REGISTRY.get("te")
+    if te is not None and m is te.component:
+        return lambda n: comb(n + 2, 2)
+    if _REGISTRY.get(m.name) is not m:
+        return None  # a metric built outside the registry: nothing is known
+    if m.family == "binomial" or m.name == "mb":
+        return lambda n: 0
+    if m.family == "joint_ratio":
+        return lambda n: n + 1
+    return {
+        "f1": lambda n: 1,
+        "f1_original": lambda n: comb(n + 2, 2),
+        "mcc": lambda n: 4 * n,
+    }.get(m.name)
+
+
+def _n_undefined(metric, n, name):
+    """Holes of a single-group metric among the ``C(n + 3, 3)`` matrices of size
+    ``n``, and that number of matrices."""
+    n = _check_size(n, name)
+    total = n_confusion_matrices(n)
+    if n == 0:
+        # the only matrix of size 0 is (0, 0, 0, 0)
+        return int(not np.isfinite(metric.func(np.zeros(4)))), total
+    formula = _closed_form(metric)
+    if formula is not None:
+        return formula(n), total
+    _check_enumeration(
+        n,
+        f"count_undefined({metric.name!r}, {name}={n})",
+        f"{metric.name!r} has no closed-form hole count, so its holes are counted "
+        f"by enumerating the matrices; pass a smaller {name}.",
+    )
     cms = enumerate_confusion_matrices(n)
-    return int(np.isfinite(metric.func(cms)).sum()), cms.shape[0]
+    defined = 0
+    for lo in range(0, total, _CHUNK):
+        defined += int(np.isfinite(metric.func(cms[lo : lo + _CHUNK])).sum())
+    return total - defined, total
 
 
 def count_undefined(metric, n):
     """Number of confusion matrices of size ``n`` on which ``metric`` is undefined.
 
-    Counted by evaluating the registry's function on all ``C(n + 3, 3)`` matrices
-    with total ``n`` (see :func:`~sklearn_smallfair.enumerate_confusion_matrices`).
+    Among the ``C(n + 3, 3)`` matrices with total ``n`` (see
+    :func:`~sklearn_smallfair.enumerate_confusion_matrices`). Metrics of the
+    registry with a closed-form count use it for every ``n``, instantly:
+
+    - binomial metrics (``acc``, ``prev``, ...) and ``mb``: 0 for ``n >= 1``;
+    - joint-ratio metrics ``c_i / (c_i + c_j)`` (``tpr``, ``ppv``, ...): ``n + 1``;
+    - ``f1``: 1; ``f1_original``: ``C(n + 2, 2)``; ``mcc``: ``4 n`` (``n >= 1``);
+    - at ``n = 0`` the only matrix is ``(0, 0, 0, 0)``, on which every registry
+      metric is undefined.
+
+    The others (``pt``, or a :class:`~sklearn_smallfair.metrics.Metric` built
+    outside the registry) are counted by evaluating the metric's function on all
+    the matrices, which holds them in memory: ``C(n + 3, 3) x 4 x 8`` bytes. Above
+    ``MAX_ENUMERATION_BYTES`` of :mod:`sklearn_smallfair._confusion` (2 GiB, so
+    ``n <= 736``) a ``ValueError`` is raised instead.
+
     For a two-group metric the count is over all ordered pairs of matrices of
     sizes ``(n1, n2)``: a pair is undefined when either group's component is, so
-    the count ``N1 N2 - D1 D2`` is exact without materialising the pairs.
+    the count ``N1 N2 - D1 D2`` is exact without materialising the pairs (the
+    components of ``te`` and ``ofi`` have closed forms).
 
     Parameters
     ----------
     metric : str or Metric
         A registered metric name or alias.
     n : int or tuple of (int, int)
-        Matrix total; for two-group metrics an int (both groups of size ``n``) or
-        a pair ``(n1, n2)``.
+        Matrix total, a whole number ``>= 0``; for two-group metrics an int (both
+        groups of size ``n``) or a pair ``(n1, n2)``.
 
     Returns
     -------
     count : int
+
+    Raises
+    ------
+    TypeError
+        If ``n`` (or ``n1``, ``n2``) is not an integer.
+    ValueError
+        If it is negative, or if a metric without a closed form would need more
+        than ``MAX_ENUMERATION_BYTES`` of matrices.
 
     Examples
     --------
@@ -45,6 +128,10 @@ def count_undefined(metric, n):
     66
     >>> count_undefined("acc", 10)
     0
+    >>> count_undefined("tpr", 10**7)   # closed form: no enumeration
+    10000001
+    >>> count_undefined("pt", 10)       # no closed form: enumerated
+    48
     """
     m = get_metric(metric)
     if m.n_groups == 1:
@@ -52,11 +139,11 @@ def count_undefined(metric, n):
             raise TypeError(
                 f"n must be an int for the single-group metric {m.name!r}; got {n!r}."
             )
-        defined, total = _n_defined(m, _check_size(n))
-        return total - defined
+        undefined, _ = _n_undefined(m, n, "n")
+        return undefined
     sizes = n if isinstance(n, tuple) else (n, n)
     if len(sizes) != 2:
         raise ValueError(f"n must be an int or a pair (n1, n2); got {n!r}.")
-    d1, t1 = _n_defined(m.component, _check_size(sizes[0], "n1"))
-    d2, t2 = _n_defined(m.component, _check_size(sizes[1], "n2"))
-    return t1 * t2 - d1 * d2
+    h1, t1 = _n_undefined(m.component, sizes[0], "n1")
+    h2, t2 = _n_undefined(m.component, sizes[1], "n2")
+    return t1 * t2 - (t1 - h1) * (t2 - h2)

@@ -200,3 +200,100 @@ def test_count_undefined_numpy_integer_and_unknown_metric():
     assert count_undefined("te", (np.int32(2), 3)) == _te_closed_form(2, 3)
     with pytest.raises(ValueError, match="unknown metric"):
         count_undefined("nope", 3)
+
+
+# --------------------------------------------------------------------------------------
+# closed forms for any n, a bound on enumeration
+
+
+def test_closed_forms_need_no_enumeration(monkeypatch):
+    from sklearn_smallfair.metrics import _undefined
+
+    def refuse(n):
+        raise AssertionError(f"enumerated the matrices of size {n}")
+
+    monkeypatch.setattr(_undefined, "enumerate_confusion_matrices", refuse)
+    n = 10**7
+    assert count_undefined("tpr", n) == n + 1
+    assert count_undefined("ppv", 10**12) == 10**12 + 1
+    assert count_undefined("mcc", n) == 4 * n
+    assert count_undefined("f1", n) == 1
+    assert count_undefined("f1_original", n) == comb(n + 2, 2)
+    assert count_undefined("acc", n) == 0
+    assert count_undefined("mb", n) == 0
+    assert count_undefined("te", (n, 3)) == _te_closed_form(n, 3)
+    assert count_undefined("ofi", (n, n)) == 0
+    for name in [*BINOMIAL, *JOINT_RATIO, "f1", "f1_original", "mcc", "mb"]:
+        assert count_undefined(name, 0) == 1
+
+
+@pytest.mark.parametrize(
+    "name", [*BINOMIAL, *JOINT_RATIO, "f1", "f1_original", "mcc", "mb"]
+)
+def test_closed_forms_equal_the_enumeration(name):
+    from sklearn_smallfair.metrics._registry import get_metric
+
+    func = get_metric(name).func
+    for n in range(0, 61):
+        expected = int((~np.isfinite(func(enumerate_confusion_matrices(n)))).sum())
+        assert count_undefined(name, n) == expected, n
+
+
+def test_te_component_closed_form_equals_the_enumeration():
+    from sklearn_smallfair.metrics._registry import get_metric
+
+    component = get_metric("te").component
+    for n in range(0, 41):
+        values = component.func(enumerate_confusion_matrices(n))
+        holes = int((~np.isfinite(values)).sum())  # 0/0 and x/0
+        assert holes == comb(n + 2, 2)
+        assert count_undefined("te", (n, 1)) == _te_closed_form(n, 1)
+
+
+def test_enumeration_only_metric_above_the_bound():
+    with pytest.raises(ValueError) as exc:
+        count_undefined("pt", 10**7)
+    message = str(exc.value)
+    assert "count_undefined('pt', n=10000000)" in message
+    assert "MAX_ENUMERATION_BYTES = 2 GiB (n <= 736)" in message
+    assert "4.518 ZiB of memory" in message  # the memory it would need
+    assert "no closed-form hole count" in message and "smaller n" in message
+    with pytest.raises(ValueError, match="count_undefined\\('pt', n=737\\)"):
+        count_undefined("pt", 737)
+
+
+def test_enumeration_bound_is_checked_before_enumerating(monkeypatch):
+    from sklearn_smallfair import _confusion
+    from sklearn_smallfair._confusion import _enumeration_bytes
+
+    monkeypatch.setattr(_confusion, "MAX_ENUMERATION_BYTES", _enumeration_bytes(20))
+    assert count_undefined("pt", 20) == len(_pt_holes_fraction(20))
+    with pytest.raises(ValueError, match=r"\(n <= 20\)"):
+        count_undefined("pt", 21)
+
+
+def test_metric_outside_the_registry_is_enumerated():
+    # same name and family as tpr but another function: no closed form assumed
+    from dataclasses import replace
+
+    from sklearn_smallfair.metrics._registry import get_metric
+
+    tpr = get_metric("tpr")
+    custom = replace(tpr, func=lambda c: np.asarray(c, dtype=float)[..., 0] / 1.0)
+    assert custom == tpr  # the dataclass ignores func in comparisons
+    assert count_undefined(custom, 10) == 0
+    assert count_undefined(tpr, 10) == 11
+    with pytest.raises(ValueError, match="MAX_ENUMERATION_BYTES"):
+        count_undefined(custom, 10**4)
+
+
+@pytest.mark.parametrize(
+    "n, error, match",
+    [
+        ((10**6, -1), ValueError, "n2 must be a non-negative integer"),
+        ((1.5, 3), TypeError, "n1 must be a non-negative integer"),
+    ],
+)
+def test_two_group_n_checked_with_closed_forms(n, error, match):
+    with pytest.raises(error, match=match):
+        count_undefined("te", n)
