@@ -2,7 +2,9 @@
 
 import hashlib
 import json
+import math
 import os
+import warnings
 from collections.abc import Mapping
 from functools import lru_cache
 from math import comb
@@ -13,6 +15,8 @@ import pandas as pd
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._confusion import (
+    _format_bytes,
+    _largest_n,
     _logpmf_by_group,
     enumerate_confusion_matrices,
     n_confusion_matrices,
@@ -27,6 +31,7 @@ from .._validation import (
     format_label,
     format_labels,
 )
+from ..exceptions import CheckpointWarning
 from ..metrics import get_metric, get_metrics
 from ..smoothing import CrossPriorSmoothing
 from ._split import _check_sizes
@@ -45,7 +50,22 @@ _HISTOGRAM_MAX = 2_000_000
 _BLOCK = 1 << 16
 _KEYS = ["group", "n", "metric", "estimator"]
 _STATS = ["mse", "bias", "variance", "p_undefined"]
-_CHECKPOINT_FORMAT = 1
+_CHECKPOINT_FORMAT = 2
+#: Compositions of at most this many rows are kept in memory between calls.
+_CACHE_ROWS = 1 << 18
+#: Largest total work of one call, in (group, matrix) evaluations summed over the
+#: sizes: ``n_draws`` per group and size for Monte Carlo draws made one by one,
+#: the number of enumerated matrices (or block-sum vectors) per group and size
+#: for ``method="exact"`` and for Monte Carlo histograms. 10^11 evaluations take
+#: several hours of one core.
+MAX_WORK = 10**11
+#: Largest memory of one size in one job: the exact sums and the Monte Carlo
+#: histograms hold every matrix (or block-sum vector) of the size with its
+#: probability for every group, about ``rows x (12 + 2 n_groups) x 8`` bytes.
+MAX_SIZE_BYTES = 2 * 1024**3
+#: Largest ``n_draws``: the draws of a Monte Carlo histogram are counted in
+#: float64, exact up to 2^53.
+_MAX_DRAWS = 2**53
 
 
 def _check_estimators(estimators):
@@ -71,11 +91,25 @@ def _check_estimators(estimators):
 # ---------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=64)
 def _compositions(n, k):
-    """All ``(b_0, ..., b_{k-1}) >= 0`` summing to ``n``, ordered by :func:`_rank`."""
+    """All ``(b_0, ..., b_{k-1}) >= 0`` summing to ``n``, ordered by :func:`_rank`.
+
+    Read-only; cached when small (at most ``_CACHE_ROWS`` rows), so that a run
+    over large sizes does not keep every size's array alive.
+    """
     if k == 4:
         return enumerate_confusion_matrices(n)
+    if comb(n + k - 1, k - 1) <= _CACHE_ROWS:
+        return _compositions_cached(n, k)
+    return _build_compositions(n, k)
+
+
+@lru_cache(maxsize=64)
+def _compositions_cached(n, k):
+    return _build_compositions(n, k)
+
+
+def _build_compositions(n, k):
     if k == 3:
         # (n - s, i, s - i) for s = 0..n, i = 0..s: rank s (s + 1) / 2 + i
         s = np.repeat(np.arange(n + 1), np.arange(1, n + 2))
@@ -422,6 +456,90 @@ def _tasks(sizes, method, n_draws):
 
 
 # ---------------------------------------------------------------------------
+# Bounds on the requested work, checked before any work
+# ---------------------------------------------------------------------------
+
+
+def _size_load(n, plan, method, n_draws):
+    """``(work, rows)`` of one size for one group.
+
+    ``work``: matrices evaluated (drawn one by one, or enumerated); ``rows``: the
+    largest array of matrices (or block-sum vectors) held with their
+    probabilities, 0 for draws made one by one (held ``_MAX_CHUNK`` at a time).
+    """
+    full = n_confusion_matrices(n)
+    if method == "montecarlo":
+        if full > min(n_draws, _HISTOGRAM_MAX):
+            return n_draws, 0
+        return full, full
+    supports = [comb(n + len(blocks) - 1, len(blocks) - 1) for blocks, _ in plan]
+    return sum(supports), max(supports)
+
+
+def _size_bytes(rows, n_groups):
+    """Memory of a size whose largest array has ``rows`` rows (see MAX_SIZE_BYTES)."""
+    return rows * (12 + 2 * n_groups) * 8
+
+
+def _check_work(sizes, n_groups, plan, method, n_draws):
+    """Refuse a call whose work exceeds ``MAX_WORK`` or one of whose sizes needs
+    more than ``MAX_SIZE_BYTES``, saying which parameter to change."""
+    loads = [_size_load(int(n), plan, method, n_draws) for n in sizes]
+    heavy = [(int(n), rows) for n, (_, rows) in zip(sizes, loads, strict=True) if rows]
+    if heavy:
+        n, rows = max(heavy, key=lambda t: t[1])
+        need = _size_bytes(rows, n_groups)
+        if need > MAX_SIZE_BYTES:
+            if method == "exact":
+                largest = _largest_n(
+                    lambda m: (
+                        _size_bytes(_size_load(m, plan, method, n_draws)[1], n_groups)
+                        <= MAX_SIZE_BYTES
+                    )
+                )
+                hint = (
+                    f"Use sizes up to {largest} with these metrics and groups, "
+                    f"fewer groups per call, or method='montecarlo' (n_draws "
+                    f"matrices per group and size, whatever the size)."
+                )
+            else:
+                hint = (
+                    f"Lower n_draws below {n_confusion_matrices(n):,} (the number of "
+                    f"matrices of size {n}) to draw the matrices one by one, or pass "
+                    f"fewer groups per call."
+                )
+            raise ValueError(
+                f"sizes: size {n} with method={method!r} holds {rows:,} matrices "
+                f"with their probabilities for {n_groups} group(s), about "
+                f"{_format_bytes(need)} of memory per job, above the bound "
+                f"MAX_SIZE_BYTES = {_format_bytes(MAX_SIZE_BYTES)}. {hint}"
+            )
+    work = n_groups * sum(w for w, _ in loads)
+    if work > MAX_WORK:
+        direct = sum(1 for _, rows in loads if not rows)
+        enumerated = sum(rows for _, rows in loads)
+        most = (MAX_WORK // n_groups - enumerated) // max(direct, 1)
+        if method == "montecarlo" and direct and most >= 1:
+            hint = (
+                f"Lower n_draws (at most about {most:,} here), or request fewer "
+                f"sizes or groups."
+            )
+        elif method == "montecarlo":
+            hint = "Request fewer sizes or groups per call."
+        else:
+            hint = (
+                "Request fewer or smaller sizes, or use method='montecarlo' (n_draws "
+                "matrices per group and size, whatever the size)."
+            )
+        raise ValueError(
+            f"the requested work, {work:,} (group, matrix) evaluations over "
+            f"{n_groups} group(s) and {len(loads)} size(s) with method={method!r}"
+            + (f" and n_draws={n_draws:,}" if method == "montecarlo" else "")
+            + f", is above the bound MAX_WORK = {MAX_WORK:,}. {hint}"
+        )
+
+
+# ---------------------------------------------------------------------------
 # Checkpoint: one JSON line per finished size, after a header with the
 # fingerprint of the arguments
 # ---------------------------------------------------------------------------
@@ -458,58 +576,273 @@ def _fingerprint(
     return hashlib.sha256(blob).hexdigest()
 
 
-class _Checkpoint:
-    """Append-only record of finished sizes; survives a kill at any point."""
+_CHECKPOINT_KIND = "sklearn_smallfair.downsampling_experiment"
+_HEX = frozenset(b"0123456789abcdef")
 
-    def __init__(self, path, fingerprint, shape):
+
+def _header(fingerprint):
+    return (
+        json.dumps(
+            {
+                "checkpoint": _CHECKPOINT_KIND,
+                "format": _CHECKPOINT_FORMAT,
+                "fingerprint": fingerprint,
+            }
+        )
+        + "\n"
+    )
+
+
+#: Header lines that a run killed while creating the file may have cut short:
+#: this format's and the previous one's (``{"fingerprint": ...}``).
+_HEADER_TEMPLATES = (
+    _header("0" * 64).encode(),
+    (json.dumps({"fingerprint": "0" * 64}) + "\n").encode(),
+)
+
+
+def _is_cut_header(data):
+    """Whether ``data`` (no newline) is empty or the start of a header line."""
+    for template in _HEADER_TEMPLATES:
+        start = template.index(b'"fingerprint": "') + len(b'"fingerprint": "')
+        if len(data) < len(template) and all(
+            (c in _HEX) if start <= i < start + 64 else c == template[i]
+            for i, c in enumerate(data)
+        ):
+            return True
+    return False
+
+
+def _is_cut_record(data):
+    """Whether ``data`` (no newline) can be the start of a record cut by a kill."""
+    start = b'{"n": '
+    return all(32 <= c < 127 for c in data) and (
+        start.startswith(data) or data.startswith(start)
+    )
+
+
+def _nan_to_none(values):
+    if isinstance(values, list):
+        return [_nan_to_none(v) for v in values]
+    return None if values != values else values
+
+
+def _checksum(fingerprint, n, stats):
+    """SHA-256 of a record's canonical content, bound to the run's fingerprint."""
+    body = json.dumps({"n": n, "stats": stats}, separators=(",", ":"))
+    return hashlib.sha256(f"{fingerprint}\n{body}".encode()).hexdigest()
+
+
+class _CorruptRecord(Exception):
+    def __init__(self, reason, n=None):
+        super().__init__(reason)
+        self.reason, self.n = reason, n
+
+
+class _Checkpoint:
+    """Append-only record of finished sizes; survives a kill at any point.
+
+    Line 1 is a header with the fingerprint of the arguments; each further line
+    records one size: ``{"n": n, "stats": [...], "sha256": checksum}`` with the
+    statistics nested as ``(group, estimator, metric, statistic)``, ``null`` for
+    an undefined one, and the SHA-256 of the canonical ``{"n", "stats"}`` content
+    and of the fingerprint. Lines are appended whole and synced; the header is
+    written to a temporary file renamed into place.
+    """
+
+    def __init__(self, path, fingerprint, shape, labels, finite_targets):
         self.path = os.fspath(path)
+        self.fingerprint = fingerprint
         self.shape = shape
+        self.labels = labels  # groups, estimators, metrics, statistics
+        self.finite_targets = finite_targets
         self.done = {}
         if os.path.exists(self.path):
-            self._load(fingerprint)
+            self._load()
         else:
-            with open(self.path, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps({"fingerprint": fingerprint}) + "\n")
+            self._create()
+
+    def _create(self):
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(_header(self.fingerprint))
                 fh.flush()
                 os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
 
-    def _load(self, fingerprint):
-        with open(self.path, encoding="utf-8") as fh:
-            text = fh.read()
-        lines = text.split("\n")
-        try:
-            header = json.loads(lines[0])["fingerprint"]
-        except (ValueError, KeyError, TypeError):
-            raise ValueError(
-                f"checkpoint={self.path!r} is not a downsampling checkpoint file; "
-                f"pass a new path or delete the file."
-            ) from None
-        if header != fingerprint:
-            raise ValueError(
-                f"checkpoint={self.path!r} was written by a run with other "
-                f"arguments (data, metrics, estimators, method, sampling, n_draws "
-                f"or random_state); rerun with the same arguments, or pass a new "
-                f"path (or delete the file) to start afresh."
+    def _error(self, message):
+        return ValueError(f"checkpoint={self.path!r} {message}")
+
+    def _load(self):
+        with open(self.path, "rb") as fh:
+            data = fh.read()
+        if b"\n" not in data:
+            if not _is_cut_header(data):
+                raise self._error(
+                    "is not a downsampling checkpoint file (line 1 is not a "
+                    "checkpoint header); pass a new path or delete the file."
+                )
+            warnings.warn(
+                f"checkpoint={self.path!r} is "
+                + ("empty" if not data else "cut short inside its header")
+                + " (a run killed while creating it?); it records nothing, so it "
+                "is started afresh.",
+                CheckpointWarning,
+                stacklevel=4,
             )
-        complete = lines[1:-1] if not text.endswith("\n") else lines[1:]
-        for line in complete:
-            if not line:
-                continue
+            self._create()
+            return
+        *lines, tail = data.split(b"\n")
+        self._check_header(lines[0])
+        seen = {}
+        for number, raw in enumerate(lines[1:], start=2):
             try:
-                record = json.loads(line)
-                stats = np.array(record["stats"], dtype=np.float64)
-            except (ValueError, KeyError, TypeError):
-                continue  # a record cut short by a kill
-            if stats.shape == self.shape:
-                self.done[int(record["n"])] = stats
-        if not text.endswith("\n"):
-            # drop the partial last record before appending
-            keep = text[: text.rfind("\n") + 1]
-            with open(self.path, "w", encoding="utf-8") as fh:
-                fh.write(keep)
+                n, stats = self._record(raw)
+            except _CorruptRecord as exc:
+                size = "" if exc.n is None else f" (size {exc.n})"
+                raise self._error(
+                    f"has a corrupt record on line {number}{size}: {exc.reason}. The "
+                    f"file was modified or damaged: delete that line (its size is "
+                    f"then recomputed), or pass a new path (or delete the file) to "
+                    f"start afresh."
+                ) from None
+            if n in seen:
+                raise self._error(
+                    f"records size {n} twice, on lines {seen[n]} and {number}; a run "
+                    f"records each size once, so the file was edited or written by "
+                    f"two runs at once. Delete one of the lines (or the file) and "
+                    f"rerun."
+                )
+            seen[n] = number
+            self.done[n] = stats
+        if tail:
+            if not _is_cut_record(tail):
+                raise self._error(
+                    f"has a corrupt record on line {len(lines) + 1}: an incomplete "
+                    f"last line that is not a record cut short. The file was modified "
+                    f"or damaged: delete that line, or pass a new path (or delete the "
+                    f"file) to start afresh."
+                )
+            # a record cut short by a kill: drop it before appending
+            os.truncate(self.path, len(data) - len(tail))
+
+    def _check_header(self, raw):
+        try:
+            header = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            header = None
+        if not isinstance(header, dict) or not isinstance(
+            header.get("fingerprint"), str
+        ):
+            raise self._error(
+                "is not a downsampling checkpoint file (line 1 is not a checkpoint "
+                "header); pass a new path or delete the file."
+            )
+        if (
+            header.get("checkpoint") != _CHECKPOINT_KIND
+            or header.get("format") != _CHECKPOINT_FORMAT
+        ):
+            raise self._error(
+                f"is a downsampling checkpoint in another format "
+                f"({header.get('format', 1)!r}, this version writes "
+                f"{_CHECKPOINT_FORMAT}); pass a new path or delete the file."
+            )
+        if header["fingerprint"] != self.fingerprint:
+            raise self._error(
+                "was written by a run with other arguments (data, metrics, "
+                "estimators, method, sampling, n_draws or random_state); rerun "
+                "with the same arguments, or pass a new path (or delete the file) "
+                "to start afresh."
+            )
+
+    def _record(self, raw):
+        """``(n, stats)`` of one record line, or :class:`_CorruptRecord`."""
+        if not raw.strip():
+            raise _CorruptRecord("an empty line")
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise _CorruptRecord("it is not a JSON record") from None
+        if not isinstance(record, dict) or set(record) != {"n", "stats", "sha256"}:
+            raise _CorruptRecord("it is not a checkpoint record")
+        n = record["n"]
+        if type(n) is not int or n < 1:
+            raise _CorruptRecord("its size is not an integer >= 1")
+        stats = record["stats"]
+        try:
+            values = np.array(stats, dtype=object)
+            ok = values.shape == self.shape and all(
+                v is None or (type(v) in (int, float)) for v in values.flat
+            )
+        except ValueError:  # ragged nesting
+            ok = False
+        if not ok:
+            raise _CorruptRecord(
+                f"its statistics are not numbers of shape {self.shape} (groups, "
+                f"estimators, metrics, statistics)",
+                n,
+            )
+        for index, v in np.ndenumerate(values):
+            if isinstance(v, float) and not math.isfinite(v):
+                raise _CorruptRecord(
+                    f"{self._describe(index)} is {v!r}, a non-finite value; a run "
+                    f"writes finite numbers, and null for an undefined statistic",
+                    n,
+                )
+        if record["sha256"] != _checksum(self.fingerprint, n, stats):
+            raise _CorruptRecord(
+                "checksum mismatch (the record was edited, damaged, or copied from "
+                "another checkpoint)",
+                n,
+            )
+        try:
+            out = np.array(_nan_to_none(stats), dtype=np.float64)
+        except OverflowError:
+            raise _CorruptRecord("it holds a number too large for a float", n) from None
+        self._check_undefined(out, n)
+        return n, out
+
+    def _describe(self, index):
+        groups, estimators, metrics, stats = self.labels
+        g, e, m, k = index
+        return (
+            f"{stats[k]} of group {format_label(groups[g])}, metric "
+            f"{metrics[m]!r}, estimator {estimators[e]!r}"
+        )
+
+    def _check_undefined(self, stats, n):
+        """The undefined (null) statistics are those a run leaves undefined:
+        ``p_undefined`` never; ``variance`` when the score is never defined;
+        ``mse``, ``bias`` (and ``mse_se``) also when the target is undefined."""
+        undefined = np.isnan(stats)
+        expected = np.zeros_like(undefined)
+        expected[..., 2] = undefined[..., 2]
+        no_target = ~self.finite_targets[:, None, :]
+        for k in (0, 1, 4)[: 3 if stats.shape[-1] == 5 else 2]:
+            expected[..., k] = undefined[..., 2] | no_target
+        wrong = np.argwhere(undefined != expected)
+        if wrong.size:
+            index = tuple(wrong[0])
+            state = "undefined (null)" if undefined[index] else "a number"
+            raise _CorruptRecord(
+                f"{self._describe(index)} is {state}, which no run writes there",
+                n,
+            )
 
     def add(self, n, stats):
-        line = json.dumps({"n": int(n), "stats": stats.tolist()})
+        values = _nan_to_none(stats.tolist())
+        line = json.dumps(
+            {
+                "n": int(n),
+                "stats": values,
+                "sha256": _checksum(self.fingerprint, int(n), values),
+            },
+            allow_nan=False,
+        )
         with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(line + "\n")
             fh.flush()
@@ -562,6 +895,40 @@ def downsampling_experiment(
     (group, size) has its own random stream, so the results do not depend on
     ``n_jobs``, on the joblib backend (e.g. dask) or on the other sizes requested.
 
+    The requested work is checked before any work is done, against two module
+    constants of :mod:`sklearn_smallfair.model_selection._downsampling`:
+
+    - ``MAX_WORK`` (10^11, several hours of one core): the (group, matrix)
+      evaluations summed over the sizes, i.e. ``n_draws x groups`` per size whose
+      matrices are drawn one by one, and the number of enumerated matrices (or
+      block-sum vectors) ``x groups`` per size summed exactly or as a histogram.
+      Above it a ``ValueError`` says to lower ``n_draws``, request fewer sizes or
+      groups, or use ``method="montecarlo"``;
+    - ``MAX_SIZE_BYTES`` (2 GiB): the memory of one size in one job when its
+      matrices are enumerated, about ``rows x (12 + 2 n_groups) x 8`` bytes for
+      ``rows`` matrices (or block-sum vectors). With ``method="exact"``,
+      ``mcc`` and two groups this allows sizes up to 463; above it a
+      ``ValueError`` gives the largest size that fits, or says to lower
+      ``n_draws`` below the number of matrices (so that they are drawn one by
+      one).
+
+    Checkpoints: the file's first line holds the SHA-256 fingerprint of the
+    arguments that determine the results (data, reference, metrics, estimators,
+    method, sampling, and for Monte Carlo ``n_draws`` and the seed); each further
+    line records one finished size with the SHA-256 checksum of its canonical
+    content (and of the fingerprint). Records are appended whole and synced, and
+    the header is written to a temporary file renamed into place, so a run killed
+    at any point leaves at most a last record cut short, which is dropped. On
+    resume, a file written with other arguments, a record that is corrupt
+    (unparsable, or whose checksum does not match: edited, damaged or copied from
+    another file), a size recorded twice, or a record with a non-finite value or
+    an undefined (``null``) statistic where a run writes a number raises a
+    ``ValueError`` naming the file and the record (line, size, and the group,
+    metric, estimator and statistic where it applies); so does a file that is not
+    a checkpoint (random bytes included). An empty file, or one cut short inside
+    its header (a run killed while creating it), records nothing: it is started
+    afresh with a :class:`~sklearn_smallfair.exceptions.CheckpointWarning`.
+
     Parameters
     ----------
     y_true, y_pred : array-like of shape (n_samples,), default=None
@@ -572,7 +939,8 @@ def downsampling_experiment(
     counts : pandas.DataFrame, mapping or array-like of shape (n_groups, 4), \
             default=None
         Per-group counts ``(TP, FN, FP, TN)`` instead of rows, e.g.
-        ``load_published_confusion_matrices("COMPAS", include_all=False)``.
+        ``load_published_confusion_matrices("COMPAS", include_all=False)``. At
+        least one group, and no group with all cells 0.
     metrics : str or sequence of str, default=("tpr", "fpr", "ppv", "mcc")
         Single-group metrics of the registry.
     estimators : mapping of str to None or smoothing, default=None
@@ -583,12 +951,17 @@ def downsampling_experiment(
     sizes : iterable of int, default=range(5, 151)
         Subgroup sizes ``n >= 1`` (sorted and deduplicated in the output). With
         ``sampling="hypergeometric"`` every size must be at most each group's size.
+        Each size enumerated must fit in ``MAX_SIZE_BYTES``, and all together in
+        ``MAX_WORK`` (see above).
     method : {"exact", "montecarlo"}, default="exact"
         Exact enumeration or Monte Carlo draws.
     sampling : {"multinomial", "hypergeometric"}, default="multinomial"
         Draw subgroups with replacement (multinomial) or without (hypergeometric).
     n_draws : int, default=1_000_000
-        Draws per (group, size) for ``method="montecarlo"``.
+        Draws per (group, size) for ``method="montecarlo"``, at most ``2**53``.
+        Sizes with fewer possible matrices than draws (and at most 2,000,000)
+        draw them as a histogram, whose cost does not grow with ``n_draws``; at
+        the others each draw counts towards ``MAX_WORK``.
     reference : {"rest", "total"}, group label or array-like, default="rest"
         Reference of each group for Cross-Prior Smoothing; see
         :func:`sklearn_smallfair.reference_counts`.
@@ -605,8 +978,10 @@ def downsampling_experiment(
         interrupted (killed, out of time) and restarted with the same arguments
         and the same ``checkpoint`` computes only the missing sizes and returns
         exactly the table an uninterrupted run returns. A file written with other
-        arguments raises an error instead of being mixed in. With
-        ``method="montecarlo"`` it needs a fixed ``random_state``.
+        arguments, or a corrupt, duplicated or non-finite record, raises an error
+        instead of being mixed in; an empty file is started afresh (see
+        Checkpoints above). With ``method="montecarlo"`` it needs a fixed
+        ``random_state``.
 
     Returns
     -------
@@ -616,6 +991,19 @@ def downsampling_experiment(
         ``p_undefined``; with ``method="montecarlo"`` also ``mse_se`` (standard
         error of ``mse``) and ``n_draws``. Statistics are ``NaN`` when the score is
         never defined (or the target is undefined, for ``mse`` and ``bias``).
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments (each message names the argument): no groups in
+        ``counts`` or an empty group, work above ``MAX_WORK`` or a size above
+        ``MAX_SIZE_BYTES``, a checkpoint written with other arguments or holding a
+        corrupt, duplicated or non-finite record.
+
+    Warns
+    -----
+    CheckpointWarning
+        When ``checkpoint`` is an empty file or one cut short inside its header.
 
     See Also
     --------
@@ -648,8 +1036,16 @@ def downsampling_experiment(
     # ---- validation, before any work ----
     check_choice(method, "method", _METHODS)
     check_choice(sampling, "sampling", _SAMPLINGS)
-    if isinstance(n_draws, bool) or not isinstance(n_draws, Integral) or n_draws < 1:
-        raise ValueError(f"n_draws must be an integer >= 1; got {n_draws!r}.")
+    if (
+        isinstance(n_draws, bool)
+        or not isinstance(n_draws, Integral)
+        or not 1 <= n_draws <= _MAX_DRAWS
+    ):
+        raise ValueError(
+            f"n_draws must be an integer >= 1 and at most 2**53 (the draws are "
+            f"counted in float64); got {n_draws!r}."
+        )
+    n_draws = int(n_draws)
     sizes = np.unique(_check_sizes(sizes))
     metrics = get_metrics(metrics, single_group=True)
     estimators = _check_estimators(estimators)
@@ -704,12 +1100,13 @@ def downsampling_experiment(
                 "`pip install sklearn-smallfair[progress]` (or `pip install tqdm`)."
             ) from exc
     base_seed = resolve_seed(random_state)
+    _check_work(sizes, len(groups), _plan(metrics), method, n_draws)
 
     # ---- tasks: chunks of sizes, all groups at once ----
     whole = np.asarray(counts, dtype=np.float64)
     targets = np.stack([m.func(whole) for m in metrics], axis=1)
-    n_stats = len(_STATS) + (method == "montecarlo")
-    shape = (len(groups), len(estimators), len(metrics), n_stats)
+    columns = list(_STATS) + (["mse_se"] if method == "montecarlo" else [])
+    shape = (len(groups), len(estimators), len(metrics), len(columns))
     store = None
     if checkpoint is not None:
         store = _Checkpoint(
@@ -726,6 +1123,8 @@ def downsampling_experiment(
                 base_seed,
             ),
             shape,
+            (groups, list(estimators), [m.name for m in metrics], columns),
+            np.isfinite(targets),
         )
     done = {} if store is None else dict(store.done)
     todo = np.array([n for n in sizes.tolist() if n not in done], dtype=np.int64)
@@ -759,7 +1158,6 @@ def downsampling_experiment(
     # ---- assemble in (group, size, estimator, metric) order ----
     table = np.stack([results[n] for n in sizes.tolist()], axis=1)  # (G, S, E, M, k)
     codes = np.indices(table.shape[:4]).reshape(4, -1)
-    columns = list(_STATS) + (["mse_se"] if method == "montecarlo" else [])
     frame = pd.DataFrame(table.reshape(-1, table.shape[-1]), columns=columns)
     frame.insert(0, "group", np.asarray(groups, dtype=object)[codes[0]])
     frame.insert(1, "n", sizes.astype(np.int64)[codes[1]])

@@ -214,3 +214,168 @@ def test_bad_inputs(kwargs, err, match):
 def test_needs_inputs():
     with pytest.raises(ValueError, match="pass y_true"):
         downsampling_experiment(sizes=[5])
+
+
+# ---------------------------------------------------------------------------
+# no groups, empty groups
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [
+        np.zeros((0, 4)),
+        np.zeros((0, 4), dtype=np.int64),
+        pd.DataFrame({"TP": [], "FN": [], "FP": [], "TN": []}),
+    ],
+    ids=["float", "int", "frame"],
+)
+@pytest.mark.parametrize("method", ["exact", "montecarlo"])
+def test_counts_without_groups(counts, method):
+    with pytest.raises(ValueError, match="counts has no groups"):
+        downsampling_experiment(counts=counts, sizes=[5], method=method, random_state=0)
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [
+        {"a": (6, 3, 4, 12), "b": (0, 0, 0, 0)},
+        np.array([[0, 0, 0, 0]]),
+        pd.DataFrame({"TP": [3, 0], "FN": [1, 0], "FP": [2, 0], "TN": [5, 0]}),
+    ],
+)
+def test_group_with_zero_people(counts):
+    with pytest.raises(ValueError, match=r"group\(s\) .* in counts are empty"):
+        downsampling_experiment(counts=counts, sizes=[5])
+
+
+# ---------------------------------------------------------------------------
+# bounds on the requested work, checked before any work
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_work(monkeypatch, tmp_path):
+    """Fail if any size is computed; return a checkpoint path that must stay absent."""
+    from sklearn_smallfair.model_selection import _downsampling
+
+    def refuse(*args, **kwargs):  # pragma: no cover - reached only on failure
+        raise AssertionError("work started before the bounds were checked")
+
+    monkeypatch.setattr(_downsampling, "_run_task", refuse)
+    return tmp_path / "never.ckpt"
+
+
+def test_montecarlo_draws_above_the_work_bound(no_work):
+    # C(n + 3, 3) > 2,000,000 from n = 226: each of the 10^12 draws is made
+    with pytest.raises(ValueError) as exc:
+        downsampling_experiment(
+            counts=COUNTS,
+            sizes=[300, 400],
+            method="montecarlo",
+            n_draws=10**12,
+            random_state=0,
+            checkpoint=no_work,
+        )
+    message = str(exc.value)
+    assert "MAX_WORK = 100,000,000,000" in message
+    assert "4,000,000,000,000 (group, matrix) evaluations" in message
+    assert "Lower n_draws (at most about 25,000,000,000 here)" in message
+    assert not no_work.exists()
+
+
+def test_montecarlo_histograms_cost_no_more_with_more_draws():
+    # at small sizes the draws are a histogram over the C(n + 3, 3) matrices:
+    # many draws are accepted, and cost what the exact sum costs
+    res = downsampling_experiment(
+        counts=COUNTS,
+        sizes=[5, 20],
+        metrics="tpr",
+        method="montecarlo",
+        n_draws=10**12,
+        random_state=0,
+    )
+    assert (res["n_draws"] == 10**12).all()
+
+
+def test_work_bound_counts_groups_sizes_and_draws(monkeypatch, no_work):
+    from sklearn_smallfair.model_selection import _downsampling
+
+    # 2 groups x 2 sizes x 3,000,000 draws (sizes beyond the histogram)
+    kw = dict(
+        counts=COUNTS,
+        sizes=[300, 301],
+        metrics="tpr",
+        method="montecarlo",
+        n_draws=3_000_000,
+        random_state=0,
+    )
+    monkeypatch.setattr(_downsampling, "MAX_WORK", 12_000_000 - 1)
+    with pytest.raises(ValueError, match=r"12,000,000 .* above the bound MAX_WORK"):
+        downsampling_experiment(**kw)
+    with pytest.raises(ValueError, match="MAX_WORK"):
+        downsampling_experiment(**{**kw, "counts": {**COUNTS, "c": (1, 2, 3, 4)}})
+    # exactly at the bound: accepted
+    monkeypatch.setattr(_downsampling, "MAX_WORK", 12_000_000)
+    plan = _downsampling._plan([get_metric("tpr")])
+    _downsampling._check_work(np.array([300, 301]), 2, plan, "montecarlo", 3_000_000)
+
+
+def test_exact_work_bound_suggests_montecarlo(monkeypatch, no_work):
+    from sklearn_smallfair.model_selection import _downsampling
+
+    monkeypatch.setattr(_downsampling, "MAX_WORK", 10**6)
+    # tpr, fpr, ppv: three blocks, C(n + 2, 2) vectors; mcc: C(n + 3, 3) matrices
+    with pytest.raises(ValueError) as exc:
+        downsampling_experiment(counts=COUNTS, sizes=range(5, 151), checkpoint=no_work)
+    message = str(exc.value)
+    assert "above the bound MAX_WORK = 1,000,000" in message
+    assert "method='montecarlo'" in message and "sizes" in message
+    assert not no_work.exists()
+
+
+@pytest.mark.parametrize(
+    "metrics, largest", [("mcc", 463), ("tpr", 5791), (("tpr", "ppv", "mcc"), 463)]
+)
+def test_exact_size_above_the_memory_bound(no_work, metrics, largest):
+    with pytest.raises(ValueError) as exc:
+        downsampling_experiment(
+            counts=COUNTS, metrics=metrics, sizes=[10, 10**6], checkpoint=no_work
+        )
+    message = str(exc.value)
+    assert message.startswith("sizes: size 1000000 with method='exact'")
+    assert "above the bound MAX_SIZE_BYTES = 2 GiB" in message
+    assert f"Use sizes up to {largest} " in message
+    assert "method='montecarlo'" in message
+    assert not no_work.exists()
+    # the largest size it names is accepted by the check
+    from sklearn_smallfair.metrics import get_metrics
+    from sklearn_smallfair.model_selection import _downsampling
+
+    plan = _downsampling._plan(get_metrics(metrics, single_group=True))
+    _downsampling._check_work(np.array([largest]), 2, plan, "exact", 1)
+    with pytest.raises(ValueError, match="MAX_SIZE_BYTES"):
+        _downsampling._check_work(np.array([largest + 1]), 2, plan, "exact", 1)
+
+
+def test_montecarlo_histogram_above_the_memory_bound_names_n_draws(no_work):
+    counts = {f"g{i}": (1 + i, 2, 3, 4) for i in range(1000)}
+    with pytest.raises(ValueError) as exc:
+        downsampling_experiment(
+            counts=counts,
+            sizes=[150],
+            method="montecarlo",
+            random_state=0,
+            estimators={"raw": None},
+            checkpoint=no_work,
+        )
+    message = str(exc.value)
+    assert "MAX_SIZE_BYTES" in message and "1000 group(s)" in message
+    assert "Lower n_draws below 585,276" in message
+
+
+def test_n_draws_bound():
+    with pytest.raises(ValueError, match=r"n_draws must be .* at most 2\*\*53"):
+        downsampling_experiment(
+            counts=COUNTS, sizes=[5], method="montecarlo", n_draws=2**63
+        )
