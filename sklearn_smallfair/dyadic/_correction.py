@@ -7,7 +7,7 @@ pair's entity means) to the true rating on a probe split held out from the
 model's training data, then apply it to every prediction.
 """
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -19,9 +19,10 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_choice
-from ._estimators import _DyadicRegressor, _fill_unseen, _validate_dyadic
-from ._means import EntityMeans, _check_number, _entity_means
+from .._compat import Interval, RealNotInt, _fit_context
+from .._params import BOOLEAN, HasMethods, StrOptions, Whole
+from ._estimators import _SEEDS, _DyadicRegressor, _fill_unseen, _validate_dyadic
+from ._means import EntityMeans, _entity_means
 
 __all__ = ["EccentricityCorrectedRegressor"]
 
@@ -66,8 +67,9 @@ class EccentricityCorrectedRegressor(MetaEstimatorMixin, _DyadicRegressor):
         - ``"forest"``: a seeded :class:`~sklearn.ensemble.RandomForestRegressor`
           on ``(user mean, item mean, y_hat)``.
     probe_size : float or int, default=0.2
-        Fraction (in ``(0, 1)``) or number of training ratings held out to fit
-        the correction. The probe must hold at least 10 ratings.
+        Fraction (a float in ``(0, 1)``) or number (an int ``>= 10``) of
+        training ratings held out to fit the correction. The probe must hold at
+        least 10 ratings.
     refit : bool, default=False
         Whether to refit the regressor on all training data after fitting the
         correction. By default ``regressor_`` is the model fitted without the
@@ -141,6 +143,19 @@ class EccentricityCorrectedRegressor(MetaEstimatorMixin, _DyadicRegressor):
     array([2., 4.])
     """
 
+    _parameter_constraints: dict = {
+        "regressor": [HasMethods(["fit", "predict"])],
+        "method": [StrOptions(set(_METHODS))],
+        "probe_size": [
+            Interval(RealNotInt, 0, 1, closed="neither"),
+            Whole(_MIN_PROBE, None, closed="left"),
+        ],
+        "refit": BOOLEAN,
+        "n_bins": [Whole(2, None, closed="left")],
+        "forest_params": [dict, None],
+        "random_state": _SEEDS,
+    }
+
     def __init__(
         self,
         regressor,
@@ -160,32 +175,12 @@ class EccentricityCorrectedRegressor(MetaEstimatorMixin, _DyadicRegressor):
         self.forest_params = forest_params
         self.random_state = random_state
 
-    def _check_params(self):
-        check_choice(self.method, "method", _METHODS)
-        _check_number(self.n_bins, "n_bins", low=2, integer=True)
-        if self.forest_params is not None and not isinstance(self.forest_params, dict):
-            raise TypeError(
-                f"forest_params must be a dict or None, got "
-                f"{type(self.forest_params).__name__}."
-            )
-        size = self.probe_size
-        if isinstance(size, bool) or not isinstance(size, Real):
-            raise TypeError(
-                f"probe_size must be a fraction in (0, 1) or a number of ratings, "
-                f"got {size!r}."
-            )
-
     def _probe_count(self, n):
         size = self.probe_size
         if isinstance(size, Integral):
             n_probe = int(size)
-        elif 0 < size < 1:
-            n_probe = int(np.ceil(size * n))
         else:
-            raise ValueError(
-                f"probe_size must be a fraction in (0, 1) or an integer number of "
-                f"ratings, got {size!r}."
-            )
+            n_probe = int(np.ceil(size * n))
         if n_probe < _MIN_PROBE:
             raise ValueError(
                 f"The probe holds {n_probe} rating(s) (probe_size={size!r} of "
@@ -199,6 +194,8 @@ class EccentricityCorrectedRegressor(MetaEstimatorMixin, _DyadicRegressor):
             )
         return n_probe
 
+    # the regressor's own parameters are checked when its clones are fitted
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Fit the regressor without the probe, then the correction on the probe.
 
@@ -213,7 +210,6 @@ class EccentricityCorrectedRegressor(MetaEstimatorMixin, _DyadicRegressor):
         -------
         self : EccentricityCorrectedRegressor
         """
-        self._check_params()
         users, items, r = self._fit_means(X, y)
         lo, hi = float(r.min()), float(r.max())
         if lo == hi:

@@ -8,6 +8,7 @@ error against eccentricity, divided by a power of the rating range, is the EAUC
 (lower is better; 0 for perfect predictions).
 """
 
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -15,16 +16,10 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, format_label
+from .._params import BOOLEAN, StrOptions, Whole, validate_params
+from .._validation import format_label
 from ..exceptions import DyadicDataWarning
-from ._means import (
-    EntityMeans,
-    _check_dyads,
-    _check_number,
-    _check_ratings,
-    _Codes,
-    _entity_means,
-)
+from ._means import EntityMeans, _check_dyads, _check_ratings, _Codes, _entity_means
 
 __all__ = [
     "EccentricityCurve",
@@ -43,24 +38,47 @@ UNKNOWN = ("drop", "error", "global_mean")
 _KS_HISTOGRAM_CELLS = 1 << 20
 
 
-def _check_options(*, error, tail, method, n_bins, unknown):
-    """The checked options of the eccentricity curve and the EAUC, as a dict."""
-    return {
-        "error": check_choice(error, "error", ERRORS),
-        "tail": check_choice(tail, "tail", TAILS),
-        "method": check_choice(method, "method", METHODS),
-        "n_bins": _check_number(n_bins, "n_bins", low=1, integer=True),
-        "unknown": check_choice(unknown, "unknown", UNKNOWN),
-    }
+#: Constraints of the options of the eccentricity curve and the EAUC.
+CURVE_OPTIONS = {
+    "error": [StrOptions(set(ERRORS))],
+    "tail": [StrOptions(set(TAILS))],
+    "method": [StrOptions(set(METHODS))],
+    "n_bins": [Whole(1, None, closed="left")],
+    "unknown": [StrOptions(set(UNKNOWN))],
+}
+#: Constraints of the evaluated ratings, their ids and the training data.
+RATINGS = {
+    "users": ["array-like"],
+    "items": ["array-like"],
+    "train_ratings": ["array-like", None],
+    "train_users": ["array-like", None],
+    "train_items": ["array-like", None],
+    "means": [EntityMeans, None],
+}
+
+
+#: Modules whose frames a warning skips to reach the user's code: this package and
+#: the parameter validation wrapping its public functions.
+_INNER_MODULES = ("sklearn_smallfair.", "sklearn.utils._param_validation")
+
+
+def _caller_stacklevel():
+    """The ``stacklevel`` of a warning, issued by the function calling this one,
+    that points at the first frame outside :data:`_INNER_MODULES`."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(
+        _INNER_MODULES
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 # =====================================================================================
 # Training means and pair averages
 # =====================================================================================
-def _resolve_means(y, u, i, train, means, stacklevel):
+def _resolve_means(y, u, i, train, means):
     """The :class:`EntityMeans` to use, from the training data ``train``
-    (ratings, users, items) when given; ``stacklevel`` is that of the public
-    function's caller, seen from here."""
+    (ratings, users, items) when given."""
     if any(v is not None for v in train):
         if means is not None:
             raise ValueError(
@@ -75,18 +93,13 @@ def _resolve_means(y, u, i, train, means, stacklevel):
         r, tu, ti = _check_dyads(*train, ratings_name="train_ratings", prefix="train_")
         return _entity_means(r, tu, ti)
     if means is not None:
-        if not isinstance(means, EntityMeans):
-            raise TypeError(
-                f"means must be an EntityMeans (from entity_means(...) or a fitted "
-                f"dyadic estimator's entity_means_), got {type(means).__name__}."
-            )
         return means
     warnings.warn(
         "no training ratings given, so the user and item means come from the "
         "evaluated ratings themselves; pass train_ratings, train_users and "
         "train_items (or means=) for the published protocol.",
         DyadicDataWarning,
-        stacklevel=stacklevel,
+        stacklevel=_caller_stacklevel(),
     )
     return _entity_means(y, u, i)
 
@@ -127,6 +140,14 @@ def _pair_average(means, u, i, unknown):
 # =====================================================================================
 # Eccentricity
 # =====================================================================================
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        **RATINGS,
+        "signed": BOOLEAN,
+        "unknown": [StrOptions({"nan", "error", "global_mean"})],
+    }
+)
 def eccentricity(
     y_true,
     *,
@@ -178,10 +199,9 @@ def eccentricity(
     ...              train_items=[0, 1, 0, 1])
     array([1.75, 2.25])
     """
-    unknown = check_choice(unknown, "unknown", ("nan", "error", "global_mean"))
     y, u, i = _check_dyads(y_true, users, items, "y_true")
     train = (train_ratings, train_users, train_items)
-    m = _resolve_means(y, u, i, train, means, stacklevel=3)
+    m = _resolve_means(y, u, i, train, means)
     avg, keep = _pair_average(m, u, i, "drop" if unknown == "nan" else unknown)
     d = y - avg
     if keep is not None:
@@ -189,7 +209,7 @@ def eccentricity(
             f"{int((~keep).sum())} of {y.shape[0]} rating(s) have a user or item "
             f"without training ratings; their eccentricity is NaN.",
             DyadicDataWarning,
-            stacklevel=2,
+            stacklevel=_caller_stacklevel(),
         )
     return d if signed else np.abs(d)
 
@@ -343,14 +363,13 @@ class _Rows(NamedTuple):
 
 
 def _prepare(y_true, y_pred, *, users, items, train=(None,) * 3, means=None, **options):
-    """Check the inputs of :func:`eccentricity_curve` and :func:`eauc_score`.
+    """Check the data of :func:`eccentricity_curve` and :func:`eauc_score`.
 
     ``train`` holds the training ratings, users and items; ``options`` are
-    ``error``, ``tail``, ``method``, ``n_bins`` and ``unknown``. Returns the
-    :class:`_Rows` of the evaluation. Warnings point at the caller of the
-    function calling this one.
+    ``error``, ``tail``, ``method``, ``n_bins`` and ``unknown``, already checked
+    against :data:`CURVE_OPTIONS` by the public function. Returns the
+    :class:`_Rows` of the evaluation. Warnings point at the user's code.
     """
-    options = _check_options(**options)
     y, u, i = _check_dyads(y_true, users, items, "y_true")
     p = _check_ratings(y_pred, "y_pred")
     if p.shape[0] != y.shape[0]:
@@ -358,7 +377,7 @@ def _prepare(y_true, y_pred, *, users, items, train=(None,) * 3, means=None, **o
             f"y_true and y_pred have inconsistent lengths ({y.shape[0]} and "
             f"{p.shape[0]}); pass one prediction per rating."
         )
-    m = _resolve_means(y, u, i, train, means, stacklevel=4)
+    m = _resolve_means(y, u, i, train, means)
     avg, keep = _pair_average(m, u, i, options["unknown"])
     n_dropped = 0
     if keep is not None:
@@ -373,7 +392,7 @@ def _prepare(y_true, y_pred, *, users, items, train=(None,) * 3, means=None, **o
             f"{n_dropped} of {y.shape[0]} rating(s) dropped: their user or item has "
             f"no training rating (pass unknown='global_mean' to keep them).",
             DyadicDataWarning,
-            stacklevel=3,
+            stacklevel=_caller_stacklevel(),
         )
     if keep is None:
         lo, hi = float(y.min()), float(y.max())
@@ -416,7 +435,7 @@ def _prepare(y_true, y_pred, *, users, items, train=(None,) * 3, means=None, **o
         error=options["error"],
         tail=tail,
         method=options["method"],
-        n_bins=options["n_bins"],
+        n_bins=int(options["n_bins"]),
     )
 
 
@@ -450,6 +469,9 @@ def _eauc_of(rows):
     return _curve_of(rows).eauc
 
 
+@validate_params(
+    {"y_true": ["array-like"], "y_pred": ["array-like"], **RATINGS, **CURVE_OPTIONS}
+)
 def eccentricity_curve(
     y_true,
     y_pred,
@@ -551,6 +573,9 @@ def eccentricity_curve(
     return _curve_of(rows)
 
 
+@validate_params(
+    {"y_true": ["array-like"], "y_pred": ["array-like"], **RATINGS, **CURVE_OPTIONS}
+)
 def eauc_score(
     y_true,
     y_pred,
@@ -680,6 +705,14 @@ def _ks_by_entity(codes, size, levels, cdf, n):
     return np.maximum.reduceat(stat, starts)
 
 
+@validate_params(
+    {
+        "y": ["array-like"],
+        "users": ["array-like"],
+        "items": ["array-like"],
+        "return_per_entity": BOOLEAN,
+    }
+)
 def dks_nonuniformity(y, *, users, items, return_per_entity=False):
     """Non-uniformity ``D_KS`` of dyadic ratings.
 

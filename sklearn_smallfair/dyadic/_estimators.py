@@ -13,8 +13,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_choice
-from ._means import _check_number, _check_ratings, _entity_means, _ids_from_X
+from .._compat import _fit_context
+from .._params import BOOLEAN, Number, StrOptions, Whole
+from ._means import _check_ratings, _entity_means, _ids_from_X
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _sk_validate_data
@@ -28,6 +29,11 @@ except ImportError:  # pragma: no cover - scikit-learn < 1.6
     _FINITE_KW = "force_all_finite"
 
 __all__ = ["DyadicMeanRegressor", "MatrixFactorizationRegressor"]
+
+#: ``random_state`` of the dyadic estimators: what
+#: :func:`sklearn.utils.check_random_state` seeds from (None, an int that numpy's
+#: legacy seeding takes, a RandomState), bools refused.
+_SEEDS = [None, Whole(0, 2**32 - 1), np.random.RandomState]
 
 _X_LAYOUT = (
     "X must have exactly 2 columns: column 0 the user id and column 1 the item "
@@ -148,9 +154,12 @@ class DyadicMeanRegressor(_DyadicRegressor):
     array([4.25, 2.25, 4.  , 3.25])
     """
 
+    _parameter_constraints: dict = {"fallback": [StrOptions({"global", "error"})]}
+
     def __init__(self, fallback="global"):
         self.fallback = fallback
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Compute the per-user and per-item training means.
 
@@ -165,7 +174,6 @@ class DyadicMeanRegressor(_DyadicRegressor):
         -------
         self : DyadicMeanRegressor
         """
-        check_choice(self.fallback, "fallback", ("global", "error"))
         self._fit_means(X, y)
         return self
 
@@ -228,18 +236,19 @@ class MatrixFactorizationRegressor(_DyadicRegressor):
     n_components : int, default=10
         Number of latent factors (0 fits the biases only).
     alpha : float, default=1.0
-        Ridge penalty on biases and factors (> 0).
+        Ridge penalty on biases and factors (finite, > 0).
     n_iter : int, default=20
         Maximum number of sweeps (a sweep updates the users, then the items).
     tol : float, default=1e-6
         Stop when a sweep lowers the objective by less than ``tol`` times its
-        value. ``0`` runs all ``n_iter`` sweeps.
+        value (finite, >= 0). ``0`` runs all ``n_iter`` sweeps.
     init_scale : float, default=0.1
-        Standard deviation of the random initial factors.
+        Standard deviation of the random initial factors (finite, >= 0).
     clip : bool, default=True
         Clip predictions to the range of the training ratings.
     random_state : int, RandomState instance or None, default=None
-        Seed of the initial factors. The fit is deterministic given the seed.
+        Seed of the initial factors (an int in ``[0, 2**32 - 1]``). The fit is
+        deterministic given the seed.
 
     Attributes
     ----------
@@ -292,6 +301,16 @@ class MatrixFactorizationRegressor(_DyadicRegressor):
     True
     """
 
+    _parameter_constraints: dict = {
+        "n_components": [Whole(0, None, closed="left")],
+        "alpha": [Number(0, None, closed="neither")],
+        "n_iter": [Whole(1, None, closed="left")],
+        "tol": [Number(0, None, closed="left")],
+        "init_scale": [Number(0, None, closed="left")],
+        "clip": BOOLEAN,
+        "random_state": _SEEDS,
+    }
+
     def __init__(
         self,
         n_components=10,
@@ -311,13 +330,7 @@ class MatrixFactorizationRegressor(_DyadicRegressor):
         self.clip = clip
         self.random_state = random_state
 
-    def _check_params(self):
-        _check_number(self.n_components, "n_components", low=0, integer=True)
-        _check_number(self.alpha, "alpha", low=0, low_open=True)
-        _check_number(self.n_iter, "n_iter", low=1, integer=True)
-        _check_number(self.tol, "tol", low=0)
-        _check_number(self.init_scale, "init_scale", low=0)
-
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit biases and factors by alternating least squares.
 
@@ -332,7 +345,6 @@ class MatrixFactorizationRegressor(_DyadicRegressor):
         -------
         self : MatrixFactorizationRegressor
         """
-        self._check_params()
         rng = check_random_state(self.random_state)
         _, _, r = self._fit_means(X, y)
         means = self.entity_means_

@@ -1,4 +1,4 @@
-"""Per-entity mean ratings of dyadic data, and the shared checks of dyadic inputs.
+"""Per-entity mean ratings of dyadic data, and the shared checks of dyadic data.
 
 Entity ids (users, items) are any hashable labels. Non-negative integer ids that
 are not much larger than the number of ratings are used directly as positions in
@@ -8,31 +8,18 @@ a ``bincount`` over the codes.
 """
 
 from dataclasses import dataclass, field
-from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_consistent_length
 
+from .._params import validate_params
 from .._validation import _as_1d, _check_no_missing
 
 __all__ = ["EntityMeans", "entity_means"]
 
 # integer ids up to this bound (or 4x the number of ratings) are used as positions
 _DENSE_IDS = 1 << 22
-
-
-def _check_number(value, name, *, low, integer=False, low_open=False):
-    """``value`` checked to be a number (an integer with ``integer``) ``>= low``
-    (``> low`` with ``low_open``); returned as ``int`` or as given."""
-    kind = Integral if integer else Real
-    if isinstance(value, bool) or not isinstance(value, kind):
-        what = "an integer" if integer else "a number"
-        raise TypeError(f"{name} must be {what}, got {value!r}.")
-    if value < low or (low_open and value == low):
-        relation = ">" if low_open else ">="
-        raise ValueError(f"{name} must be {relation} {low}, got {value!r}.")
-    return int(value) if integer else value
 
 
 def _check_ratings(values, name):
@@ -256,6 +243,9 @@ class EntityMeans:
         return pd.Series(values, index=pd.Index(ids, name=name), name="mean")
 
 
+@validate_params(
+    {"ratings": ["array-like"], "users": ["array-like"], "items": ["array-like"]}
+)
 def entity_means(ratings, *, users, items):
     """Mean rating of every user and every item.
 

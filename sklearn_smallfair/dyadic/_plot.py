@@ -1,12 +1,22 @@
 """Plot of error against eccentricity for one or several dyadic models."""
 
+from .._params import HasMethods, StrOptions, validate_params
 from .._plotting import _check_matplotlib
-from .._validation import check_choice
-from ._eauc import METHODS, _curve_of, _eauc_of, _prepare
+from ._eauc import CURVE_OPTIONS, METHODS, RATINGS, _curve_of, _eauc_of, _prepare
 from ._means import _ids_from_X
 from ._scorer import _fitted_means
 
 __all__ = ["EccentricityDisplay"]
+
+#: Matplotlib axes, or None for a new figure.
+_AX = [None, HasMethods(["plot", "legend"])]
+#: Constraints shared by the two constructors.
+_DISPLAY_OPTIONS = {
+    "names": [str, "array-like", None],
+    **CURVE_OPTIONS,
+    "eauc_method": [StrOptions(set(METHODS))],
+    "ax": _AX,
+}
 
 
 def _named(values, names, what):
@@ -40,7 +50,6 @@ def _curve_and_eauc(y_true, y_pred, eauc_method, options):
     curve = _curve_of(rows)
     if eauc_method == rows.method:
         return curve, curve.eauc
-    eauc_method = check_choice(eauc_method, "eauc_method", METHODS)
     return curve, _eauc_of(rows._replace(method=eauc_method, n_bins=20))
 
 
@@ -91,6 +100,7 @@ class EccentricityDisplay:
         self.names = list(names)
         self.eaucs = list(eaucs) if eaucs is not None else None
 
+    @validate_params({"ax": _AX})
     def plot(self, *, ax=None, **kwargs):
         """Draw the curves.
 
@@ -132,6 +142,14 @@ class EccentricityDisplay:
         return self
 
     @classmethod
+    @validate_params(
+        {
+            "y_true": ["array-like"],
+            "y_pred": ["array-like", dict],
+            **RATINGS,
+            **_DISPLAY_OPTIONS,
+        }
+    )
     def from_predictions(
         cls,
         y_true,
@@ -203,6 +221,14 @@ class EccentricityDisplay:
         return cls(curves, [n for n, _ in named], eaucs).plot(ax=ax, **kwargs)
 
     @classmethod
+    @validate_params(
+        {
+            "estimator": [HasMethods(["predict"]), list, tuple, dict],
+            "X": ["array-like"],
+            "y": ["array-like"],
+            **_DISPLAY_OPTIONS,
+        }
+    )
     def from_estimator(
         cls,
         estimator,

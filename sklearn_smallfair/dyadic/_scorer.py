@@ -1,6 +1,7 @@
 """EAUC as a scikit-learn scorer for dyadic estimators."""
 
-from ._eauc import _check_options, eauc_score
+from .._params import validate_params
+from ._eauc import CURVE_OPTIONS, eauc_score
 from ._means import EntityMeans, _ids_from_X
 
 __all__ = ["make_eauc_scorer"]
@@ -50,6 +51,7 @@ class _EAUCScorer:
         return f"make_eauc_scorer({args})"
 
 
+@validate_params(CURVE_OPTIONS)
 def make_eauc_scorer(
     *, error="absolute", tail="both", method="ordered", n_bins=20, unknown="drop"
 ):
@@ -92,7 +94,11 @@ def make_eauc_scorer(
     True
     """
     return _EAUCScorer(
-        _check_options(
-            error=error, tail=tail, method=method, n_bins=n_bins, unknown=unknown
-        )
+        {
+            "error": error,
+            "tail": tail,
+            "method": method,
+            "n_bins": int(n_bins),
+            "unknown": unknown,
+        }
     )

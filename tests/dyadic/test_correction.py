@@ -243,18 +243,22 @@ def test_fit_sigmoid_recovers_parameters():
 def test_errors(additive_split):
     X_train, _, y_train, _ = additive_split
     model = EccentricityCorrectedRegressor(DyadicMeanRegressor(), random_state=0)
-    with pytest.raises(ValueError, match="method must be one of"):
+    with pytest.raises(
+        ValueError, match="'method' parameter of EccentricityCorrectedRegressor"
+    ):
         clone(model).set_params(method="isotonic").fit(X_train, y_train)
-    with pytest.raises(ValueError, match=r"holds 5 rating.*at least 10"):
-        clone(model).set_params(probe_size=5).fit(X_train, y_train)
-    with pytest.raises(ValueError, match="at least 10"):
-        clone(model).fit(X_train[:30], y_train[:30])
-    for size in (0.0, 1.0, -0.5):
-        with pytest.raises(ValueError, match="probe_size must be a fraction"):
+    probe_size = (
+        r"'probe_size' parameter of EccentricityCorrectedRegressor must be a float "
+        r"in the range \(0.0, 1.0\) or an int in the range \[10, inf\)"
+    )
+    for size in (5, 0.0, 1.0, -0.5, np.nan, True):
+        with pytest.raises(ValueError, match=probe_size):
             clone(model).set_params(probe_size=size).fit(X_train, y_train)
+    with pytest.raises(ValueError, match=r"holds 6 rating.*at least 10"):
+        clone(model).fit(X_train[:30], y_train[:30])
     with pytest.raises(ValueError, match="leaves no training ratings"):
         clone(model).set_params(probe_size=y_train.size).fit(X_train, y_train)
-    with pytest.raises(TypeError, match="probe_size"):
+    with pytest.raises(TypeError, match=probe_size):
         clone(model).set_params(probe_size="0.2").fit(X_train, y_train)
     with pytest.raises(
         ValueError, match=r"y is constant \(every training rating is 3\)"
@@ -328,8 +332,9 @@ def test_n_bins_errors(additive_split):
     model = EccentricityCorrectedRegressor(
         DyadicMeanRegressor(), method="balanced_linear", random_state=0
     )
-    with pytest.raises(ValueError, match="n_bins must be >= 2"):
+    n_bins = r"'n_bins' parameter of EccentricityCorrectedRegressor must be an int"
+    with pytest.raises(ValueError, match=n_bins):
         clone(model).set_params(n_bins=1).fit(X_train, y_train)
     for bad in (2.5, True):
-        with pytest.raises(TypeError, match="n_bins must be an integer"):
+        with pytest.raises(TypeError, match=n_bins):
             clone(model).set_params(n_bins=bad).fit(X_train, y_train)

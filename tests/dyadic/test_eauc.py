@@ -247,22 +247,29 @@ def test_bad_input():
         eauc_score(y, pred, users=u, items=i, **tr)
     with pytest.raises(ValueError, match=r"rating range.*is zero"):
         eauc_score(np.full(50, 3.0), pred, **kw)
-    with pytest.raises(ValueError, match="error must be one of"):
-        eauc_score(y, pred, error="huber", **kw)
-    with pytest.raises(ValueError, match="method must be one of"):
-        eauc_score(y, pred, method="auc", **kw)
-    with pytest.raises(ValueError, match="tail must be one of"):
-        eauc_score(y, pred, tail="left", **kw)
-    with pytest.raises(ValueError, match="unknown must be one of"):
-        eauc_score(y, pred, unknown="ignore", **kw)
-    with pytest.raises(ValueError, match="n_bins must be >= 1"):
+    for name, value in [
+        ("error", "huber"),
+        ("method", "auc"),
+        ("tail", "left"),
+        ("unknown", "ignore"),
+    ]:
+        with pytest.raises(
+            ValueError, match=f"'{name}' parameter of eauc_score must be a str among"
+        ):
+            eauc_score(y, pred, **{name: value}, **kw)
+    with pytest.raises(
+        ValueError,
+        match=r"'n_bins' parameter of eauc_score must be an int in the range \[1,",
+    ):
         eauc_score(y, pred, method="bins", n_bins=0, **kw)
     with pytest.raises(ValueError, match="go together"):
         eauc_score(y, pred, users=u, items=i, train_ratings=train["train_ratings"])
     means = entity_means(y, users=u, items=i)
     with pytest.raises(ValueError, match="not both"):
         eauc_score(y, pred, means=means, **kw)
-    with pytest.raises(TypeError, match="means must be an EntityMeans"):
+    with pytest.raises(
+        TypeError, match="'means' parameter of eauc_score must be an instance of"
+    ):
         eauc_score(y, pred, users=u, items=i, means={"a": 1})
     with pytest.raises(TypeError, match="y_true must hold numbers"):
         eauc_score(np.array(["a"] * 50), pred, **kw)
@@ -392,6 +399,8 @@ def test_option_types():
     y, pred, u, i, train = _data(13, n_test=50)
     kw = dict(users=u, items=i, **train)
     for bad in (2.0, True, "3"):
-        with pytest.raises(TypeError, match="n_bins must be an integer"):
+        with pytest.raises(
+            TypeError, match="'n_bins' parameter of eccentricity_curve must be an int"
+        ):
             eccentricity_curve(y, pred, method="bins", n_bins=bad, **kw)
     assert eccentricity_curve(y, pred, n_bins=np.int64(3), **kw).n_rows == 50

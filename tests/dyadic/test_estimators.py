@@ -99,7 +99,9 @@ def test_mean_regressor_fallback_error():
         ValueError, match=r"1 rating.*unseen users and 0 of unseen items"
     ):
         model.predict([[0, 0], [7, 1]])
-    with pytest.raises(ValueError, match="fallback must be one of"):
+    with pytest.raises(
+        ValueError, match="'fallback' parameter of DyadicMeanRegressor must be a str"
+    ):
         DyadicMeanRegressor(fallback="nan").fit(SMALL_X, SMALL_Y)
 
 
@@ -236,12 +238,29 @@ def test_mf_clip_to_training_range():
 
 
 def test_mf_parameter_errors():
-    with pytest.raises(ValueError, match="alpha must be > 0"):
+    name = "parameter of MatrixFactorizationRegressor must be"
+    with pytest.raises(ValueError, match=rf"'alpha' {name} a float in the range \(0"):
         MatrixFactorizationRegressor(alpha=0).fit(SMALL_X, SMALL_Y)
-    with pytest.raises(ValueError, match="n_components must be >= 0"):
+    with pytest.raises(ValueError, match=rf"'n_components' {name} an int"):
         MatrixFactorizationRegressor(n_components=-1).fit(SMALL_X, SMALL_Y)
-    with pytest.raises(TypeError, match="n_iter must be an integer"):
+    with pytest.raises(TypeError, match=rf"'n_iter' {name} an int"):
         MatrixFactorizationRegressor(n_iter=2.5).fit(SMALL_X, SMALL_Y)
+    with pytest.raises(TypeError, match=rf"'clip' {name} an instance of 'bool'"):
+        MatrixFactorizationRegressor(clip="no").fit(SMALL_X, SMALL_Y)
+    with pytest.raises(ValueError, match=rf"'random_state' {name}"):
+        MatrixFactorizationRegressor(random_state=True).fit(SMALL_X, SMALL_Y)
+
+
+@pytest.mark.parametrize("name", ["alpha", "tol", "init_scale"])
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_mf_refuses_non_finite_float_parameters(name, value):
+    # alpha=nan used to fit and predict NaN for every pair
+    model = MatrixFactorizationRegressor(2, random_state=0).set_params(**{name: value})
+    with pytest.raises(
+        ValueError, match=f"'{name}' parameter of MatrixFactorizationRegressor"
+    ):
+        model.fit(SMALL_X, SMALL_Y)
+    assert not hasattr(model, "entity_means_")  # refused before any work
 
 
 # --------------------------------------------------------------------------------------

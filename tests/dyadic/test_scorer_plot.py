@@ -117,10 +117,15 @@ def test_scorer_options_and_errors(data):
         "make_eauc_scorer(error='absolute', tail='both', method='bins', n_bins=5, "
         "unknown='drop')"
     )
-    with pytest.raises(ValueError, match="error must be one of"):
+    with pytest.raises(
+        ValueError, match="'error' parameter of make_eauc_scorer must be a str among"
+    ):
         make_eauc_scorer(error="huber")
-    with pytest.raises(ValueError, match="n_bins must be >= 1"):
+    with pytest.raises(
+        ValueError, match="'n_bins' parameter of make_eauc_scorer must be an int"
+    ):
         make_eauc_scorer(n_bins=0)
+    assert repr(make_eauc_scorer(method="bins", n_bins=np.int64(5))) == repr(scorer)
     model = DyadicMeanRegressor().fit(X, y)
     with pytest.raises(ValueError, match=r"shape \(n_samples, 2\)"):
         scorer(model, np.column_stack([X, X[:, 0]]), y)
@@ -206,6 +211,7 @@ def test_display_checks_each_model_once(data):
             y[te], preds, users=users, items=items, **train
         )
     assert len(rec) == 2  # one per model
+    assert [w.filename for w in rec] == [__file__] * 2  # pointing at the caller
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DyadicDataWarning)
         kw = dict(users=users, items=items, **train)
@@ -214,7 +220,10 @@ def test_display_checks_each_model_once(data):
     assert disp.curves[0].n_dropped == 4
     np.testing.assert_array_equal(disp.curves[0].eccentricity, binned.eccentricity)
     assert disp.eaucs[0] == pytest.approx(expected, rel=1e-12)
-    with pytest.raises(ValueError, match="eauc_method must be one of"):
+    with pytest.raises(
+        ValueError,
+        match=r"'eauc_method' parameter of EccentricityDisplay\.from_predictions",
+    ):
         EccentricityDisplay.from_predictions(
             y[te], preds, eauc_method="area", **dict(kw, users=X[te, 0])
         )
