@@ -13,7 +13,7 @@
 
 import math
 from dataclasses import asdict, dataclass
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import pandas as pd
@@ -29,12 +29,8 @@ from sklearn.metrics import (
 )
 from sklearn.utils.multiclass import type_of_target
 
-from .._validation import (
-    _reject_mapping,
-    _unique_inverse,
-    check_choice,
-    check_paired_targets,
-)
+from .._params import Number, StrOptions, Whole, validate_params
+from .._validation import _reject_mapping, _unique_inverse, check_paired_targets
 
 __all__ = [
     "AdaptiveNormalizedReport",
@@ -74,6 +70,28 @@ _OTHER_METRICS = {
     "nmi": normalized_mutual_info_score,
     "ami": adjusted_mutual_info_score,
     "ari": adjusted_rand_score,
+}
+#: Constraints of the options shared by the score, the report and the scorer;
+#: which base metric fits which task is checked once the task is known.
+_OPTIONS = {
+    "task": [StrOptions(set(_TASKS))],
+    "base_metric": [
+        StrOptions({m for _, names in _METRICS.values() for m in names}),
+        callable,
+        None,
+    ],
+    "snr_scale": [Number(0, None, closed="neither")],
+    "snr_transform": [callable, None],
+    "pos_label": [Real, str, "boolean"],
+}
+_COUNT = [Whole(1, None, closed="left"), None]
+_SCORE_PARAMS = {
+    "y_true": ["array-like"],
+    "y_pred": ["array-like"],
+    "X": ["array-like", None],
+    "n_features": _COUNT,
+    "n_samples": _COUNT,
+    **_OPTIONS,
 }
 
 
@@ -221,7 +239,7 @@ def _codes(y):
 
 
 def _check_task(task, y_true):
-    if check_choice(task, "task", _TASKS) != "auto":
+    if task != "auto":
         return task
     kind = type_of_target(y_true, input_name="y_true")
     if kind in ("binary", "multiclass"):
@@ -263,17 +281,24 @@ def _check_base_metric(base_metric, task):
     return base_metric, fn
 
 
-def _check_count(value, name):
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be a positive integer, got {value!r}.")
-    if value < 1:
-        raise ValueError(
-            f"{name} must be a positive integer, got {value!r}; f(d, N) needs at "
-            f"least one feature and one sample."
-        )
-    return int(value)
+def _check_class_labels(y_true, y_pred, task, inferred):
+    """Refuse continuous values in a classification task, naming the array."""
+    how = " (inferred from y_true)" if inferred else ""
+    for arr, name, what in (
+        (y_true, "y_true", "true class labels"),
+        (
+            y_pred,
+            "y_pred",
+            "predicted class labels (for example from predict, not "
+            "predict_proba, or scores thresholded into classes)",
+        ),
+    ):
+        if type_of_target(arr, input_name=name) == "continuous":
+            raise ValueError(
+                f"{name} holds continuous values, but task={task!r}{how} compares "
+                f"class labels. Pass {what}, or task='regression' to score "
+                f"continuous targets."
+            )
 
 
 def _check_X(X, n_rows, need_values):
@@ -310,22 +335,9 @@ def _check_X(X, n_rows, need_values):
     return shape, values
 
 
-def _check_snr_scale(snr_scale):
-    if isinstance(snr_scale, bool) or not isinstance(snr_scale, Real):
-        raise TypeError(f"snr_scale must be a real number > 0, got {snr_scale!r}.")
-    if not np.isfinite(snr_scale) or snr_scale <= 0:
-        raise ValueError(f"snr_scale must be a finite number > 0, got {snr_scale!r}.")
-    return float(snr_scale)
-
-
 def _apply_snr_transform(snr_transform, snr, snr_scale):
     if snr_transform is None:
         return _default_snr_factor(snr, snr_scale)
-    if not callable(snr_transform):
-        raise TypeError(
-            f"snr_transform must be None or a callable SNR -> g(SNR), got "
-            f"{snr_transform!r}."
-        )
     value = snr_transform(snr)
     try:
         value = float(value)
@@ -345,6 +357,7 @@ def _apply_snr_transform(snr_transform, snr, snr_scale):
 # public functions
 
 
+@validate_params(_SCORE_PARAMS)
 def adaptive_normalized_report(
     y_true,
     y_pred,
@@ -381,11 +394,14 @@ def adaptive_normalized_report(
     (1.4966, 1.0)
     """
     y_true, y_pred = check_paired_targets(y_true, y_pred)
+    inferred = task == "auto"
     task = _check_task(task, y_true)
     name, metric = _check_base_metric(base_metric, task)
-    snr_scale = _check_snr_scale(snr_scale)
-    n_features = _check_count(n_features, "n_features")
-    n_samples = _check_count(n_samples, "n_samples")
+    if task in ("binary", "multiclass"):
+        _check_class_labels(y_true, y_pred, task, inferred)
+    snr_scale = float(snr_scale)
+    n_features = None if n_features is None else int(n_features)
+    n_samples = None if n_samples is None else int(n_samples)
 
     if task == "clustering" and X is None:
         raise ValueError(
@@ -396,7 +412,12 @@ def adaptive_normalized_report(
     if X is not None:
         shape, values = _check_X(X, y_true.shape[0], task == "clustering")
         if n_features is None:
-            n_features = _check_count(int(shape[1]), "X.shape[1] (n_features)")
+            n_features = int(shape[1])
+            if n_features < 1:
+                raise ValueError(
+                    "X.shape[1] (n_features) must be a positive integer, got 0; "
+                    "f(d, N) needs at least one feature and one sample."
+                )
         if n_samples is None:
             n_samples = int(shape[0])
     if n_features is None:
@@ -464,6 +485,7 @@ def adaptive_normalized_report(
     )
 
 
+@validate_params(_SCORE_PARAMS)
 def adaptive_normalized_score(
     y_true,
     y_pred,
@@ -522,15 +544,17 @@ def adaptive_normalized_score(
         The scored samples' features: ``d = X.shape[1]`` and ``N = X.shape[0]``.
         Required for clustering (its SNR uses the values of ``X``); otherwise
         only its shape is used.
-    n_features : int, default=None
+    n_features : int >= 1, default=None
         ``d``; takes precedence over ``X.shape[1]``. Needed when ``X`` is None.
-    n_samples : int, default=None
+    n_samples : int >= 1, default=None
         ``N``; takes precedence over ``X.shape[0]``. Defaults to the number of
         rows of ``X``, else to ``len(y_true)``.
     task : {"auto", "binary", "multiclass", "regression", "clustering"}, default="auto"
         ``"auto"`` uses :func:`sklearn.utils.multiclass.type_of_target` of
         ``y_true``: binary, multiclass, or continuous (regression). Integer
-        regression targets look multiclass: pass ``task="regression"``.
+        regression targets look multiclass: pass ``task="regression"``. A
+        classification task needs class labels in ``y_pred`` too: continuous
+        predictions raise a ``ValueError``.
     base_metric : str or callable, default=None
         The raw score. Classification: ``"accuracy"`` (default),
         ``"balanced_accuracy"``, ``"f1"`` (of ``pos_label`` for binary, macro
@@ -538,7 +562,7 @@ def adaptive_normalized_score(
         negative :math:`R^2` gives a score of 0 after clipping). Clustering:
         ``"nmi"`` (default), ``"ami"`` or ``"ari"``. Or a callable
         ``base_metric(y_true, y_pred) -> float``, higher is better.
-    snr_scale : float > 0, default=1.0
+    snr_scale : finite float > 0, default=1.0
         Scale of the default :math:`g(s) = 1 - e^{-s / \text{snr\_scale}}`;
         larger values discount noisy data more.
     snr_transform : callable, default=None
@@ -614,6 +638,9 @@ class _AdaptiveScorer:
         )
 
 
+@validate_params(
+    {**_OPTIONS, "n_samples": _COUNT, "response_method": [str]},
+)
 def make_adaptive_scorer(
     *,
     task="auto",
@@ -666,26 +693,10 @@ def make_adaptive_scorer(
     >>> cv["test_accuracy"].round(3), cv["test_adaptive"].round(3)
     (array([0.98, 0.96, 0.98]), array([0.961, 0.941, 0.961]))
     """
-    if check_choice(task, "task", _TASKS) != "auto":
+    if task != "auto":
         _check_base_metric(base_metric, task)
-    elif base_metric is not None and not callable(base_metric):
-        known = sorted({m for _, names in _METRICS.values() for m in names})
-        if base_metric not in known:
-            raise ValueError(
-                f"base_metric={base_metric!r} is unknown; use one of {known} or a "
-                f"callable base_metric(y_true, y_pred) -> float."
-            )
-    _check_snr_scale(snr_scale)
-    if snr_transform is not None and not callable(snr_transform):
-        raise TypeError(
-            f"snr_transform must be None or a callable SNR -> g(SNR), got "
-            f"{snr_transform!r}."
-        )
-    n_samples = _check_count(n_samples, "n_samples")
-    if not isinstance(response_method, str):
-        raise TypeError(
-            f"response_method must be a method name, got {response_method!r}."
-        )
+    if n_samples is not None:
+        n_samples = int(n_samples)
     kwargs = dict(
         task=task,
         base_metric=base_metric,

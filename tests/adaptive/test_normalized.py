@@ -378,6 +378,57 @@ def test_errors_name_the_argument(kwargs, exc, match):
         adaptive_normalized_score([0, 1, 0, 1], [0, 1, 1, 1], **kwargs)
 
 
+@pytest.mark.parametrize(
+    "y_true, task, inferred",
+    [
+        ([0, 1, 0, 1], "auto", "binary"),
+        ([0, 1, 2, 1], "auto", "multiclass"),
+        ([0, 1, 0, 1], "binary", None),
+        ([0, 1, 2, 1], "multiclass", None),
+    ],
+)
+def test_continuous_predictions_in_a_classification_task(y_true, task, inferred):
+    # scores used to reach scikit-learn's "mix of binary and continuous targets"
+    how = r" \(inferred from y_true\)" if inferred else ""
+    expected = inferred or task
+    with pytest.raises(
+        ValueError,
+        match=rf"y_pred holds continuous values, but task='{expected}'{how} compares "
+        rf"class labels\. Pass predicted class labels .* or task='regression'",
+    ):
+        adaptive_normalized_score(y_true, [0.1, 0.9, 0.2, 0.7], n_features=1, task=task)
+    # integral floats are labels
+    assert 0 <= adaptive_normalized_score(
+        y_true, np.asarray(y_true, dtype=float), n_features=1, task=task
+    )
+
+
+def test_continuous_targets_in_a_classification_task():
+    with pytest.raises(
+        ValueError, match=r"y_true holds continuous values, but task='binary'"
+    ):
+        adaptive_normalized_score(
+            [0.5, 1.0, 0.0, 1.0], [0, 1, 0, 1], n_features=1, task="binary"
+        )
+
+
+def test_scorer_of_a_regressor_on_class_labels():
+    X = np.arange(12.0).reshape(6, 2)
+    y = np.array([0, 1, 2, 0, 1, 2])
+    scorer = make_adaptive_scorer()
+    with pytest.raises(ValueError, match="y_pred holds continuous values"):
+        scorer(Ridge().fit(X, y), X, y)
+    assert 0 <= make_adaptive_scorer(task="regression")(Ridge().fit(X, y), X, y) <= 1
+
+
+@pytest.mark.parametrize("value", [np.inf, np.nan])
+def test_snr_scale_must_be_finite(value):
+    with pytest.raises(
+        ValueError, match="'snr_scale' parameter of adaptive_normalized_score"
+    ):
+        adaptive_normalized_score([0, 1], [0, 1], n_features=1, snr_scale=value)
+
+
 def test_data_errors():
     with pytest.raises(ValueError, match="inconsistent lengths"):
         adaptive_normalized_score([0, 1, 0], [0, 1], n_features=1)
