@@ -7,7 +7,7 @@ DataFrame with the columns ``user``, ``item``, ``rating`` (and ``timestamp`` for
 MovieLens).
 """
 
-import numbers
+import os
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +15,14 @@ import pandas as pd
 from scipy.special import ndtr
 from sklearn.utils import check_random_state
 
+from .._params import BOOLEAN, Number, Whole, validate_params
+
 __all__ = ["load_movielens", "make_dyadic_regression"]
+
+#: ``random_state`` of the generators: a seed that
+#: :func:`sklearn.utils.check_random_state` takes (None, an int in
+#: ``[0, 2**32 - 1]``, a RandomState) or a Generator, used as is; bools refused.
+SEEDS = [None, Whole(0, 2**32 - 1), np.random.RandomState, np.random.Generator]
 
 # below this number of (user, item) pairs, or when more than a quarter of them are
 # rated, pairs are sampled exactly from the enumeration of all pairs
@@ -24,25 +31,8 @@ _MAX_ROUNDS = 200
 
 
 # -------------------------------------------------------------------------------------
-# argument checks
+# data checks
 # -------------------------------------------------------------------------------------
-def _check_count(value, name, minimum):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}.")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}.")
-    return int(value)
-
-
-def _check_fraction(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number in [0, 1], got {value!r}.")
-    value = float(value)
-    if not 0.0 <= value <= 1.0:  # also rejects NaN
-        raise ValueError(f"{name} must be in [0, 1], got {value}.")
-    return value
-
-
 def _check_range(rating_range, discrete):
     try:
         lo, hi = rating_range
@@ -199,6 +189,21 @@ def _unit_rows(n, k, rng):
 # -------------------------------------------------------------------------------------
 # generator
 # -------------------------------------------------------------------------------------
+@validate_params(
+    {
+        "n_users": [Whole(1, None, closed="left")],
+        "n_items": [Whole(1, None, closed="left")],
+        "n_ratings": [Whole(0, None, closed="left")],
+        "rating_range": ["array-like"],
+        "discrete": BOOLEAN,
+        "non_uniformity": [Number(0, 1)],
+        "n_components": [Whole(1, None, closed="left")],
+        "noise": [Number(0, 1)],
+        "popularity_skew": [Number(0, None, closed="left")],
+        "return_frame": BOOLEAN,
+        "random_state": SEEDS,
+    }
+)
 def make_dyadic_regression(
     n_users=200,
     n_items=300,
@@ -275,13 +280,15 @@ def make_dyadic_regression(
     noise : float in [0, 1], default=0.1
         Share of the variance of the latent score that is per-rating noise.
     popularity_skew : float, default=0.5
-        Exponent of the Zipf-like popularity of users and items; 0 gives uniform
-        popularity, larger values more ratings for the popular entities.
+        Exponent of the Zipf-like popularity of users and items (finite,
+        ``>= 0``); 0 gives uniform popularity, larger values more ratings for the
+        popular entities.
     return_frame : bool, default=False
         Return a DataFrame with columns ``user``, ``item`` (int64) and ``rating``
         (float64) instead of ``(X, y)``.
     random_state : int, RandomState instance, Generator or None, default=None
-        Seed of the draws; the same seed gives the same data.
+        Seed of the draws (an int in ``[0, 2**32 - 1]``); the same seed gives the
+        same data.
 
     Returns
     -------
@@ -316,10 +323,8 @@ def make_dyadic_regression(
     >>> list(frame.columns), bool((frame["rating"] == y).all())
     (['user', 'item', 'rating'], True)
     """
-    n_users = _check_count(n_users, "n_users", 1)
-    n_items = _check_count(n_items, "n_items", 1)
-    n_ratings = _check_count(n_ratings, "n_ratings", 0)
-    n_components = _check_count(n_components, "n_components", 1)
+    n_users, n_items, n_ratings = int(n_users), int(n_items), int(n_ratings)
+    n_components = int(n_components)
     if n_ratings > n_users * n_items:
         raise ValueError(
             f"n_ratings={n_ratings} is more than the {n_users * n_items} distinct "
@@ -327,17 +332,7 @@ def make_dyadic_regression(
             "pair is rated at most once."
         )
     lo, hi = _check_range(rating_range, discrete)
-    nu = _check_fraction(non_uniformity, "non_uniformity")
-    eta = _check_fraction(noise, "noise")
-    if (
-        isinstance(popularity_skew, bool)
-        or not isinstance(popularity_skew, numbers.Real)
-        or not np.isfinite(popularity_skew)
-        or popularity_skew < 0
-    ):
-        raise ValueError(
-            f"popularity_skew must be a finite number >= 0, got {popularity_skew!r}."
-        )
+    nu, eta = float(non_uniformity), float(noise)
     rng = _generator(random_state)
 
     # entity parameters first, so that they do not depend on n_ratings
@@ -482,6 +477,7 @@ def _read_movielens(path, fmt):
     return frame
 
 
+@validate_params({"path": [str, os.PathLike], "return_frame": BOOLEAN})
 def load_movielens(path, *, return_frame=False):
     """Read a local copy of MovieLens ratings.
 

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from .._validation import check_bool
+from .._params import BOOLEAN, validate_params
 from ._realdata import _read_compas, _read_german
 
 __all__ = ["fetch_compas", "fetch_german_credit"]
@@ -31,6 +31,14 @@ _TIMEOUT = 60  # seconds
 _CHUNK = 1 << 20
 
 _RemoteFile = namedtuple("_RemoteFile", ["filename", "url", "checksum"])
+
+#: Constraints of the fetchers' parameters.
+_FETCH_PARAMS = {
+    "data_home": [None, str, os.PathLike],
+    "download_if_missing": BOOLEAN,
+    "return_X_y": BOOLEAN,
+    "as_frame": BOOLEAN,
+}
 
 _COMPAS_FILE = _RemoteFile(
     filename="compas-scores-two-years.csv",
@@ -58,11 +66,6 @@ def _get_data_home(data_home=None):
     ``~/smallfair_data`` (``~`` expanded). It is not created here."""
     if data_home is None:
         data_home = os.environ.get(_ENV_VAR) or _DEFAULT_HOME
-    elif not isinstance(data_home, (str, os.PathLike)):
-        raise TypeError(
-            "data_home must be None, a str or a path-like object, got "
-            f"{type(data_home).__name__}."
-        )
     return Path(data_home).expanduser()
 
 
@@ -211,6 +214,7 @@ part of this package; do not redistribute it.
 """
 
 
+@validate_params(_FETCH_PARAMS)
 def fetch_compas(
     data_home=None, *, download_if_missing=True, return_X_y=False, as_frame=True
 ):
@@ -301,9 +305,6 @@ def fetch_compas(
     race    0.398
     dtype: float64
     """
-    download_if_missing = check_bool(download_if_missing, "download_if_missing")
-    return_X_y = check_bool(return_X_y, "return_X_y")
-    as_frame = check_bool(as_frame, "as_frame")
     path = _fetch_file(_COMPAS_FILE, data_home, download_if_missing)
     X, y, attrs = _read_compas(path)
     return _bunch(
@@ -348,6 +349,7 @@ your data folder and is not part of this package.
 """
 
 
+@validate_params(_FETCH_PARAMS)
 def fetch_german_credit(
     data_home=None, *, download_if_missing=True, return_X_y=False, as_frame=True
 ):
@@ -431,9 +433,6 @@ def fetch_german_credit(
     >>> X.shape, int(y.sum())  # doctest: +SKIP
     ((1000, 61), 700)
     """
-    download_if_missing = check_bool(download_if_missing, "download_if_missing")
-    return_X_y = check_bool(return_X_y, "return_X_y")
-    as_frame = check_bool(as_frame, "as_frame")
     path = _fetch_file(_GERMAN_FILE, data_home, download_if_missing)
     X, y, attrs = _read_german(path)
     return _bunch(

@@ -5,11 +5,14 @@ from importlib import resources
 import pandas as pd
 
 from .._confusion import CELLS
+from .._params import BOOLEAN, StrOptions, validate_params
 
 _FILE = "published_group_confusion_matrices.csv"
 _DATASETS = ("COMPAS", "Folktables")
+_DATASET = [StrOptions(set(_DATASETS)), None]
 
 
+@validate_params({"dataset": _DATASET, "include_all": BOOLEAN})
 def load_published_confusion_matrices(dataset=None, *, include_all=True):
     """Load the published per-group confusion matrices embedded in the package.
 
@@ -44,10 +47,6 @@ def load_published_confusion_matrices(dataset=None, *, include_all=True):
     1  COMPAS  White   77  129   380  1679
     2  COMPAS    ALL  389  347  1597  4121
     """
-    if dataset is not None and dataset not in _DATASETS:
-        raise ValueError(
-            f"dataset must be one of {_DATASETS} or None; got {dataset!r}."
-        )
     with resources.files(__package__).joinpath("data", _FILE).open("r") as fh:
         table = pd.read_csv(fh, dtype={c: "int64" for c in CELLS})
     table = table.astype({"dataset": object, "group": object})
@@ -58,6 +57,7 @@ def load_published_confusion_matrices(dataset=None, *, include_all=True):
     return table.reset_index(drop=True)
 
 
+@validate_params({"dataset": _DATASET})
 def load_published_groups(dataset=None):
     """Published groups with their leave-one-group-out reference matrices.
 

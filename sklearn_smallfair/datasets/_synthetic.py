@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import check_bool
-from ._dyadic import _check_count, _generator
+from .._params import BOOLEAN, Number, Whole, validate_params
+from ._dyadic import SEEDS, _generator
 
 __all__ = ["make_small_group_classification"]
 
@@ -17,7 +17,7 @@ _SUM_TOL = 1e-8
 
 
 # -------------------------------------------------------------------------------------
-# argument checks
+# checks of the groups and of the per-group values
 # -------------------------------------------------------------------------------------
 def _is_integer(value):
     return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(
@@ -166,18 +166,27 @@ def _per_group(value, name, labels, width):
     return out
 
 
-def _check_real(value, name, minimum):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {value!r}.")
-    value = float(value)
-    if not (np.isfinite(value) and value >= minimum):
-        raise ValueError(f"{name} must be a finite number >= {minimum}, got {value}.")
-    return value
-
-
 # -------------------------------------------------------------------------------------
 # generator
 # -------------------------------------------------------------------------------------
+#: A value in [0, 1] for every group, or per group in a sequence or a dict.
+_PER_GROUP = [Number(0, 1), "array-like", Mapping]
+
+
+@validate_params(
+    {
+        "n_samples": [Whole(1, None, closed="left")],
+        "group_sizes": [Mapping, "array-like", None],
+        "group_error_rates": _PER_GROUP,
+        "n_features": [Whole(1, None, closed="left")],
+        "prevalence": _PER_GROUP,
+        "class_sep": [Number(0, None, closed="left")],
+        "return_predictions": BOOLEAN,
+        "shuffle": BOOLEAN,
+        "random_state": SEEDS,
+        "as_frame": BOOLEAN,
+    }
+)
 def make_small_group_classification(
     n_samples=2000,
     *,
@@ -240,17 +249,18 @@ def make_small_group_classification(
         Probability of ``y = 1`` in each group, in [0, 1]: one number for every
         group, one per group in a sequence, or a dict keyed by group label.
     class_sep : float, default=4.0
-        Distance between the means of the two apparent classes, in units of the
-        features' standard deviation. Larger values make ``X`` separate the
-        apparent classes better, so a fitted model's rates come closer to the
-        requested ones.
+        Distance between the means of the two apparent classes (finite,
+        ``>= 0``), in units of the features' standard deviation. Larger values
+        make ``X`` separate the apparent classes better, so a fitted model's rates
+        come closer to the requested ones.
     return_predictions : bool, default=False
         Also return ``y_pred``, the simulated classifier's predictions.
     shuffle : bool, default=True
         Shuffle the rows. If False, rows are ordered by group, in the order of
         ``group_sizes``.
     random_state : int, RandomState instance, Generator or None, default=None
-        Seed of the draws; the same seed gives the same data.
+        Seed of the draws (an int in ``[0, 2**32 - 1]``); the same seed gives the
+        same data.
     as_frame : bool, default=False
         Return ``X`` as a DataFrame with columns ``x0, x1, ...`` and ``y``,
         ``groups`` and ``y_pred`` as Series named ``"y"``, ``"group"`` and
@@ -316,12 +326,7 @@ def make_small_group_classification(
     >>> bool(tpr["a"] > tpr["b"] + 0.15)
     True
     """
-    n_samples = _check_count(n_samples, "n_samples", 1)
-    n_features = _check_count(n_features, "n_features", 1)
-    class_sep = _check_real(class_sep, "class_sep", 0.0)
-    return_predictions = check_bool(return_predictions, "return_predictions")
-    shuffle = check_bool(shuffle, "shuffle")
-    as_frame = check_bool(as_frame, "as_frame")
+    n_samples, n_features, class_sep = int(n_samples), int(n_features), float(class_sep)
     labels, sizes = _check_group_sizes(group_sizes, n_samples)
     prev = _per_group(prevalence, "prevalence", labels, 1)[:, 0]
     rates = _per_group(group_error_rates, "group_error_rates", labels, 2)

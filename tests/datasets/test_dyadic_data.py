@@ -279,25 +279,42 @@ def test_low_rank_structure(nu, rank):
 # -------------------------------------------------------------------------------------
 # generator: argument checks
 # -------------------------------------------------------------------------------------
+_PARAM = "parameter of make_dyadic_regression must be"
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"n_users": -1}, ValueError, "n_users must be at least 1"),
-        ({"n_items": 0}, ValueError, "n_items must be at least 1"),
-        ({"n_ratings": -5}, ValueError, "n_ratings must be at least 0"),
-        ({"n_users": 2.5}, TypeError, "n_users must be an integer"),
+        ({"n_users": -1}, ValueError, rf"'n_users' {_PARAM} an int in the range \[1,"),
+        ({"n_items": 0}, ValueError, rf"'n_items' {_PARAM} an int in the range \[1,"),
+        (
+            {"n_ratings": -5},
+            ValueError,
+            rf"'n_ratings' {_PARAM} an int in the range \[0,",
+        ),
+        ({"n_users": 2.5}, TypeError, rf"'n_users' {_PARAM} an int"),
+        ({"n_users": True}, TypeError, rf"'n_users' {_PARAM} an int"),
         ({"n_users": 10, "n_items": 10, "n_ratings": 101}, ValueError, "at most"),
         ({"rating_range": (5, 1)}, ValueError, "high > low"),
         ({"rating_range": (3, 3)}, ValueError, "high > low"),
         ({"rating_range": (1, 4.5)}, ValueError, "integers"),
-        ({"rating_range": 5}, TypeError, "pair of numbers"),
+        ({"rating_range": 5}, TypeError, rf"'rating_range' {_PARAM} an array-like"),
+        ({"rating_range": (1, 2, 3)}, TypeError, "pair of numbers"),
         ({"rating_range": (0, np.inf)}, ValueError, "finite"),
-        ({"non_uniformity": 1.5}, ValueError, r"non_uniformity must be in \[0, 1\]"),
+        (
+            {"non_uniformity": 1.5},
+            ValueError,
+            rf"'non_uniformity' {_PARAM} a float in the range \[0.0, 1.0\]",
+        ),
         ({"non_uniformity": -0.1}, ValueError, "non_uniformity"),
         ({"non_uniformity": np.nan}, ValueError, "non_uniformity"),
         ({"noise": 2}, ValueError, "noise"),
         ({"n_components": 0}, ValueError, "n_components"),
         ({"popularity_skew": -1}, ValueError, "popularity_skew"),
+        ({"popularity_skew": np.inf}, ValueError, f"'popularity_skew' {_PARAM}"),
+        ({"discrete": "yes"}, TypeError, f"'discrete' {_PARAM}"),
+        ({"random_state": -1}, ValueError, f"'random_state' {_PARAM}"),
+        ({"random_state": 2**32}, ValueError, f"'random_state' {_PARAM}"),
     ],
 )
 def test_generator_errors(kwargs, error, match):

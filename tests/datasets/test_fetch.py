@@ -190,10 +190,10 @@ def test_fetchers_reject_corrupted_cache(fetcher, tmp_path):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"data_home": 3}, "data_home must be None, a str or a path-like"),
-        ({"as_frame": "yes"}, "as_frame must be True or False"),
-        ({"return_X_y": 1}, "return_X_y must be True or False"),
-        ({"download_if_missing": None}, "download_if_missing must be True or False"),
+        ({"data_home": 3}, "'data_home' parameter of fetch_compas must be None, "),
+        ({"as_frame": "yes"}, "'as_frame' parameter of fetch_compas must be an in"),
+        ({"return_X_y": 1}, "'return_X_y' parameter of fetch_compas must be an"),
+        ({"download_if_missing": None}, "'download_if_missing' parameter of fetch"),
     ],
 )
 def test_fetchers_bad_arguments(kwargs, match, tmp_path):

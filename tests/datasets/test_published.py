@@ -22,8 +22,16 @@ def test_shapes_and_sums():
 
 
 def test_bad_dataset_name():
-    with pytest.raises(ValueError, match="dataset must be one of"):
+    with pytest.raises(
+        ValueError,
+        match="'dataset' parameter of load_published_confusion_matrices must be a "
+        "str among",
+    ):
         load_published_confusion_matrices("compas")
+    with pytest.raises(
+        TypeError, match="'include_all' parameter of load_published_confusion_matri"
+    ):
+        load_published_confusion_matrices(include_all="no")
 
 
 def test_embedded_copy_equals_reference_file(published_path):

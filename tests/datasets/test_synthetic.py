@@ -200,6 +200,9 @@ def test_fitted_model_inherits_the_requested_disparity(rates, worse_in_b):
         assert abs(tpr_a - tpr_b) < 0.04
 
 
+_PARAM = "parameter of make_small_group_classification must be"
+
+
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [
@@ -217,15 +220,17 @@ def test_fitted_model_inherits_the_requested_disparity(rates, worse_in_b):
             r"no member to the groups \[1\]",
         ),
         ({"group_sizes": []}, ValueError, "at least one group"),
-        ({"group_sizes": "ab"}, TypeError, "group_sizes must be None, a dict"),
+        ({"group_sizes": "ab"}, TypeError, f"'group_sizes' {_PARAM} an instance of"),
+        ({"group_sizes": {1, 2}}, TypeError, "group_sizes must be None, a dict"),
         ({"group_sizes": [[1000], [1000]]}, ValueError, "1-D sequence"),
         ({"group_sizes": {"a": "x"}}, TypeError, "group_sizes must hold numbers"),
         ({"group_sizes": [np.nan, 1.0]}, ValueError, "group_sizes must be finite"),
         (
             {"group_error_rates": 1.5},
             ValueError,
-            r"group_error_rates must be in \[0, 1\]",
+            rf"'group_error_rates' {_PARAM} a float in the range \[0.0, 1.0\]",
         ),
+        ({"group_error_rates": [1.5] * 3}, ValueError, r"must be in \[0, 1\]"),
         (
             {"group_error_rates": {"A": (0.1, -0.1), "B": 0.1, "C": 0.1}},
             ValueError,
@@ -239,16 +244,20 @@ def test_fitted_model_inherits_the_requested_disparity(rates, worse_in_b):
             ValueError,
             r"unknown \['D'\]",
         ),
-        ({"prevalence": -0.1}, ValueError, r"prevalence must be in \[0, 1\]"),
+        ({"prevalence": -0.1}, ValueError, rf"'prevalence' {_PARAM} a float in"),
+        ({"prevalence": np.nan}, ValueError, f"'prevalence' {_PARAM}"),
         ({"prevalence": [0.5, (0.1, 0.2), 0.5]}, ValueError, "must be a number"),
-        ({"prevalence": "high"}, TypeError, "prevalence must hold numbers"),
-        ({"n_samples": 0}, ValueError, "n_samples must be at least 1"),
-        ({"n_samples": 10.5}, TypeError, "n_samples must be an integer"),
-        ({"n_features": 0}, ValueError, "n_features must be at least 1"),
-        ({"class_sep": -1}, ValueError, "class_sep must be a finite number >= 0"),
-        ({"class_sep": "far"}, TypeError, "class_sep must be a number"),
-        ({"return_predictions": "yes"}, TypeError, "return_predictions must be True"),
-        ({"as_frame": 1}, TypeError, "as_frame must be True or False"),
+        ({"prevalence": "high"}, TypeError, f"'prevalence' {_PARAM}"),
+        ({"prevalence": ["high"] * 3}, TypeError, "prevalence must hold numbers"),
+        ({"n_samples": 0}, ValueError, rf"'n_samples' {_PARAM} an int in the range"),
+        ({"n_samples": 10.5}, TypeError, f"'n_samples' {_PARAM} an int"),
+        ({"n_features": 0}, ValueError, rf"'n_features' {_PARAM} an int in the"),
+        ({"class_sep": -1}, ValueError, rf"'class_sep' {_PARAM} a float in the"),
+        ({"class_sep": np.inf}, ValueError, f"'class_sep' {_PARAM}"),
+        ({"class_sep": "far"}, TypeError, f"'class_sep' {_PARAM}"),
+        ({"return_predictions": "yes"}, TypeError, f"'return_predictions' {_PARAM}"),
+        ({"as_frame": 1}, TypeError, f"'as_frame' {_PARAM}"),
+        ({"shuffle": None}, TypeError, f"'shuffle' {_PARAM}"),
     ],
 )
 def test_errors(kwargs, error, match):
