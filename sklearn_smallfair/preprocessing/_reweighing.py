@@ -3,6 +3,7 @@
 import numpy as np
 from sklearn.utils.validation import check_consistent_length
 
+from .._params import validate_params
 from .._validation import (
     _as_1d,
     _check_no_missing,
@@ -13,6 +14,7 @@ from .._validation import (
 __all__ = ["reweighing_weights"]
 
 
+@validate_params({"y": ["array-like"], "sensitive_features": ["array-like"]})
 def reweighing_weights(y, *, sensitive_features):
     """Reweighing sample weights that make the label independent of the group.
 

@@ -104,9 +104,14 @@ def test_errors():
         reweighing_weights([0, 1, 1], sensitive_features=["a", None, "b"])
     with pytest.raises(ValueError, match="y is empty"):
         reweighing_weights([], sensitive_features=[])
-    with pytest.raises(ValueError, match="sensitive_features is required"):
+    param = "'sensitive_features' parameter of reweighing_weights must be an array"
+    with pytest.raises(ValueError, match=param):
         reweighing_weights([0, 1], sensitive_features=None)
     with pytest.raises(ValueError, match="y must be 1-D"):
         reweighing_weights(np.zeros((3, 2)), sensitive_features=["a", "b", "b"])
-    with pytest.raises(TypeError, match="sensitive_features must be array-like"):
+    with pytest.raises(TypeError, match=param):
         reweighing_weights([0, 1], sensitive_features="a")
+    with pytest.raises(TypeError, match="sensitive_features must be array-like"):
+        reweighing_weights([0, 1], sensitive_features={"g": ["a", "b"]})
+    with pytest.raises(TypeError, match="'y' parameter of reweighing_weights"):
+        reweighing_weights(1, sensitive_features=["a"])
