@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
 
 from .._scoring import GroupScorer
 from .._validation import (
@@ -38,7 +37,7 @@ from ._pairs import (
     count_pairs,
     make_comparative_pairs,
 )
-from ._results import family_summary, repr_table
+from ._results import PairwiseResult, TestEstimator, family_pvalue, family_z
 from ._wald import wald_test, z_test
 
 __all__ = [
@@ -52,27 +51,34 @@ __all__ = [
 STATISTICS = ("max_gap", "min_pvalue")
 
 
-@dataclass(repr=False, eq=False)
-class ComparativeSeparationResult:
+@dataclass(frozen=True, repr=False, eq=False)
+class ComparativeSeparationResult(PairwiseResult):
     """Result of :func:`comparative_separation_test`.
+
+    A frozen :class:`~sklearn_smallfair.stats._results.TestResult`: one row per
+    comparison of two cells of comparative TPRs, the p-values that decide it
+    (``pvalues``) and one rejection rule, ``reject = pvalues <= alpha``.
 
     Attributes
     ----------
-    table : pandas.DataFrame
-        The ``K x K`` cells in long form, indexed by ``(higher, lower)``: the group
-        of the truly-higher and of the truly-lower item. Columns ``n`` (usable
-        pairs), ``correct`` (correctly ordered pairs; half-integers with
-        ``tie="half"``), ``tpr`` (``correct / n``, NaN when ``n = 0``) and ``se``
-        (its standard error under ``variance``).
     frame : pandas.DataFrame
         One row per test: ``test`` (``"cross"``: ``TPR(a, b)`` vs ``TPR(b, a)``;
         ``"within"``: ``TPR(a, a)`` vs ``TPR(b, b)``), ``higher_a``, ``lower_a``,
         ``higher_b``, ``lower_b`` (the two cells compared), ``n_a``, ``n_b``,
         ``tpr_a``, ``tpr_b``, ``difference`` (``tpr_a - tpr_b``), ``se``, ``z``,
-        ``p_value``, ``p_adjusted`` (within the test's family) and ``reject``
-        (``p_adjusted < alpha``).
-    groups : ndarray
-        Sorted group labels; for two groups, group "1" is ``groups[1]``.
+        ``p_value``, ``p_adjusted`` (within the test's family; equal to
+        ``p_value`` with two groups) and ``reject`` (``p_adjusted <= alpha``).
+    alpha : float
+        Significance level.
+    pvalues : pandas.Series
+        ``p_adjusted`` of every test, the p-values on which ``reject`` is decided,
+        indexed by ``(test, higher_a, lower_a, higher_b, lower_b)`` in the order
+        of ``frame``.
+    reject : pandas.Series of bool
+        ``pvalues <= alpha``, indexed like ``pvalues``.
+    violated : bool
+        Whether any test rejects: ``min(pvalue_cross, pvalue_within) <= alpha``
+        (NaN p-values are ignored).
     pvalue_cross, pvalue_within : float
         P-values of H0c: ``TPR(1, 0) = TPR(0, 1)`` and H0w:
         ``TPR(1, 1) = TPR(0, 0)``. With more than two groups, the smallest adjusted
@@ -80,8 +86,16 @@ class ComparativeSeparationResult:
     z_cross, z_within : float
         Their z statistics (positive when the cell with group "1" as the higher
         item has the higher rate); NaN with more than two groups.
-    violated : bool
-        ``min(pvalue_cross, pvalue_within) < alpha`` (NaN p-values are ignored).
+    table : pandas.DataFrame
+        The ``K x K`` cells in long form, indexed by ``(higher, lower)``: the group
+        of the truly-higher and of the truly-lower item. Columns ``n`` (usable
+        pairs), ``correct`` (correctly ordered pairs; half-integers with
+        ``tie="half"``), ``tpr`` (``correct / n``, NaN when ``n = 0``) and ``se``
+        (its standard error under ``variance``).
+    tpr_matrix : pandas.DataFrame
+        Comparative TPR as a ``K x K`` table (rows: higher, columns: lower).
+    groups : ndarray
+        Sorted group labels; for two groups, group "1" is ``groups[1]``.
     n_pairs : int
         Pairs counted (distinct true order; with ``tie="drop"`` also distinct
         predicted order).
@@ -89,55 +103,58 @@ class ComparativeSeparationResult:
         Usable pairs whose two scores are equal (before ``tie`` is applied).
     pairs : ndarray of shape (m, 2)
         The pairs passed or drawn (before pairs with tied labels are dropped).
-    alpha, correction, tie, variance
+    correction, tie, variance
         The options used.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.stats import comparative_separation_test
+    >>> res = comparative_separation_test(
+    ...     [3, 2, 1, 3, 2, 1], [0.9, 0.5, 0.1, 0.2, 0.8, 0.0],
+    ...     sensitive_features=["a", "a", "a", "b", "b", "b"],
+    ...     pairs=[[0, 1], [1, 2], [0, 2], [3, 4], [4, 5], [3, 5], [0, 4], [3, 1],
+    ...            [4, 2], [1, 5], [3, 2], [0, 5]], alpha=0.25)
+    >>> res
+    ComparativeSeparationResult(violated=True, alpha=0.25, n_tests=2, \
+n_rejected=2, pvalue_cross=0.2207, pvalue_within=0.2207, n_pairs=12)
+    >>> res.pvalues.round(4)
+    test    higher_a  lower_a  higher_b  lower_b
+    cross   b         a        a         b          0.2207
+    within  b         b        a         a          0.2207
+    Name: p_adjusted, dtype: float64
+    >>> bool((res.reject == (res.pvalues <= res.alpha)).all())
+    True
+    >>> res.alpha = 0.05
+    Traceback (most recent call last):
+    ...
+    dataclasses.FrozenInstanceError: cannot assign to field 'alpha'
     """
 
+    _keys = ("test", "higher_a", "lower_a", "higher_b", "lower_b")
+    _family = "test"
+    _families = ("cross", "within")
+
     table: pd.DataFrame
-    frame: pd.DataFrame
     groups: np.ndarray
-    pvalue_cross: float
-    pvalue_within: float
-    z_cross: float
-    z_within: float
-    violated: bool
     n_pairs: int
     n_predicted_ties: int
     pairs: np.ndarray
-    alpha: float
     correction: str | None
     tie: str
     variance: str
 
-    def to_frame(self):
-        """The table of tests (a copy)."""
-        return self.frame.copy()
+    pvalue_cross = family_pvalue("cross")
+    pvalue_within = family_pvalue("within")
+    z_cross = family_z("cross")
+    z_within = family_z("within")
 
     @property
     def tpr_matrix(self):
         """Comparative TPR as a ``K x K`` DataFrame (rows: higher, columns: lower)."""
         return self.table["tpr"].unstack("lower")
 
-    @property
-    def pvalues(self):
-        """``pvalue_cross`` and ``pvalue_within`` as a Series."""
-        return pd.Series(
-            {"cross": self.pvalue_cross, "within": self.pvalue_within},
-            name="p_value",
-        )
-
-    def __repr__(self):
-        cols = ["test", "higher_a", "lower_a", "higher_b", "lower_b", "tpr_a"]
-        cols += ["tpr_b", "z", "p_value", "p_adjusted", "reject"]
-        return (
-            f"ComparativeSeparationResult(violated={self.violated}, "
-            f"alpha={self.alpha}, pvalue_cross={self.pvalue_cross:.4g}, "
-            f"pvalue_within={self.pvalue_within:.4g}, n_pairs={self.n_pairs})\n"
-            f"{repr_table(self.frame, cols)}"
-        )
-
-    def _repr_html_(self):
-        return self.frame._repr_html_()
+    def _summary(self):
+        return {**super()._summary(), "n_pairs": self.n_pairs}
 
 
 def comparative_separation_test(
@@ -164,7 +181,7 @@ def comparative_separation_test(
     ``b`` (both orientations of a pair pooled). For two groups the test compares
     the cross-group cells, H0c: ``TPR(1, 0) = TPR(0, 1)``, and the within-group
     cells, H0w: ``TPR(1, 1) = TPR(0, 0)``, with two-sided Wald z-tests; comparative
-    separation is violated when ``min(p_c, p_w) < alpha``. For a binary classifier
+    separation is violated when ``min(p_c, p_w) <= alpha``. For a binary classifier
     scored by its predicted labels, ``TPR(a, b) = TPR_a * TNR_b``, so the verdict
     agrees with :func:`separation_test` on large samples.
 
@@ -307,24 +324,14 @@ def comparative_separation_test(
         },
         index=index,
     )
-    frame = _comparisons(counts, groups, correction, variance)
-    frame["reject"] = (frame["p_adjusted"] < alpha).to_numpy()
-    (p_c, p_w), (z_c, z_w), verdict = family_summary(
-        frame, "test", ("cross", "within"), alpha, groups.shape[0] == 2
-    )
     return ComparativeSeparationResult(
+        frame=_comparisons(counts, groups, correction, variance),
+        alpha=alpha,
         table=table,
-        frame=frame,
         groups=groups,
-        pvalue_cross=p_c,
-        pvalue_within=p_w,
-        z_cross=z_c,
-        z_within=z_w,
-        violated=verdict,
         n_pairs=int(counts.n.sum()),
         n_predicted_ties=counts.n_predicted_ties,
         pairs=np.asarray(pairs),
-        alpha=alpha,
         correction=correction,
         tie=tie,
         variance=variance,
@@ -461,7 +468,7 @@ def _comparisons(counts, groups, correction, variance):
 # =====================================================================================
 # Estimator
 # =====================================================================================
-class ComparativeSeparationTest(BaseEstimator):
+class ComparativeSeparationTest(TestEstimator):
     """The comparative separation test as a scikit-learn estimator.
 
     Holds the parameters of :func:`comparative_separation_test`; :meth:`fit` runs
@@ -481,15 +488,19 @@ class ComparativeSeparationTest(BaseEstimator):
     Attributes
     ----------
     result_ : ComparativeSeparationResult
-        The full result.
+        What :func:`comparative_separation_test` returned.
     results_ : pandas.DataFrame
-        The tests, ``result_.to_frame()``.
+        A copy of its table of tests, ``result_.frame``.
     table_ : pandas.DataFrame
         The ``K x K`` cell table ``result_.table``.
     pvalues_ : pandas.Series
-        ``pvalue_cross`` and ``pvalue_within`` indexed ``cross``, ``within``.
+        ``result_.pvalues``: the p-value deciding each test, indexed by
+        ``(test, higher_a, lower_a, higher_b, lower_b)``.
+    reject_ : pandas.Series of bool
+        ``result_.reject``: ``pvalues_ <= alpha``.
     violated_ : bool
-        Whether comparative separation is violated at ``alpha``.
+        Whether comparative separation is violated at ``alpha`` (any test
+        rejects).
     pairs_ : ndarray of shape (m, 2)
         The pairs passed or drawn.
 
@@ -551,7 +562,7 @@ class ComparativeSeparationTest(BaseEstimator):
         -------
         self : ComparativeSeparationTest
         """
-        self.result_ = comparative_separation_test(
+        result = comparative_separation_test(
             y_true,
             y_score,
             sensitive_features=sensitive_features,
@@ -564,12 +575,9 @@ class ComparativeSeparationTest(BaseEstimator):
             variance=self.variance,
             random_state=self.random_state,
         )
-        self.results_ = self.result_.to_frame()
-        self.table_ = self.result_.table.copy()
-        self.pvalues_ = self.result_.pvalues
-        self.violated_ = self.result_.violated
-        self.pairs_ = self.result_.pairs
-        return self
+        self.table_ = result.table.copy()
+        self.pairs_ = result.pairs
+        return self._keep(result)
 
 
 # =====================================================================================

@@ -9,6 +9,7 @@ metric being defined unless ``conditional=False``.
 """
 
 import warnings
+from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
@@ -38,6 +39,7 @@ from .._validation import (
 from ..exceptions import UndefinedGroupMetricWarning
 from ..metrics import get_metrics
 from ._multitest import adjust_pvalues
+from ._results import TestResult
 
 __all__ = ["ENUMERATE_MAX_N", "MATCHTest", "MatchResult", "match_test"]
 
@@ -374,8 +376,13 @@ def _check_integer_counts(counts):
     return counts
 
 
-class MatchResult:
+@dataclass(frozen=True, repr=False, eq=False)
+class MatchResult(TestResult):
     """Result of :func:`match_test`: one row per group (and metric).
+
+    A frozen :class:`~sklearn_smallfair.stats._results.TestResult`: one test per
+    row, the p-values that decide them (``pvalues``) and one rejection rule,
+    ``reject = pvalues <= alpha``.
 
     Attributes
     ----------
@@ -383,52 +390,47 @@ class MatchResult:
         Columns ``group``, ``n``, ``metric``, ``score`` (observed, smoothed when
         ``smoothing`` is given), ``reference_score`` (the metric of the
         reference matrix), ``lower`` = P(S <= score), ``upper`` = P(S >= score),
-        ``p_value``, ``p_adjusted``, ``p_undefined``, ``se`` (Monte Carlo standard
-        error of ``p_value``; 0 for exact methods, NaN for approximations),
-        ``method`` (the method used) and ``reject`` (``p_adjusted <= alpha``).
+        ``p_value``, ``p_adjusted`` (across groups, per metric; equal to
+        ``p_value`` without ``correction``), ``p_undefined``, ``se`` (Monte Carlo
+        standard error of ``p_value``; 0 for exact methods, NaN for
+        approximations), ``method`` (the method used) and ``reject``
+        (``p_adjusted <= alpha``).
     alpha : float
         The significance level of ``reject``.
+    pvalues : pandas.Series
+        ``p_adjusted`` of every test, the p-values on which ``reject`` is decided,
+        indexed by ``group`` (by ``(group, metric)`` when several metrics are
+        tested) in the order of ``frame``.
+    reject : pandas.Series of bool
+        ``pvalues <= alpha``, indexed like ``pvalues``.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.stats import match_test
+    >>> res = match_test(counts={"a": [8, 2, 1, 9], "b": [3, 3, 4, 10],
+    ...                          "c": [1, 5, 2, 12]}, metric="tpr")
+    >>> res
+    MatchResult(alpha=0.05, n_tests=3, n_rejected=2)
+    >>> res.pvalues.round(4)
+    group
+    a    0.0456
+    b    0.8578
+    c    0.0085
+    Name: p_adjusted, dtype: float64
+    >>> res.reject.tolist()
+    [True, False, True]
+    >>> res.alpha = 0.01
+    Traceback (most recent call last):
+    ...
+    dataclasses.FrozenInstanceError: cannot assign to field 'alpha'
     """
 
-    def __init__(self, frame, alpha):
-        self.frame = frame
-        self.alpha = alpha
+    _keys = ("group", "metric")
 
-    def to_frame(self):
-        """The result table (a copy)."""
-        return self.frame.copy()
-
-    @property
-    def pvalues(self):
-        """Adjusted p-values indexed by group (and metric when several)."""
-        return self._series("p_adjusted")
-
-    @property
-    def reject(self):
-        """Rejections at ``alpha`` indexed by group (and metric when several)."""
-        return self._series("reject")
-
-    def _series(self, column):
-        keys = ["group"] if self.frame["metric"].nunique() <= 1 else ["group", "metric"]
-        return self.frame.set_index(keys)[column]
-
-    def __repr__(self):
-        cols = [
-            "group",
-            "n",
-            "metric",
-            "score",
-            "lower",
-            "upper",
-            "p_value",
-            "p_adjusted",
-            "method",
-            "reject",
-        ]
-        return f"MatchResult(alpha={self.alpha})\n{self.frame[cols].to_string()}"
-
-    def _repr_html_(self):
-        return self.frame._repr_html_()
+    def _row_keys(self):
+        if self.frame["metric"].nunique() <= 1:
+            return ["group"]
+        return list(self._keys)
 
 
 def match_test(

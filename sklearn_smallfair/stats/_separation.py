@@ -10,13 +10,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
 
 from .._confusion import _grouped_counts
 from .._validation import check_choice, check_probability, format_label
 from ..exceptions import UndefinedGroupMetricWarning
 from ._multitest import adjust_pvalues, check_correction, group_pairs
-from ._results import family_summary, repr_table
+from ._results import PairwiseResult, TestEstimator, family_pvalue, family_z
 from ._wald import wald_test
 
 __all__ = ["SeparationResult", "SeparationTest", "separation_test"]
@@ -24,9 +23,13 @@ __all__ = ["SeparationResult", "SeparationTest", "separation_test"]
 SEPARATION_VARIANCES = ("unpooled", "pooled")
 
 
-@dataclass(repr=False, eq=False)
-class SeparationResult:
+@dataclass(frozen=True, repr=False, eq=False)
+class SeparationResult(PairwiseResult):
     """Result of :func:`separation_test`.
+
+    A frozen :class:`~sklearn_smallfair.stats._results.TestResult`: one row per
+    comparison of two groups on TPR or FPR, the p-values that decide it
+    (``pvalues``) and one rejection rule, ``reject = pvalues <= alpha``.
 
     Attributes
     ----------
@@ -35,60 +38,72 @@ class SeparationResult:
         ``group_b`` (the compared groups; ``a`` is the later of the sorted labels),
         ``n_a``, ``n_b`` (positives for TPR, negatives for FPR), ``value_a``,
         ``value_b``, ``difference`` (``value_a - value_b``), ``z``, ``p_value``,
-        ``p_adjusted`` (within the metric's family of pairwise tests) and
-        ``reject`` (``p_adjusted < alpha``).
-    groups : pandas.DataFrame
-        One row per group: ``group``, ``n``, ``n_pos``, ``n_neg``, ``tp``, ``fp``,
-        ``tpr`` and ``fpr`` (NaN when undefined).
+        ``p_adjusted`` (within the metric's family of pairwise tests; equal to
+        ``p_value`` with two groups) and ``reject`` (``p_adjusted <= alpha``).
+    alpha : float
+        Significance level.
+    pvalues : pandas.Series
+        ``p_adjusted`` of every test, the p-values on which ``reject`` is decided,
+        indexed by ``(metric, group_a, group_b)`` in the order of ``frame``.
+    reject : pandas.Series of bool
+        ``pvalues <= alpha``, indexed like ``pvalues``.
+    violated : bool
+        Whether any test rejects: ``min(pvalue_tpr, pvalue_fpr) <= alpha`` (NaN
+        p-values are ignored).
     pvalue_tpr, pvalue_fpr : float
         P-values of H0t (equal TPR) and H0f (equal FPR). With more than two groups,
         the smallest adjusted p-value of the family.
     z_tpr, z_fpr : float
         Wald statistics of the two groups (positive when the second sorted group
         has the higher rate); NaN with more than two groups.
-    violated : bool
-        ``min(pvalue_tpr, pvalue_fpr) < alpha`` (NaN p-values are ignored).
-    alpha : float
-        Significance level.
+    groups : pandas.DataFrame
+        One row per group: ``group``, ``n``, ``n_pos``, ``n_neg``, ``tp``, ``fp``,
+        ``tpr`` and ``fpr`` (NaN when undefined).
     correction : str or None
         Multiple-comparison correction within each family.
     variance : {"unpooled", "pooled"}
         Variance of the z statistics.
+
+    Examples
+    --------
+    Group ``b`` has the lower TPR (1/4 against 3/4) and the higher FPR (2/4
+    against 1/4); at ``alpha = 0.2`` the TPR test rejects:
+
+    >>> from sklearn_smallfair.stats import separation_test
+    >>> res = separation_test(
+    ...     [1, 1, 1, 1, 0, 0, 0, 0] * 2,
+    ...     [1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 0],
+    ...     sensitive_features=["a"] * 8 + ["b"] * 8, alpha=0.2)
+    >>> res
+    SeparationResult(violated=True, alpha=0.2, n_tests=2, n_rejected=1, \
+pvalue_tpr=0.1025, pvalue_fpr=0.4497)
+    >>> res.pvalues.round(4)
+    metric  group_a  group_b
+    tpr     b        a          0.1025
+    fpr     b        a          0.4497
+    Name: p_adjusted, dtype: float64
+    >>> res.reject.tolist()
+    [True, False]
+    >>> bool((res.reject == (res.pvalues <= res.alpha)).all())
+    True
+    >>> res.alpha = 0.05
+    Traceback (most recent call last):
+    ...
+    dataclasses.FrozenInstanceError: cannot assign to field 'alpha'
     """
 
-    frame: pd.DataFrame
+    _keys = ("metric", "group_a", "group_b")
+    _family = "metric"
+    _families = ("tpr", "fpr")
+
     groups: pd.DataFrame
-    pvalue_tpr: float
-    pvalue_fpr: float
-    z_tpr: float
-    z_fpr: float
-    violated: bool
-    alpha: float
     correction: str | None
     variance: str = "unpooled"
 
-    def to_frame(self):
-        """The table of tests (a copy)."""
-        return self.frame.copy()
-
-    @property
-    def pvalues(self):
-        """``pvalue_tpr`` and ``pvalue_fpr`` as a Series indexed ``tpr``, ``fpr``."""
-        return pd.Series(
-            {"tpr": self.pvalue_tpr, "fpr": self.pvalue_fpr}, name="p_value"
-        )
-
-    def __repr__(self):
-        cols = ["metric", "group_a", "group_b", "value_a", "value_b", "z", "p_value"]
-        cols += ["p_adjusted", "reject"]
-        return (
-            f"SeparationResult(violated={self.violated}, alpha={self.alpha}, "
-            f"pvalue_tpr={self.pvalue_tpr:.4g}, pvalue_fpr={self.pvalue_fpr:.4g})\n"
-            f"{repr_table(self.frame, cols)}"
-        )
-
-    def _repr_html_(self):
-        return self.frame._repr_html_()
+    pvalue_tpr = family_pvalue("tpr")
+    pvalue_fpr = family_pvalue("fpr")
+    z_tpr = family_z("tpr")
+    z_fpr = family_z("fpr")
 
 
 def separation_test(
@@ -107,7 +122,7 @@ def separation_test(
     For two groups, H0t: ``TPR_1 = TPR_0`` and H0f: ``FPR_1 = FPR_0`` are tested
     with two-sided Wald z-tests with unpooled variances ``mu (1 - mu) / n``
     (:func:`~sklearn_smallfair.stats._wald.wald_test`), and separation is declared
-    violated when ``min(p_t, p_f) < alpha``. Under no bias the two tests are
+    violated when ``min(p_t, p_f) <= alpha``. Under no bias the two tests are
     independent, so this joint verdict has a false-positive rate of
     ``1 - (1 - alpha)^2`` (0.0975 at ``alpha = 0.05``).
 
@@ -235,26 +250,16 @@ def separation_test(
                 }
             )
         )
-    frame = pd.concat(frames, ignore_index=True)
-    frame["reject"] = (frame["p_adjusted"] < alpha).to_numpy()
-    (p_t, p_f), (z_t, z_f), verdict = family_summary(
-        frame, "metric", ("tpr", "fpr"), alpha, groups.shape[0] == 2
-    )
     return SeparationResult(
-        frame=frame,
-        groups=table,
-        pvalue_tpr=p_t,
-        pvalue_fpr=p_f,
-        z_tpr=z_t,
-        z_fpr=z_f,
-        violated=verdict,
+        frame=pd.concat(frames, ignore_index=True),
         alpha=alpha,
+        groups=table,
         correction=correction,
         variance=variance,
     )
 
 
-class SeparationTest(BaseEstimator):
+class SeparationTest(TestEstimator):
     """The separation test as a scikit-learn estimator.
 
     Holds the parameters of :func:`separation_test`; :meth:`fit` runs the test and
@@ -277,9 +282,12 @@ class SeparationTest(BaseEstimator):
     groups_ : pandas.DataFrame
         The per-group table ``result_.groups``.
     pvalues_ : pandas.Series
-        ``pvalue_tpr`` and ``pvalue_fpr`` indexed ``tpr``, ``fpr``.
+        ``result_.pvalues``: the p-value deciding each test, indexed by
+        ``(metric, group_a, group_b)``.
+    reject_ : pandas.Series of bool
+        ``result_.reject``: ``pvalues_ <= alpha``.
     violated_ : bool
-        Whether separation is violated at ``alpha``.
+        Whether separation is violated at ``alpha`` (any test rejects).
 
     Examples
     --------
@@ -291,9 +299,10 @@ class SeparationTest(BaseEstimator):
     >>> test.violated_
     False
     >>> test.pvalues_.round(3)
-    tpr    1.000
-    fpr    0.546
-    Name: p_value, dtype: float64
+    metric  group_a  group_b
+    tpr     b        a          1.000
+    fpr     b        a          0.546
+    Name: p_adjusted, dtype: float64
     """
 
     def __init__(self, alpha=0.05, correction="holm", pos_label=1, variance="unpooled"):
@@ -318,7 +327,7 @@ class SeparationTest(BaseEstimator):
         -------
         self : SeparationTest
         """
-        self.result_ = separation_test(
+        result = separation_test(
             y_true,
             y_pred,
             sensitive_features=sensitive_features,
@@ -328,8 +337,5 @@ class SeparationTest(BaseEstimator):
             pos_label=self.pos_label,
             variance=self.variance,
         )
-        self.results_ = self.result_.to_frame()
-        self.groups_ = self.result_.groups.copy()
-        self.pvalues_ = self.result_.pvalues
-        self.violated_ = self.result_.violated
-        return self
+        self.groups_ = result.groups.copy()
+        return self._keep(result)

@@ -116,7 +116,19 @@ def test_comparative_closed_form(variance):
     ]
     np.testing.assert_allclose(frame["se"], math.sqrt(2 / 27))
     assert res.tpr_matrix.loc["b", "a"] == pytest.approx(2 / 3)
-    assert list(res.pvalues.index) == ["cross", "within"]
+    assert res.pvalues.index.names == [
+        "test",
+        "higher_a",
+        "lower_a",
+        "higher_b",
+        "lower_b",
+    ]
+    assert res.pvalues.index.tolist() == [
+        ("cross", "b", "a", "a", "b"),
+        ("within", "b", "b", "a", "a"),
+    ]
+    np.testing.assert_array_equal(res.pvalues, frame["p_adjusted"])
+    np.testing.assert_array_equal(res.reject, frame["reject"])
     assert "ComparativeSeparationResult(violated=False" in repr(res)
 
 
@@ -145,7 +157,7 @@ def test_clustered_variance_closed_form():
     assert indep.z_cross == pytest.approx(-0.5 / math.sqrt(1 / 16))
     # within-group cells are empty: NaN tests, the verdict from the cross test
     assert np.isnan(clustered.pvalue_within) and np.isnan(clustered.z_within)
-    assert clustered.violated == (clustered.pvalue_cross < ALPHA)
+    assert clustered.violated == (clustered.pvalue_cross <= ALPHA)
 
 
 def _reference(y, s, g, pairs, tie="incorrect"):
@@ -685,7 +697,10 @@ def test_comparative_estimator():
     pd.testing.assert_frame_equal(est.table_, res.table)
     np.testing.assert_array_equal(est.pairs_, res.pairs)
     assert est.violated_ == res.violated
-    assert list(est.pvalues_.index) == ["cross", "within"]
+    pd.testing.assert_series_equal(est.pvalues_, res.pvalues)
+    pd.testing.assert_series_equal(est.reject_, res.reject)
+    tests = est.pvalues_.index.get_level_values("test").tolist()
+    assert tests == ["cross"] * 3 + ["within"] * 3
     # explicit pairs and judgments (n_pairs is ignored then)
     pairs = res.pairs
     jud = np.sign(y[pairs[:, 0]] - y[pairs[:, 1]])

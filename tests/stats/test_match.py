@@ -680,7 +680,7 @@ def test_result_columns_and_dtypes():
     assert list(frame["group"]) == list(COUNTS)
     assert list(frame["n"]) == [sum(v) for v in COUNTS.values()]
     assert res.alpha == ALPHA
-    assert "MatchResult(alpha=0.05)" in repr(res)
+    assert repr(res) == "MatchResult(alpha=0.05, n_tests=4, n_rejected=0)"
     assert "<table" in res._repr_html_()
 
 

@@ -71,7 +71,10 @@ def test_separation_closed_form():
     assert frame["n_a"].tolist() == [5, 5] and frame["n_b"].tolist() == [10, 10]
     np.testing.assert_allclose(frame["difference"], [-0.4, 0.4])
     np.testing.assert_allclose(frame["p_adjusted"], frame["p_value"])
-    assert list(res.pvalues.index) == ["tpr", "fpr"]
+    assert res.pvalues.index.names == ["metric", "group_a", "group_b"]
+    assert res.pvalues.index.tolist() == [("tpr", "b", "a"), ("fpr", "b", "a")]
+    np.testing.assert_array_equal(res.pvalues, frame["p_adjusted"])
+    np.testing.assert_array_equal(res.reject, frame["reject"])
     assert "SeparationResult(violated=False" in repr(res)
     frame.loc[0, "z"] = 0.0  # to_frame returns a copy
     assert res.frame.loc[0, "z"] != 0.0
@@ -148,7 +151,7 @@ def test_separation_undefined_rate_warns_and_gives_nan_test():
     assert np.isnan(res.groups["fpr"].iloc[1])
     assert np.isnan(res.pvalue_fpr) and np.isnan(res.z_fpr)
     assert not np.isnan(res.pvalue_tpr)
-    assert res.violated == (res.pvalue_tpr < ALPHA)
+    assert res.violated == (res.pvalue_tpr <= ALPHA)
 
 
 # =====================================================================================
@@ -199,7 +202,9 @@ def test_separation_estimator():
     pd.testing.assert_frame_equal(est.results_, res.frame)
     pd.testing.assert_frame_equal(est.groups_, res.groups)
     assert est.violated_ is True
-    assert est.pvalues_["tpr"] == pytest.approx(res.pvalue_tpr)
+    pd.testing.assert_series_equal(est.pvalues_, res.pvalues)
+    pd.testing.assert_series_equal(est.reject_, res.reject)
+    assert est.pvalues_.loc["tpr"].min() == pytest.approx(res.pvalue_tpr)
     est.set_params(alpha=0.05).fit(y_true, y_pred, sensitive_features=groups)
     assert est.violated_ is False
     pickle.loads(pickle.dumps(est))
@@ -239,6 +244,6 @@ def test_pooled_variance_keeps_its_size_with_a_small_group():
     est = SeparationTest(variance="pooled").fit(
         y_true, y_pred, sensitive_features=groups
     )
-    assert est.pvalues_["fpr"] == pooled.pvalue_fpr
+    assert est.pvalues_.loc[("fpr", "small", "big")] == pooled.pvalue_fpr
     with pytest.raises(ValueError, match="variance must be one of"):
         separation_test(y_true, y_pred, sensitive_features=groups, variance="exact")
