@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import betaln, gammaln, xlogy
 
+from ._params import COUNTS, POS_LABEL, REFERENCE, Whole, validate_params
 from ._validation import (
     _asarray,
     check_binary_targets,
@@ -49,6 +50,7 @@ TP, FN, FP, TN = range(4)
 _SKLEARN_TO_OURS = np.array([3, 2, 1, 0])
 
 
+@validate_params({"cm": ["array-like"]})
 def from_sklearn_order(cm):
     """Convert scikit-learn confusion matrices to the package's cell order.
 
@@ -142,6 +144,15 @@ class ConfusionCounts(NamedTuple):
         return pd.DataFrame(counts, index=index, columns=list(CELLS))
 
 
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "y_pred": ["array-like"],
+        "sensitive_features": ["array-like", None],
+        "sample_weight": ["array-like", None],
+        "pos_label": POS_LABEL,
+    }
+)
 def confusion_counts(
     y_true, y_pred, *, sensitive_features=None, sample_weight=None, pos_label=1
 ):
@@ -205,6 +216,7 @@ def confusion_counts(
     return ConfusionCounts(groups, counts)
 
 
+@validate_params({"counts": COUNTS})
 def check_group_counts(counts):
     """Validate per-group counts given as a table instead of rows.
 
@@ -323,6 +335,9 @@ def _is_explicit_counts(reference):
     )
 
 
+@validate_params(
+    {"counts": ["array-like"], "reference": REFERENCE, "groups": ["array-like", None]}
+)
 def reference_counts(counts, reference="rest", *, groups=None):
     """Reference confusion matrix for each group.
 
@@ -467,6 +482,7 @@ def _check_enumeration(n, what, hint):
         )
 
 
+@validate_params({"n": [Whole(0, None, closed="left")]})
 def n_confusion_matrices(n):
     """Number of 2x2 confusion matrices with total ``n``: ``C(n + 3, 3)``.
 
@@ -524,6 +540,7 @@ def _enumerate_cached(n):
     return _build_enumeration(n)
 
 
+@validate_params({"n": [Whole(0, None, closed="left")]})
 def enumerate_confusion_matrices(n):
     """All ``C(n + 3, 3)`` confusion matrices with total ``n``.
 
@@ -605,6 +622,7 @@ def _check_probabilities(p, name="p"):
     return p / total
 
 
+@validate_params({"counts": ["array-like"], "p": ["array-like"]})
 def multinomial_logpmf(counts, p):
     """Log-pmf of the multinomial law of confusion matrices.
 
@@ -665,6 +683,7 @@ def _sum_cell_terms(counts, cells, n, params, term):
     return term(cells[0], 0) + term(cells[1], 1) + term(cells[2], 2) + term(cells[3], 3)
 
 
+@validate_params({"counts": ["array-like"], "alpha": ["array-like"]})
 def dirichlet_multinomial_logpmf(counts, alpha):
     """Log-pmf of the Dirichlet-multinomial law of confusion matrices.
 
@@ -718,6 +737,7 @@ def dirichlet_multinomial_logpmf(counts, alpha):
     )
 
 
+@validate_params({"counts": ["array-like"], "population": ["array-like"]})
 def multivariate_hypergeometric_logpmf(counts, population):
     """Log-pmf of drawing ``counts`` without replacement from ``population``.
 

@@ -161,7 +161,8 @@ def test_enumerate_confusion_matrices_numpy_integer():
     ],
 )
 def test_enumerate_confusion_matrices_bad_n(n, error):
-    with pytest.raises(error, match="n must be a non-negative integer"):
+    match = r"'n' parameter of enumerate_confusion_matrices must be an int in the range"
+    with pytest.raises(error, match=match):
         enumerate_confusion_matrices(n)
 
 
@@ -725,7 +726,8 @@ def test_confusion_counts_returns_one_type_whatever_its_arguments():
     ],
 )
 def test_n_confusion_matrices_bad_n(n, error):
-    with pytest.raises(error, match="n must be a non-negative integer"):
+    match = r"'n' parameter of n_confusion_matrices must be an int in the range"
+    with pytest.raises(error, match=match):
         n_confusion_matrices(n)
 
 

@@ -29,6 +29,7 @@ from sklearn_smallfair._compat import (
 )
 
 SUBPACKAGES = [
+    "",
     "metrics",
     "smoothing",
     "stats",
@@ -45,7 +46,9 @@ def _public():
     """``(qualified name, object)`` of every public function and estimator."""
     seen = {}
     for sub in SUBPACKAGES:
-        module = importlib.import_module(f"sklearn_smallfair.{sub}")
+        module = importlib.import_module(
+            ".".join(("sklearn_smallfair", sub)).rstrip(".")
+        )
         for name in module.__all__:
             obj = getattr(module, name)
             if inspect.isfunction(obj) or (
@@ -57,7 +60,7 @@ def _public():
                 and not inspect.isabstract(obj)
                 and not name.startswith("Base")
             ):
-                seen.setdefault(obj, f"{sub}.{name}")
+                seen.setdefault(obj, f"{sub or 'sklearn_smallfair'}.{name}")
     return sorted(((q, o) for o, q in seen.items()), key=lambda t: t[0])
 
 
@@ -91,6 +94,10 @@ VALID_BY_NAME = {
     "path": "u.data",
     "results": pd.DataFrame(),
     "regressor": LinearRegression(),
+    "cm": np.array([[8, 2], [3, 7]]),
+    "p": np.full(4, 0.25),
+    "alpha": np.ones(4),
+    "population": np.array([5, 5, 5, 5]),
 }
 REQUIRED = {}
 

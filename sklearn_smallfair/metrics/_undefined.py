@@ -10,7 +10,8 @@ from .._confusion import (
     enumerate_confusion_matrices,
     n_confusion_matrices,
 )
-from ._registry import _REGISTRY, get_metric
+from .._params import Whole, validate_params
+from ._registry import _REGISTRY, Metric, get_metric
 
 __all__ = ["count_undefined"]
 
@@ -73,6 +74,13 @@ def _n_undefined(metric, n, name):
     return total - defined, total
 
 
+@validate_params(
+    {
+        "metric": [str, Metric],
+        # a pair (n1, n2) for the two-group metrics, checked in the body
+        "n": [Whole(0, None, closed="left"), tuple, list],
+    }
+)
 def count_undefined(metric, n):
     """Number of confusion matrices of size ``n`` on which ``metric`` is undefined.
 

@@ -8,7 +8,6 @@ import warnings
 from collections.abc import Mapping
 from functools import lru_cache
 from math import comb
-from numbers import Integral
 
 import numpy as np
 import pandas as pd
@@ -23,16 +22,24 @@ from .._confusion import (
     reference_counts,
     rows_or_counts,
 )
+from .._params import (
+    BOOLEAN,
+    COUNTS,
+    N_JOBS,
+    RANDOM_STATE,
+    REFERENCE,
+    StrOptions,
+    Whole,
+    validate_params,
+)
 from .._random import child_rng, resolve_seed
 from .._validation import (
-    check_bool,
-    check_choice,
     check_smoothing,
     format_label,
     format_labels,
 )
 from ..exceptions import CheckpointWarning
-from ..metrics import get_metric, get_metrics
+from ..metrics import Metric, get_metric, get_metrics
 from ..smoothing import CrossPriorSmoothing
 from ._split import _check_sizes
 
@@ -850,6 +857,26 @@ class _Checkpoint:
         self.done[int(n)] = stats
 
 
+@validate_params(
+    {
+        "y_true": ["array-like", None],
+        "y_pred": ["array-like", None],
+        "sensitive_features": ["array-like", None],
+        "counts": [*COUNTS, None],
+        "metrics": [str, Metric, list, tuple, np.ndarray, pd.Index, pd.Series],
+        "estimators": [Mapping, None],
+        "sizes": ["array-like", range],
+        "method": [StrOptions(set(_METHODS))],
+        "sampling": [StrOptions(set(_SAMPLINGS))],
+        # the draws of a Monte Carlo histogram are counted in float64: exact to 2^53
+        "n_draws": [Whole(1, _MAX_DRAWS)],
+        "reference": REFERENCE,
+        "n_jobs": N_JOBS,
+        "random_state": RANDOM_STATE,
+        "progress": BOOLEAN,
+        "checkpoint": [str, os.PathLike, None],
+    }
+)
 def downsampling_experiment(
     y_true=None,
     y_pred=None,
@@ -1033,29 +1060,12 @@ def downsampling_experiment(
     22% of Black subgroups of 10; CPS trades a little bias for a much smaller
     variance.
     """
-    # ---- validation, before any work ----
-    check_choice(method, "method", _METHODS)
-    check_choice(sampling, "sampling", _SAMPLINGS)
-    if (
-        isinstance(n_draws, bool)
-        or not isinstance(n_draws, Integral)
-        or not 1 <= n_draws <= _MAX_DRAWS
-    ):
-        raise ValueError(
-            f"n_draws must be an integer >= 1 and at most 2**53 (the draws are "
-            f"counted in float64); got {n_draws!r}."
-        )
+    # ---- validation, before any work (parameters: the table above) ----
     n_draws = int(n_draws)
     sizes = np.unique(_check_sizes(sizes))
     metrics = get_metrics(metrics, single_group=True)
     estimators = _check_estimators(estimators)
-    progress = check_bool(progress, "progress")
     if checkpoint is not None:
-        if not isinstance(checkpoint, (str, os.PathLike)):
-            raise TypeError(
-                f"checkpoint must be a file path (str or path-like); got "
-                f"{checkpoint!r}."
-            )
         if method == "montecarlo" and (
             random_state is None
             or isinstance(random_state, (np.random.Generator, np.random.RandomState))

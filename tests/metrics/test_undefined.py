@@ -163,14 +163,14 @@ def test_two_group_counts_brute_force_over_pairs(n1, n2):
 @pytest.mark.parametrize(
     "n, error, match",
     [
-        (-1, ValueError, "n must be a non-negative integer"),
-        (2.0, TypeError, "n must be a non-negative integer"),
-        (2.5, TypeError, "n must be a non-negative integer"),
-        (True, TypeError, "n must be a non-negative integer"),
-        (np.True_, TypeError, "n must be a non-negative integer"),
-        ("3", TypeError, "n must be a non-negative integer"),
-        (None, TypeError, "n must be a non-negative integer"),
-        (np.float64(3), TypeError, "n must be a non-negative integer"),
+        (-1, ValueError, "'n' parameter of count_undefined must be"),
+        (2.0, TypeError, "'n' parameter of count_undefined must be"),
+        (2.5, TypeError, "'n' parameter of count_undefined must be"),
+        (True, TypeError, "'n' parameter of count_undefined must be"),
+        (np.True_, TypeError, "'n' parameter of count_undefined must be"),
+        ("3", TypeError, "'n' parameter of count_undefined must be"),
+        (None, TypeError, "'n' parameter of count_undefined must be"),
+        (np.float64(3), TypeError, "'n' parameter of count_undefined must be"),
         ((3, 4), TypeError, "single-group metric 'tpr'"),
     ],
 )
@@ -182,12 +182,12 @@ def test_count_undefined_bad_n_single_group(n, error, match):
 @pytest.mark.parametrize(
     "n, error, match",
     [
-        (-2, ValueError, "n1 must be a non-negative integer"),
+        (-2, ValueError, "'n' parameter of count_undefined must be"),
         ((1, -1), ValueError, "n2 must be a non-negative integer"),
         ((1, 2.0), TypeError, "n2 must be a non-negative integer"),
         ((False, 2), TypeError, "n1 must be a non-negative integer"),
         ((1, 2, 3), ValueError, r"an int or a pair \(n1, n2\)"),
-        (1.5, TypeError, "n1 must be a non-negative integer"),
+        (1.5, TypeError, "'n' parameter of count_undefined must be"),
     ],
 )
 def test_count_undefined_bad_n_two_group(n, error, match):

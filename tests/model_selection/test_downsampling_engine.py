@@ -238,7 +238,9 @@ def test_checkpoint_rejects_other_arguments(tmp_path):
         downsampling_experiment(
             **CKPT_KW, method="montecarlo", checkpoint=tmp_path / "mc.ckpt"
         )
-    with pytest.raises(TypeError, match="checkpoint must be a file path"):
+    with pytest.raises(
+        TypeError, match="'checkpoint' parameter of downsampling_experiment"
+    ):
         downsampling_experiment(**CKPT_KW, checkpoint=3)
 
 
