@@ -466,11 +466,9 @@ def check_non_negative_scalar(value, name):
 def check_probability(value, name):
     """Validate a real number strictly between 0 and 1 (a significance level, a
     power) and return it as a float."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, Real)
-        or not 0.0 < float(value) < 1.0
-    ):
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a number in (0, 1); got {value!r}.")
+    if not 0.0 < float(value) < 1.0:
         raise ValueError(f"{name} must be a number in (0, 1); got {value!r}.")
     return float(value)
 

@@ -528,3 +528,20 @@ def test_cps_properties(counts, ref, lam):
         values = compute_metric(name, out)
         defined = values[~np.isnan(values)]
         assert ((defined >= 0) & (defined <= 1 + 1e-12)).all()
+
+
+def test_shared_number_checks_agree_on_the_error_type():
+    from sklearn_smallfair._validation import (
+        check_non_negative_scalar,
+        check_probability,
+    )
+
+    # a value of the wrong type is a TypeError in both (check_probability used to
+    # raise ValueError), a number out of range a ValueError
+    for check in (check_probability, check_non_negative_scalar):
+        with pytest.raises(TypeError, match="x must be"):
+            check("a", "x")
+        with pytest.raises(TypeError, match="x must be"):
+            check(True, "x")
+        with pytest.raises(ValueError, match="x must be"):
+            check(-1.0, "x")
