@@ -361,3 +361,88 @@ def test_bad_data_is_a_clear_error_naming_the_argument(entry, case):
     if arg is not None:
         assert arg in message, message
     assert "inhomogeneous" not in message.split("(")[0]
+
+
+# ---------------------------------------------------------------------------------
+# Properties (derandomized: the same examples in every run)
+# ---------------------------------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+PROPERTY = settings(max_examples=60, derandomize=True, deadline=None)
+
+
+@st.composite
+def _rows(draw, min_size=4, max_size=60):
+    n = draw(st.integers(min_size, max_size))
+    y = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    p = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    g = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=n, max_size=n))
+    return np.array(y), np.array(p), np.array(g)
+
+
+@PROPERTY
+@given(rows=_rows(), seed=st.integers(0, 2**32 - 1))
+def test_group_metrics_invariant_to_row_order(rows, seed):
+    from sklearn_smallfair.metrics import group_metrics
+
+    y, p, g = rows
+    order = np.random.default_rng(seed).permutation(len(y))
+    kw = dict(metrics=["tpr", "fpr", "mcc", "f1", "acc"], zero_division=np.nan)
+    a = group_metrics(y, p, sensitive_features=g, **kw)
+    b = group_metrics(y[order], p[order], sensitive_features=g[order], **kw)
+    pd.testing.assert_frame_equal(a, b)
+
+
+@PROPERTY
+@given(rows=_rows())
+def test_group_metrics_invariant_to_relabelling_groups(rows):
+    from sklearn_smallfair.metrics import group_metrics
+
+    y, p, g = rows
+    names = {"a": "zeta", "b": "alpha", "c": "mu"}
+    kw = dict(metrics=["tpr", "ppv", "mcc"], zero_division=np.nan)
+    a = group_metrics(y, p, sensitive_features=g, **kw)
+    b = group_metrics(y, p, sensitive_features=[names[v] for v in g], **kw)
+    b.index = b.index.map({v: k for k, v in names.items()})
+    b.index.name = a.index.name
+    pd.testing.assert_frame_equal(a, b.loc[a.index])
+
+
+@PROPERTY
+@given(counts=st.lists(st.integers(0, 30), min_size=4, max_size=4))
+def test_metric_values_stay_in_their_ranges(counts):
+    from sklearn_smallfair.metrics import compute_metric, metric_names
+
+    for name in metric_names(n_groups=1):
+        value = compute_metric(name, counts)
+        if np.isnan(value):
+            continue
+        if name == "mcc":
+            assert -1.0 - 1e-12 <= value <= 1.0 + 1e-12
+        elif name == "mb":
+            assert -1.0 <= value <= 1.0
+        elif name != "pt":
+            assert 0.0 <= value <= 1.0, (name, counts, value)
+
+
+@PROPERTY
+@given(
+    group=st.lists(st.integers(0, 6), min_size=4, max_size=4).filter(
+        lambda c: sum(c) >= 1
+    ),
+    reference=st.lists(st.integers(1, 40), min_size=4, max_size=4),
+    metric=st.sampled_from(["tpr", "fpr", "ppv", "acc", "mb"]),
+)
+def test_match_exact_law_agrees_with_enumeration(group, reference, metric):
+    from sklearn_smallfair.stats import match_test
+
+    kw = dict(counts=np.array([group]), reference=reference, metric=metric)
+    exact = match_test(method="exact", **kw).frame
+    enum = match_test(method="enumerate", **kw).frame
+    for col in ("lower", "upper", "p_value", "p_undefined"):
+        np.testing.assert_allclose(exact[col], enum[col], rtol=1e-9, atol=1e-12)
+    # a p-value is in [0, 1], and undefined exactly when the group's score is
+    pvalue = exact["p_value"]
+    assert (pvalue.isna() == exact["score"].isna()).all()
+    assert ((pvalue.dropna() >= 0) & (pvalue.dropna() <= 1)).all()
