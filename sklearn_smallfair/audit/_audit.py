@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -353,8 +354,9 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
     reference : {"rest", "total"}, group label or array-like, default="rest"
         Each group's reference.
     prefit : bool, default=False
-        ``estimator`` is already fitted: :meth:`fit` does not refit it, and
-        :meth:`audit` works without calling :meth:`fit`.
+        ``estimator`` is already fitted: :meth:`fit` does not refit it. Without
+        a call to :meth:`fit`, :meth:`audit` uses a fitted ``estimator`` as it
+        is, whatever ``prefit``.
     n_draws : int, default=20_000
         Monte Carlo draws per group for the reference ranges.
     random_state : int, RandomState instance or None, default=0
@@ -450,13 +452,22 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
                 setattr(self, attr, getattr(self.estimator_, attr))
 
     def _fitted(self):
+        """The model to audit: the one :meth:`fit` fitted, else a fitted wrapped one.
+
+        An audit of an already fitted model needs no call to :meth:`fit` (nor
+        ``prefit=True``): the wrapped estimator is used as it is.
+        """
         if hasattr(self, "estimator_"):
             return self.estimator_
-        if self.prefit:
+        try:
             check_is_fitted(self.estimator)
-            return self.estimator
-        check_is_fitted(self, "estimator_")
-        return None  # pragma: no cover - check_is_fitted raises
+        except NotFittedError:
+            raise NotFittedError(
+                f"This FairnessAudit is not fitted and its estimator "
+                f"{type(self.estimator).__name__} is not fitted either: call "
+                f"fit(X, y) first, or wrap an already fitted estimator."
+            ) from None
+        return self.estimator
 
     @available_if(_estimator_has("predict"))
     def predict(self, X):

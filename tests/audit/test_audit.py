@@ -305,8 +305,12 @@ def test_prefit_clone_pipeline_and_pickle():
     assert audit.fit(X, y).estimator_ is fitted
     with pytest.raises(NotFittedError):
         FairnessAudit(LogisticRegression(), prefit=True).fit(X, y)
-    with pytest.raises(NotFittedError):
+    with pytest.raises(NotFittedError, match="call fit"):
         FairnessAudit(LogisticRegression()).audit(X, y, sensitive_features=g)
+    # auditing an already fitted model needs neither fit nor prefit=True (this
+    # used to raise NotFittedError)
+    direct = FairnessAudit(fitted).audit(X, y, sensitive_features=g)
+    pd.testing.assert_frame_equal(direct.frame, report.frame)
     cloned = clone(FairnessAudit(LogisticRegression(C=2.0), alpha=0.1))
     assert cloned.get_params()["alpha"] == 0.1 and not hasattr(cloned, "estimator_")
     pipe = make_pipeline(StandardScaler(), FairnessAudit(LogisticRegression()))
