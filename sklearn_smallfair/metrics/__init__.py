@@ -3,6 +3,7 @@
 from .._confusion import ConfusionCounts, confusion_counts
 from ..exceptions import UndefinedGroupMetricWarning
 from ._group import group_metrics
+from ._intervals import disparity_intervals
 from ._registry import Metric, compute_metric, get_metric, get_metrics, metric_names
 from ._scorer import aggregate_group_metric, make_group_scorer
 from ._undefined import count_undefined
@@ -15,6 +16,7 @@ __all__ = [
     "compute_metric",
     "confusion_counts",
     "count_undefined",
+    "disparity_intervals",
     "get_metric",
     "get_metrics",
     "group_metrics",

@@ -13,10 +13,29 @@ from .._confusion import (
     reference_counts,
     rows_or_counts,
 )
-from .._params import COUNTS, POS_LABEL, REFERENCE, ZERO_DIVISION, validate_params
+from .._params import (
+    COUNTS,
+    POS_LABEL,
+    RANDOM_STATE,
+    REFERENCE,
+    ZERO_DIVISION,
+    Number,
+    StrOptions,
+    Whole,
+    validate_params,
+)
+from .._random import resolve_seed
 from .._validation import check_smoothing, check_zero_division, format_label
 from ..exceptions import UndefinedGroupMetricWarning
 from ..smoothing import BaseSmoothing
+from ._intervals import (
+    CI_METHODS,
+    DEFAULT_N_DRAWS,
+    Comparison,
+    check_ci_method,
+    column_interval,
+    resolve_ci_method,
+)
 from ._registry import Metric, get_metrics
 
 __all__ = ["group_metrics"]
@@ -32,6 +51,8 @@ class _GroupCounts:
         self.smoothing = smoothing
         self._ref = None
         self._smoothed = None
+        self._prior = None
+        self._comparison = None
 
     @property
     def ref(self):
@@ -47,6 +68,42 @@ class _GroupCounts:
             ref = self.ref if self.smoothing.requires_reference else None
             self._smoothed = self.smoothing.transform(self.counts, ref)
         return self._smoothed
+
+    @property
+    def prior(self):
+        """Pseudo-counts ``a`` (G, 4) of the smoothing: ``smoothed = s (c + a)``.
+
+        Every smoother is affine, ``scale * c + offset``, so ``a = offset / scale``:
+        ``eps`` for additive smoothing, ``lam * p_ref`` for Cross-Prior Smoothing.
+        Metrics are homogeneous of degree 0, so the smoothed value is the metric of
+        ``c + a``, the mean of the Dirichlet posterior with prior ``a`` (times n).
+        """
+        if self._prior is None:
+            ref = self.ref if self.smoothing.requires_reference else None
+            scale, offset = self.smoothing.coefficients(self.counts.sum(axis=1), ref)
+            self._prior = np.broadcast_to(offset / scale, self.counts.shape)
+        return self._prior
+
+    @property
+    def comparison(self):
+        """Each group's reference, as drawn for two-group metrics' intervals."""
+        if self._comparison is None:
+            self._comparison = Comparison.of(self.counts, self.groups, self.reference)
+        return self._comparison
+
+    def interval(self, metric, method, *, smoothed, alpha, n_draws, seed):
+        """``(low, high)`` of one column with a concrete interval method."""
+        return column_interval(
+            metric,
+            self.counts,
+            method=method,
+            alpha=alpha,
+            n_draws=n_draws,
+            seed=seed,
+            labels=np.asarray(self.groups, dtype=object),
+            prior=self.prior if smoothed else None,
+            comparison=self.comparison if metric.n_groups == 2 else None,
+        )
 
     def values(self, metric, *, smoothed=False, zero_division=np.nan):
         """Metric per group, raw or smoothed, and the mask of undefined values.
@@ -112,6 +169,10 @@ def _fmt_num(x):
         "zero_division": ZERO_DIVISION,
         "sample_weight": ["array-like", None],
         "pos_label": POS_LABEL,
+        "ci": [None, Number(0, 1, closed="neither")],
+        "ci_method": [StrOptions(set(CI_METHODS))],
+        "n_draws": [Whole(100, None, closed="left")],
+        "random_state": RANDOM_STATE,
     }
 )
 def group_metrics(
@@ -126,6 +187,10 @@ def group_metrics(
     zero_division="warn",
     sample_weight=None,
     pos_label=1,
+    ci=None,
+    ci_method="auto",
+    n_draws=DEFAULT_N_DRAWS,
+    random_state=None,
 ):
     """Confusion-matrix metrics for every group, raw and optionally smoothed.
 
@@ -159,6 +224,42 @@ def group_metrics(
         Non-negative weights; ``n``, ``n_pos``, ``n_neg`` are then weighted sums.
     pos_label : int, float, bool or str, default=1
         The positive class.
+    ci : float or None, default=None
+        Level of an interval for every metric column, in (0, 1) (e.g. 0.95): adds
+        ``<metric>_ci_low`` and ``<metric>_ci_high`` (and
+        ``<metric>_smoothed_ci_low``, ``<metric>_smoothed_ci_high``). Undefined
+        values get NaN bounds.
+    ci_method : {"auto", "clopper-pearson", "wilson", "jeffreys", "posterior", \
+            "bootstrap"}, default="auto"
+        - ``"clopper-pearson"`` (exact), ``"wilson"`` (score), ``"jeffreys"``:
+          binomial intervals of the metric's proportion, for the binomial
+          (``acc``, ``prev``, ...) and joint-ratio (``tpr``, ``ppv``, ...) metrics
+          and for ``f1``/``f1_original`` (an increasing function of
+          ``TP / (TP + FN + FP)``); any other metric is an error;
+        - ``"posterior"``: equal-tailed interval of the Dirichlet posterior of the
+          group's cell probabilities, with the Jeffreys prior (1/2 per cell) for raw
+          values and the smoothing's prior for smoothed values (``lam * p_ref`` for
+          :class:`~sklearn_smallfair.smoothing.CrossPriorSmoothing`, ``eps`` for
+          :class:`~sklearn_smallfair.smoothing.AdditiveSmoothing`): exact Beta
+          quantiles where the metric is a proportion, ``n_draws`` draws otherwise;
+        - ``"bootstrap"``: percentile interval of ``n_draws`` stratified bootstrap
+          replicates (each group resampled on its own: multinomial redraws of its
+          matrix), smoothed like the data for the smoothed columns;
+        - ``"auto"``: ``"wilson"`` where it applies, ``"posterior"`` otherwise and
+          for every smoothed value.
+
+        Smoothed columns get posterior intervals with every method but
+        ``"bootstrap"``. ``table.attrs["ci_method"]`` records the method of each
+        column; see :ref:`intervals` for the table of methods and their measured
+        coverage.
+    n_draws : int, default=2000
+        Posterior draws or bootstrap replicates per group and metric (>= 100), for
+        the intervals that need draws.
+    random_state : None, int, numpy.random.Generator, RandomState or SeedSequence, \
+            default=None
+        Seed of the draws. Each group's draws come from a stream keyed by its label
+        and the metric, so a group's interval does not depend on the other groups
+        or their order.
 
     Returns
     -------
@@ -166,11 +267,13 @@ def group_metrics(
         One row per group (index: the group labels), columns ``n``, ``n_pos``,
         ``n_neg``, then per metric ``<metric>``, ``<metric>_undefined`` and, with
         ``smoothing``, ``<metric>_smoothed``, ``<metric>_smoothed_undefined``.
-        Metric columns use the canonical names.
+        Metric columns use the canonical names. With ``ci``, each value column is
+        followed by its ``_ci_low`` and ``_ci_high`` columns.
 
     See Also
     --------
     confusion_counts : The per-group matrices behind the table.
+    disparity_intervals : Differences and ratios to the reference, with intervals.
     make_group_scorer : An aggregate of one column as a scikit-learn scorer.
 
     Examples
@@ -205,10 +308,32 @@ def group_metrics(
     group
     Black  3178  0.616253  0.207447
     White  2265  0.373786  0.168490
+
+    With 95 % intervals (Wilson for a rate, posterior draws for MCC, posterior
+    Beta for the smoothed rate):
+
+    >>> table = group_metrics(y_true, y_pred, sensitive_features=groups,
+    ...                       metrics=["tpr", "mcc"], smoothing=CrossPriorSmoothing(2),
+    ...                       zero_division=np.nan, ci=0.95, random_state=0)
+    >>> table[["tpr", "tpr_ci_low", "tpr_ci_high"]].round(3)
+             tpr  tpr_ci_low  tpr_ci_high
+    group
+    a      0.667       0.208        0.939
+    b        NaN         NaN          NaN
+    >>> table[["tpr_smoothed", "tpr_smoothed_ci_low", "tpr_smoothed_ci_high"]].round(3)
+           tpr_smoothed  tpr_smoothed_ci_low  tpr_smoothed_ci_high
+    group
+    a             0.667                0.158                 0.987
+    b             0.667                0.027                 1.000
+    >>> table.attrs["ci_method"]["mcc"], table.attrs["ci_method"]["tpr_smoothed"]
+    ('posterior', 'posterior')
     """
     zero_division = check_zero_division(zero_division)
     resolved = get_metrics(metrics)
     smoothing = check_smoothing(smoothing)
+    if ci is not None:
+        check_ci_method(resolved, ci_method)
+        seed = resolve_seed(random_state)
     groups, counts, name = rows_or_counts(
         y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
     )
@@ -221,12 +346,31 @@ def group_metrics(
         "n_neg": counts[:, FP] + counts[:, TN],
     }
     variants = [(False, "")] + ([(True, "_smoothed")] if smoothing is not None else [])
+    methods = {}
     for metric in resolved:
         for smoothed, suffix in variants:
+            column = metric.name + suffix
             values, undefined = gc.values(
                 metric, smoothed=smoothed, zero_division=zero_division
             )
-            columns[metric.name + suffix] = values
-            columns[f"{metric.name}{suffix}_undefined"] = undefined
+            columns[column] = values
+            if ci is not None:
+                method = resolve_ci_method(metric, ci_method, smoothed=smoothed)
+                low, high = gc.interval(
+                    metric,
+                    method,
+                    smoothed=smoothed,
+                    alpha=1.0 - ci,
+                    n_draws=n_draws,
+                    seed=seed,
+                )
+                columns[f"{column}_ci_low"] = np.where(undefined, np.nan, low)
+                columns[f"{column}_ci_high"] = np.where(undefined, np.nan, high)
+                methods[column] = method
+            columns[f"{column}_undefined"] = undefined
     index = pd.Index(groups, name=name)
-    return pd.DataFrame(columns, index=index)
+    table = pd.DataFrame(columns, index=index)
+    if ci is not None:
+        table.attrs["ci"] = float(ci)
+        table.attrs["ci_method"] = methods
+    return table
