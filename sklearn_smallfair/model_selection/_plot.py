@@ -6,6 +6,7 @@ import pandas as pd
 from .._params import BOOLEAN, HasMethods, StrOptions, validate_params
 from .._plotting import _check_matplotlib, plot_text
 from .._validation import check_bool, check_choice, format_label, format_labels
+from ..metrics import get_metric
 
 __all__ = ["DownsamplingDisplay", "plot_downsampling"]
 
@@ -108,6 +109,18 @@ def _group_curves(sub, column, statistic, estimators, groups, band):
     se = sub["mse_se"].to_numpy(dtype=float) if band else None
     frame = _finish(frame, sub[column].to_numpy(dtype=float), se, statistic)
     return _sort_curves(frame, {"group": groups, "estimator": estimators})
+
+
+def _canonical_metric(metric):
+    """A metric's canonical name (``"recall"`` is ``"tpr"``), as in the results.
+
+    Names that are not registry metrics are kept as they are (results may hold
+    other metrics), and reported as not found by the caller.
+    """
+    try:
+        return get_metric(metric).name
+    except (ValueError, TypeError):
+        return metric
 
 
 def _curves_from_results(
@@ -468,6 +481,7 @@ class DownsamplingDisplay:
         """
         _check_matplotlib("DownsamplingDisplay.from_results")
         check_bool(logy, "logy")
+        metric = _canonical_metric(metric)
         curves = _curves_from_results(
             results,
             metric=metric,

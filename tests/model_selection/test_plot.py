@@ -424,3 +424,11 @@ def test_panel_titles_show_hidden_characters_and_dollars_literally(exact):
     disp.figure_.canvas.draw()  # mathtext would fail on "$\frac$"
     titles = {panel.get_title() for panel in np.ravel(disp.ax_) if panel.get_title()}
     assert titles == {"\\$\\frac\\$ x", "inv\\u202efdp"}
+
+
+def test_metric_aliases_are_accepted_as_elsewhere(exact):
+    # "recall" is "tpr" everywhere else; the display used to reject it
+    alias = plot_downsampling(exact, metric="Recall")
+    canonical = plot_downsampling(exact, metric="tpr")
+    assert alias.metric == "tpr"
+    pd.testing.assert_frame_equal(alias.curves, canonical.curves)
