@@ -10,18 +10,19 @@ item-clustered.
 """
 
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import pandas as pd
 
+from .._params import RANDOM_STATE, Whole, validate_params
 from .._random import resolve_seed
 from .._validation import _as_1d, _check_no_missing, _reject_mapping, format_labels
 
 __all__ = [
+    "MAX_PAIRS",
     "PairCounts",
     "check_judgments",
-    "check_n_pairs",
     "check_numeric",
     "check_pairs",
     "count_pairs",
@@ -29,6 +30,10 @@ __all__ = [
 ]
 
 TIES = ("incorrect", "half", "drop")
+#: Most pairs drawn at random (``n_pairs``): their indices take 16 bytes each, and
+#: drawing and counting them about 0.2 s per million. All pairs of any number of
+#: items are counted without drawing them (``n_pairs=None`` in the tests).
+MAX_PAIRS = 50_000_000
 VARIANCES = ("clustered", "independent")
 LABEL_HINT = (
     "Pass class labels (e.g. 0/1) or regression targets; encode ordered string "
@@ -49,18 +54,6 @@ _ADD_AT_IS_FAST = np.lib.NumpyVersion(np.__version__) >= "1.25.0"
 # =====================================================================================
 # Checks
 # =====================================================================================
-def check_n_pairs(n_pairs):
-    """``n_pairs`` as an int (or None)."""
-    if n_pairs is None:
-        return None
-    if isinstance(n_pairs, bool) or not isinstance(n_pairs, Integral) or n_pairs < 1:
-        raise ValueError(
-            f"n_pairs must be None (2 x the number of items) or an integer >= 1; "
-            f"got {n_pairs!r}."
-        )
-    return int(n_pairs)
-
-
 def check_numeric(values, name, hint):
     """A finite 1-D numeric array (booleans become 0/1)."""
     arr = _as_1d(values, name)
@@ -160,6 +153,13 @@ def check_judgments(judgments, m):
 # =====================================================================================
 # Drawing
 # =====================================================================================
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "n_pairs": [Whole(1, MAX_PAIRS), None],
+        "random_state": RANDOM_STATE,
+    }
+)
 def make_comparative_pairs(y_true, *, n_pairs=None, random_state=None):
     """Draw random pairs of items with different labels for comparative tests.
 
@@ -174,8 +174,11 @@ def make_comparative_pairs(y_true, *, n_pairs=None, random_state=None):
     y_true : array-like of shape (n_items,)
         Numeric labels (class labels or regression targets) of the items.
     n_pairs : int, default=None
-        Number of pairs drawn before ties are dropped; ``None`` draws
-        ``2 * n_items``.
+        Number of pairs drawn before ties are dropped, at most ``MAX_PAIRS`` =
+        50,000,000 (a larger value is an error before anything is drawn);
+        ``None`` draws ``2 * n_items``. To compare every pair of items, do not
+        draw them: :func:`comparative_separation_test` counts all pairs when
+        given no ``pairs`` and no ``n_pairs``.
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
             default=None
         Seed of the draws.
@@ -197,15 +200,20 @@ def make_comparative_pairs(y_true, *, n_pairs=None, random_state=None):
     True
     """
     y = check_numeric(y_true, "y_true", LABEL_HINT)
-    n_pairs = check_n_pairs(n_pairs)
     n = y.shape[0]
     if n < 2 or (y == y[0]).all():
         raise ValueError(
             f"y_true must hold at least two different values to form ordered pairs; "
             f"got {n} item(s) with {len(np.unique(y))} distinct value(s)."
         )
-    rng = np.random.default_rng(resolve_seed(random_state))
     size = 2 * n if n_pairs is None else n_pairs
+    if size > MAX_PAIRS:
+        raise ValueError(
+            f"n_pairs=None draws 2 x n_items = {size:,} pairs, more than MAX_PAIRS = "
+            f"{MAX_PAIRS:,}; pass a smaller n_pairs, or count all pairs without "
+            f"drawing them (comparative_separation_test without pairs and n_pairs)."
+        )
+    rng = np.random.default_rng(resolve_seed(random_state))
     i = rng.integers(0, n, size=size)
     j = rng.integers(0, n, size=size)
     keep = y[i] != y[j]

@@ -9,8 +9,10 @@ are also compared with those of the separation test.
 
 import math
 import pickle
+import time
 import warnings
 from collections import defaultdict
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -20,6 +22,7 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 
+from sklearn_smallfair._compat import InvalidParameterError
 from sklearn_smallfair.exceptions import UndefinedGroupMetricWarning
 from sklearn_smallfair.stats import (
     ComparativeSeparationResult,
@@ -331,7 +334,403 @@ def test_labels_with_ties_in_given_pairs_are_dropped():
 
 
 # =====================================================================================
-# 2. Simulation: TPR(a, b) = TPR_a TNR_b, and agreement with separation
+# 2. All pairs: counts against a double loop, variances against DeLong and simulation
+# =====================================================================================
+def _double_loop(y, s, g, labels, tie):
+    """Every ordered pair (h, l) with y_h > y_l, by cell: n, correct, predicted ties."""
+    K = len(labels)
+    code = {v: k for k, v in enumerate(labels)}
+    n = np.zeros((K, K))
+    correct = np.zeros((K, K))
+    ties = 0
+    for h in range(len(y)):
+        for low in range(len(y)):
+            if not y[h] > y[low]:
+                continue
+            a, b = code[g[h]], code[g[low]]
+            if s[h] == s[low]:
+                ties += 1
+                if tie == "drop":
+                    continue
+                correct[a, b] += 0.5 if tie == "half" else 0.0
+            else:
+                correct[a, b] += s[h] > s[low]
+            n[a, b] += 1
+    return n, correct, ties
+
+
+def _small_data(seed, n, n_labels, n_scores, n_groups):
+    """Integer labels and scores with many ties (or continuous when a count is 0)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_labels, n) * 0.5 if n_labels else rng.normal(size=n)
+    s = rng.integers(0, n_scores, n) / 3 if n_scores else rng.normal(size=n)
+    g = rng.choice(["a", "b", "c"][:n_groups], size=n)
+    return y, s, g
+
+
+ALL_PAIRS_CASES = [
+    # (seed, items, label values (0: continuous), score values, groups)
+    (0, 40, 2, 3, 2),
+    (1, 35, 2, 0, 2),
+    (2, 50, 5, 4, 3),
+    (3, 30, 0, 5, 2),
+    (4, 45, 0, 0, 3),
+    (5, 25, 8, 2, 2),
+    (6, 12, 3, 1, 2),
+]
+
+
+@pytest.mark.parametrize("tie", ["incorrect", "half", "drop"])
+@pytest.mark.parametrize("case", ALL_PAIRS_CASES)
+def test_all_pairs_counts_equal_double_loop(case, tie):
+    y, s, g = _small_data(*case)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
+        res = comparative_separation_test(y, s, sensitive_features=g, tie=tie)
+    labels = sorted(set(g))
+    n, correct, ties = _double_loop(y.tolist(), s.tolist(), g.tolist(), labels, tie)
+    assert res.pair_source == "all" and res.pairs is None
+    np.testing.assert_array_equal(res.table["n"].to_numpy(), n.ravel())
+    np.testing.assert_array_equal(res.table["correct"].to_numpy(), correct.ravel())
+    assert res.n_predicted_ties == ties
+    assert res.n_pairs == n.sum()
+    # not vacuous: pairs counted (all scores tied in the last case: none with
+    # tie="drop") and predicted ties met
+    assert n.sum() > 0 or (tie == "drop" and case[3] == 1)
+    assert ties > 0 or case[3] == 0
+
+
+@pytest.mark.parametrize("n_labels", [2, 3, 0])
+def test_per_item_placements_equal_double_loop(n_labels):
+    from sklearn_smallfair.stats._allpairs import AllPairs
+
+    y, s, g = _small_data(7, 30, n_labels, 3, 3)
+    codes = np.unique(g, return_inverse=True)[1]
+    plan = AllPairs(y, s)
+    above, below = plan.placements(codes, 3)
+    tied_above, tied_below = plan.tied_placements(codes, 3)
+    pairs_above, pairs_below = plan.label_placements(codes, 3)
+    for i in range(len(y)):
+        for b in range(3):
+            in_b = codes == b
+            lower, higher = in_b & (y < y[i]), in_b & (y > y[i])
+            assert above[i, b] == (lower & (s < s[i])).sum()
+            assert below[i, b] == (higher & (s > s[i])).sum()
+            assert tied_above[i, b] == (lower & (s == s[i])).sum()
+            assert tied_below[i, b] == (higher & (s == s[i])).sum()
+            assert pairs_above[i, b] == lower.sum()
+            assert pairs_below[i, b] == higher.sum()
+
+
+@pytest.mark.parametrize("tie", ["incorrect", "half", "drop"])
+def test_all_pairs_equal_explicit_list_of_every_pair(tie):
+    # the same cells as the list of all pairs; with variance="clustered" the
+    # per-item residual sums of both counts agree (same variances)
+    y, s, g = _small_data(8, 60, 4, 6, 3)
+    every = np.array(list(combinations(range(len(y)), 2)))
+    kw = dict(sensitive_features=g, tie=tie, variance="clustered", correction=None)
+    listed = comparative_separation_test(y, s, pairs=every, **kw)
+    counted = comparative_separation_test(y, s, **kw)
+    pd.testing.assert_frame_equal(listed.table, counted.table, rtol=1e-10)
+    pd.testing.assert_frame_equal(listed.frame, counted.frame, rtol=1e-10)
+    assert listed.n_predicted_ties == counted.n_predicted_ties > 0
+
+
+# the compared cells of two groups, (higher, lower) codes: cross TPR(1, 0) vs
+# TPR(0, 1), within TPR(1, 1) vs TPR(0, 0)
+_CROSS_AND_WITHIN = (
+    (np.array([1, 1]), np.array([0, 1])),
+    (np.array([0, 0]), np.array([1, 0])),
+)
+
+
+def _delong(pos, neg):
+    """DeLong's AUC (ties half) and variance from placement values, by loops."""
+    psi = np.array(
+        [[1.0 if p > q else 0.5 if p == q else 0.0 for q in neg] for p in pos]
+    )
+    v10, v01 = psi.mean(axis=1), psi.mean(axis=0)
+    auc = psi.mean()
+    return auc, v10.var(ddof=1) / len(pos) + v01.var(ddof=1) / len(neg), v10, v01
+
+
+def test_u_statistic_variance_is_delong_for_binary_labels():
+    rng = np.random.default_rng(9)
+    n = 80
+    g = rng.choice(["a", "b"], size=n)
+    y = rng.integers(0, 2, n)
+    s = np.round(y + rng.normal(size=n), 1)  # ties in scores
+    res = comparative_separation_test(y, s, sensitive_features=g, tie="half")
+    parts = {}
+    for a in "ab":
+        for b in "ab":
+            pos = s[(g == a) & (y == 1)]
+            neg = s[(g == b) & (y == 0)]
+            auc, var, v10, v01 = _delong(pos, neg)
+            parts[(a, b)] = (v10, v01, len(pos), len(neg))
+            assert res.table.loc[(a, b), "tpr"] == pytest.approx(auc, rel=1e-12)
+            assert res.table.loc[(a, b), "se"] ** 2 == pytest.approx(var, rel=1e-9)
+    # the cross difference: DeLong's covariance of two AUCs sharing no sample but
+    # built from the same items of each group (the positives of a are in (a, b),
+    # its negatives in (b, a)): the variance adds up over the groups' items
+    v10_ab, v01_ab, p_a, n_b = parts[("a", "b")]
+    v10_ba, v01_ba, p_b, n_a = parts[("b", "a")]
+    # items of a: positives (placements in (a, b)) and negatives (in (b, a)),
+    # one sample of p_a + n_a items; the same for b
+    x_a = np.concatenate([v10_ab - v10_ab.mean(), -(v01_ba - v01_ba.mean())])
+    x_a /= np.concatenate([np.full(p_a, p_a), np.full(n_a, n_a)])
+    x_b = np.concatenate([v01_ab - v01_ab.mean(), -(v10_ba - v10_ba.mean())])
+    x_b /= np.concatenate([np.full(n_b, n_b), np.full(p_b, p_b)])
+    scale = lambda k: k / (k - 1)  # noqa: E731
+    var_d = 0.0
+    for x, k_pos, k_neg in ((x_a, p_a, n_a), (x_b, n_b, p_b)):
+        var_d += scale(k_pos) * np.sum(x[:k_pos] ** 2) + scale(k_neg) * np.sum(
+            x[k_pos:] ** 2
+        )
+    cross = res.frame.set_index("test").loc["cross"]
+    assert cross["se"] ** 2 == pytest.approx(var_d, rel=1e-9)
+    # within: the two cells share no item
+    within = res.frame.set_index("test").loc["within"]
+    expected = (
+        res.table.loc[("a", "a"), "se"] ** 2 + res.table.loc[("b", "b"), "se"] ** 2
+    )
+    assert within["se"] ** 2 == pytest.approx(expected, rel=1e-12)
+
+
+def _draw_items(kind, n, rng):
+    a = (rng.random(n) < 0.4).astype(np.int64)
+    if kind == "binary":
+        y = (rng.random(n) < 0.3 + 0.2 * a).astype(np.int64)
+        s = y + 0.8 * rng.normal(size=n) + 0.3 * a
+    elif kind == "integer":
+        y = rng.integers(0, 5, n)
+        s = np.round(y + rng.normal(size=n) + 0.3 * a, 1)
+    else:
+        y = rng.normal(size=n)
+        s = y + rng.normal(size=n)
+    return y, s, a
+
+
+@pytest.mark.parametrize("kind", ["binary", "integer", "continuous"])
+def test_u_statistic_variance_matches_simulation(kind):
+    # the mean estimated variance of TPR(1, 0), of the cross difference and of the
+    # within difference against their variances over simulated data sets; the
+    # tolerance is four Monte Carlo standard errors of the ratio (sample variance
+    # of near-normal statistics: relative error sqrt(2 / (R - 1))), plus the
+    # estimator's known upward small-sample bias of at most 10 % at this size
+    from sklearn_smallfair.stats._allpairs import AllPairs, count_all_pairs
+
+    rng = np.random.default_rng(2026)
+    R, n = 800, 300
+    stats, estimates = [], []
+    for _ in range(R):
+        y, s, a = _draw_items(kind, n, rng)
+        c = count_all_pairs(AllPairs(y, s), a, 2, tie="half", variance="u_statistic")
+        within_var, _ = c.within(1, 0)
+        stats.append(
+            [c.tpr[1, 0], c.tpr[1, 0] - c.tpr[0, 1], c.tpr[1, 1] - c.tpr[0, 0]]
+        )
+        estimates.append([c.var[1, 0], c.var_cross[1, 0], within_var])
+    stats, estimates = np.array(stats), np.array(estimates)
+    ratio = estimates.mean(axis=0) / stats.var(axis=0, ddof=1)
+    rel_se = math.sqrt(2 / (R - 1))
+    assert np.all(ratio > 1 - 4 * rel_se), ratio
+    assert np.all(ratio < 1.10 + 4 * rel_se), ratio
+
+
+def test_binary_classifier_identity_tpr_product_all_pairs():
+    # with the predicted labels as scores, a (positive of a, negative of b) pair
+    # is ordered correctly exactly when the positive is predicted 1 and the
+    # negative 0: on all pairs TPR(a, b) = TPR_a TNR_b holds exactly in-sample
+    rng = np.random.default_rng(3)
+    c, y, a = _sample_law(LAWS_VIOLATED[2], 3000, rng)
+    res = comparative_separation_test(y, c, sensitive_features=a)
+    half = comparative_separation_test(y, c, sensitive_features=a, tie="half")
+    sep = separation_test(y, c, sensitive_features=a).groups.set_index("group")
+    tpr, fpr = sep["tpr"], sep["fpr"]
+    for ga in (0, 1):
+        for gb in (0, 1):
+            expected = tpr[ga] * (1 - fpr[gb])
+            assert res.table.loc[(ga, gb), "tpr"] == pytest.approx(expected, rel=1e-12)
+            # a tied pair (both 1 or both 0) counts half
+            tied = tpr[ga] * fpr[gb] + (1 - tpr[ga]) * (1 - fpr[gb])
+            assert half.table.loc[(ga, gb), "tpr"] == pytest.approx(
+                expected + 0.5 * tied, rel=1e-12
+            )
+
+
+def test_all_pairs_deterministic_and_independent_of_random_state():
+    y, s, g = _story_points(2)
+    runs = [
+        comparative_separation_test(y, s, sensitive_features=g, random_state=seed)
+        for seed in (None, None, 0, 1, np.random.default_rng(5))
+    ]
+    for other in runs[1:]:
+        pd.testing.assert_frame_equal(runs[0].frame, other.frame)
+        pd.testing.assert_frame_equal(runs[0].table, other.table)
+    assert runs[0].variance == "u_statistic" and runs[0].method == "asymptotic"
+    # the published procedure draws pairs: its verdict depends on the draw
+    drawn = [
+        comparative_separation_test(
+            y, s, sensitive_features=g, n_pairs=2 * len(y), random_state=seed
+        ).pvalue_cross
+        for seed in range(5)
+    ]
+    assert len(set(drawn)) == 5
+
+
+@pytest.mark.slow
+def test_all_pairs_of_a_million_items_are_fast():
+    rng = np.random.default_rng(0)
+    n = 1_000_000
+    g = (rng.random(n) < 0.3).astype(np.int64)
+    for y in (rng.integers(0, 2, n), rng.integers(0, 8, n)):
+        s = np.round(y + rng.normal(size=n), 2)
+        start = time.perf_counter()
+        res = comparative_separation_test(y, s, sensitive_features=g)
+        elapsed = time.perf_counter() - start
+        assert res.n_pairs > 10**11
+        assert elapsed < 6.0  # about 1 s on one core; generous for loaded CI
+
+
+# =====================================================================================
+# 3. The permutation test
+# =====================================================================================
+def test_permutation_counts_match_recount_of_each_resample():
+    from sklearn_smallfair.stats._allpairs import AllPairs, count_all_pairs
+
+    y, s, g = _small_data(11, 40, 3, 4, 3)
+    codes = np.unique(g, return_inverse=True)[1]
+    plan = AllPairs(y, s)
+    rng = np.random.default_rng(0)
+    G = np.stack([rng.permutation(codes) for _ in range(6)])
+    strict, tied = plan.resampled_counts(G, 3, ties=True)
+    for row, counts in enumerate(strict):
+        ref = count_all_pairs(plan, G[row], 3, tie="incorrect", variance="independent")
+        np.testing.assert_array_equal(counts, ref.correct)
+        assert tied[row].sum() == ref.n_predicted_ties
+
+
+def test_permutation_keeps_labels_per_group_and_matches_pvalue_rule():
+    from sklearn_smallfair.stats._allpairs import AllPairs, permutation_differences
+    from sklearn_smallfair.stats._comparative import permutation_pvalue
+
+    y, s, g = _small_data(12, 60, 3, 0, 2)
+    codes = np.unique(g, return_inverse=True)[1]
+    plan = AllPairs(y, s)
+    first, second = _CROSS_AND_WITHIN
+    observed, null = permutation_differences(
+        plan,
+        codes,
+        2,
+        first,
+        second,
+        tie="incorrect",
+        n_resamples=500,
+        rng=np.random.default_rng(1),
+    )
+    res = comparative_separation_test(
+        y,
+        s,
+        sensitive_features=g,
+        method="permutation",
+        n_resamples=500,
+        random_state=np.random.SeedSequence(0),
+    )
+    np.testing.assert_allclose(observed, res.frame["difference"], rtol=1e-12)
+    p = permutation_pvalue(observed, null)
+    expected = (1 + (np.abs(null) >= np.abs(observed) * (1 - 1e-12)).sum(axis=0)) / 501
+    np.testing.assert_allclose(p, expected)
+    assert res.method == "permutation" and res.n_resamples == 500
+    # p-values are multiples of 1 / (B + 1), in (0, 1]
+    k = res.frame["p_value"].to_numpy() * 501
+    np.testing.assert_allclose(k, np.round(k), atol=1e-9)
+    again = comparative_separation_test(
+        y,
+        s,
+        sensitive_features=g,
+        method="permutation",
+        n_resamples=500,
+        random_state=np.random.SeedSequence(0),
+    )
+    pd.testing.assert_frame_equal(res.frame, again.frame)
+
+
+@pytest.mark.parametrize("tie", ["incorrect", "half", "drop"])
+def test_permutation_pvalues_agree_with_a_loop_over_resamples(tie):
+    # the vectorized resamples against recounting each permuted data set
+    from sklearn_smallfair.stats._allpairs import AllPairs, permutation_differences
+
+    y, s, g = _small_data(13, 30, 3, 3, 2)
+    codes = np.unique(g, return_inverse=True)[1]
+    plan = AllPairs(y, s)
+    first, second = _CROSS_AND_WITHIN
+    _, null = permutation_differences(
+        plan,
+        codes,
+        2,
+        first,
+        second,
+        tie=tie,
+        n_resamples=40,
+        rng=np.random.default_rng(4),
+    )
+    # the same permutations, drawn the same way
+    rng = np.random.default_rng(4)
+    by_label = np.argsort(plan.label_rank, kind="stable")
+    keys = rng.random((40, len(y))) + plan.label_rank[by_label]
+    order = np.argsort(keys, axis=1)
+    for row in range(40):
+        perm = np.empty(len(y), dtype=codes.dtype)
+        perm[by_label] = codes[by_label][order[row]]
+        # labels of each group unchanged
+        for level in np.unique(y):
+            assert np.array_equal(
+                np.bincount(perm[y == level], minlength=2),
+                np.bincount(codes[y == level], minlength=2),
+            )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
+            t = (
+                comparative_separation_test(
+                    y, s, sensitive_features=perm, tie=tie, correction=None
+                )
+                .frame["difference"]
+                .to_numpy()
+            )
+        np.testing.assert_allclose(null[row], t, rtol=1e-12, atol=1e-15)
+
+
+def test_permutation_errors_and_warnings():
+    y, s, g = _story_points(3, n=120)
+    with pytest.raises(ValueError, match="not available with given pairs"):
+        comparative_separation_test(
+            y, s, sensitive_features=g, pairs=[[0, 1], [2, 3]], method="permutation"
+        )
+    with pytest.raises(ValueError, match=r"not available with pairs drawn"):
+        comparative_separation_test(
+            y, s, sensitive_features=g, n_pairs=100, method="permutation"
+        )
+    with pytest.raises(InvalidParameterError, match="'n_resamples' parameter"):
+        comparative_separation_test(
+            y, s, sensitive_features=g, method="permutation", n_resamples=99
+        )
+    # all labels distinct: nothing to permute within label strata
+    rng = np.random.default_rng(0)
+    with pytest.warns(UserWarning, match="only 1 distinct way"):
+        res = comparative_separation_test(
+            rng.normal(size=50),
+            rng.normal(size=50),
+            sensitive_features=rng.choice(["a", "b"], 50),
+            method="permutation",
+            n_resamples=100,
+            random_state=0,
+        )
+    assert (res.frame["p_value"] == 1.0).all()
+
+
+# =====================================================================================
+# 4. Simulation: TPR(a, b) = TPR_a TNR_b, and agreement with separation
 # =====================================================================================
 def test_binary_classifier_identity_tpr_product():
     rng = np.random.default_rng(20261121)
@@ -371,14 +770,14 @@ def test_both_tests_reject_violating_laws(law):
     assert sep.violated and comp.violated
 
 
-def _rejection_rates(n, n_repeats, seed, variance="clustered"):
+def _rejection_rates(n, n_repeats, seed, **kwargs):
     rng = np.random.default_rng(seed)
     sep = comp = 0
     for r in range(n_repeats):
         c, y, a = _sample_law(LAW_NULL, n, rng)
         sep += separation_test(y, c, sensitive_features=a).violated
         comp += comparative_separation_test(
-            y, c, sensitive_features=a, random_state=r, variance=variance
+            y, c, sensitive_features=a, random_state=r, **kwargs
         ).violated
     return sep / n_repeats, comp / n_repeats
 
@@ -394,21 +793,139 @@ def test_null_law_calibration():
 
 
 @pytest.mark.slow
-def test_null_law_calibration_long():
+def test_sampled_pairs_calibration_long():
+    # the published procedure: 2 n random pairs
     n_repeats = 2000
-    sep, comp = _rejection_rates(2000, n_repeats, seed=12)
+    sep, comp = _rejection_rates(2000, n_repeats, seed=12, n_pairs=4000)
     lo, hi = _mc_bounds(JOINT_NULL_RATE, n_repeats)
     assert lo < sep < hi
     # the clustered variance is asymptotic: allow a small excess
     assert lo < comp < hi + 0.02
     # with 2n random pairs every item is in about four pairs; treating the pairs
     # as independent then rejects far more often than the nominal rate
-    _, naive = _rejection_rates(2000, 400, seed=13, variance="independent")
+    _, naive = _rejection_rates(
+        2000, 400, seed=13, n_pairs=4000, variance="independent"
+    )
     assert naive > 0.2
 
 
+# Null data sets of the calibration table (the user guide's "Size" table):
+# binary labels with the predicted labels as scores, from LAW_NULL (the groups'
+# prevalences differ, 0.55 and 0.45); integer labels 0..4 drawn independently of
+# the group, scores round(y / 2 + N(0, 1), 1). Both satisfy separation, and so
+# H0c and H0w.
+def _null_items(kind, n, rng):
+    if kind == "binary":
+        c, y, a = _sample_law(LAW_NULL, n, rng)
+        return y, c.astype(np.float64), a
+    a = (rng.random(n) < 0.4).astype(np.int64)
+    y = rng.integers(0, 5, n)
+    return y, np.round(0.5 * y + rng.normal(size=n), 1), a
+
+
+def _null_pvalues(kind, n, n_repeats, n_resamples, seed):
+    """P-values (cross, within) of the asymptotic test on ``n_repeats`` null data
+    sets, and of the permutation test on the first ``n_perm`` of them."""
+    from scipy.special import stdtr
+
+    from sklearn_smallfair.stats._allpairs import (
+        AllPairs,
+        count_all_pairs,
+        permutation_differences,
+    )
+    from sklearn_smallfair.stats._comparative import permutation_pvalue
+
+    rng = np.random.default_rng(seed)
+    asym, perm = [], []
+    first, second = _CROSS_AND_WITHIN
+    n_perm = n_repeats if n_resamples else 0
+    for _ in range(n_repeats):
+        y, s, a = _null_items(kind, n, rng)
+        if np.unique(a).size < 2:
+            continue
+        plan = AllPairs(y, s)
+        c = count_all_pairs(plan, a, 2, tie="incorrect", variance="u_statistic")
+        if (c.n == 0).any():
+            continue
+        t = c.tpr
+        v_w, df_w = c.within(1, 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.array(
+                [
+                    (t[1, 0] - t[0, 1]) / np.sqrt(c.var_cross[1, 0]),
+                    (t[1, 1] - t[0, 0]) / np.sqrt(v_w),
+                ]
+            )
+        z = np.where(np.isnan(z), 0.0, z)
+        asym.append(2 * stdtr(np.array([c.df_cross[1, 0], df_w]), -np.abs(z)))
+        if len(perm) < n_perm:
+            observed, null = permutation_differences(
+                plan,
+                a,
+                2,
+                first,
+                second,
+                tie="incorrect",
+                n_resamples=n_resamples,
+                rng=rng,
+            )
+            perm.append(permutation_pvalue(observed, null))
+    return np.array(asym), np.array(perm)
+
+
+CALIBRATION_CASES = {
+    # (kind, n): (data sets, data sets of the permutation test)
+    ("binary", 50): (2000, 600),
+    ("binary", 200): (2000, 600),
+    ("binary", 1000): (1000, 300),
+    ("integer", 50): (2000, 600),
+    ("integer", 200): (2000, 600),
+    ("integer", 1000): (1000, 300),
+}
+
+
+@pytest.mark.slow
+def test_calibration_table_all_pairs_and_permutation(capsys):
+    # the joint verdict min(p_cross, p_within) <= alpha has the nominal rate
+    # 1 - (1 - alpha)^2 = 0.0975 (alpha = 0.05 per test); the asymptotic test
+    # must reject at most 1.5 points above it (up to two Monte Carlo standard
+    # errors), the permutation test at most two standard errors above it
+    rows = []
+    for seed, ((kind, n), (n_repeats, n_perm)) in enumerate(CALIBRATION_CASES.items()):
+        asym, _ = _null_pvalues(kind, n, n_repeats, 0, seed)
+        _, perm = _null_pvalues(kind, n, n_perm, 100, 1000 + seed)
+        for method, p in (("asymptotic", asym), ("permutation", perm)):
+            joint = (p.min(axis=1) <= ALPHA).mean()
+            se = math.sqrt(JOINT_NULL_RATE * (1 - JOINT_NULL_RATE) / len(p))
+            rows.append(
+                (
+                    kind,
+                    n,
+                    method,
+                    len(p),
+                    (p[:, 0] <= ALPHA).mean(),
+                    (p[:, 1] <= ALPHA).mean(),
+                    joint,
+                    se,
+                )
+            )
+            assert len(p) >= 0.95 * (n_repeats if method == "asymptotic" else n_perm)
+            bound = 0.015 if method == "asymptotic" else 0.0
+            assert joint <= JOINT_NULL_RATE + bound + 2 * se, rows[-1]
+            for k in (0, 1):
+                se_1 = math.sqrt(ALPHA * (1 - ALPHA) / len(p))
+                assert (p[:, k] <= ALPHA).mean() <= ALPHA + bound + 2 * se_1, rows[-1]
+    with capsys.disabled():
+        print("\nlabels   items  method       sets  cross  within  joint  (MC se)")
+        for kind, n, method, m, c, w, j, se in rows:
+            print(
+                f"{kind:8s} {n:5d}  {method:11s} {m:5d}  {c:.3f}  {w:.3f}   "
+                f"{j:.3f}  ({se:.3f})"
+            )
+
+
 # =====================================================================================
-# 3. Labels, judgments, reproducibility
+# 5. Labels, judgments, reproducibility
 # =====================================================================================
 def _story_points(seed=0, n=300):
     rng = np.random.default_rng(seed)
@@ -479,13 +996,16 @@ def test_make_comparative_pairs():
 
 
 def test_reproducible_with_random_state():
+    # drawn pairs (n_pairs): the seed fixes the draw
     y, s, g = _story_points(2)
-    r1 = comparative_separation_test(y, s, sensitive_features=g, random_state=9)
-    r2 = comparative_separation_test(y, s, sensitive_features=g, random_state=9)
-    r3 = comparative_separation_test(y, s, sensitive_features=g, random_state=10)
+    kw = dict(sensitive_features=g, n_pairs=2 * len(y))
+    r1 = comparative_separation_test(y, s, random_state=9, **kw)
+    r2 = comparative_separation_test(y, s, random_state=9, **kw)
+    r3 = comparative_separation_test(y, s, random_state=10, **kw)
     pd.testing.assert_frame_equal(r1.frame, r2.frame)
     np.testing.assert_array_equal(r1.pairs, r2.pairs)
     assert not np.array_equal(r1.pairs, r3.pairs)
+    assert r1.pair_source == "drawn" and r1.variance == "clustered"
     short = comparative_separation_test(
         y, s, sensitive_features=g, n_pairs=50, random_state=9
     )
@@ -543,7 +1063,7 @@ def test_empty_cell_warns_and_gives_nan_tests():
 
 
 # =====================================================================================
-# 4. Bad input
+# 6. Bad input
 # =====================================================================================
 Y4, S4, G4 = [1, 0, 2, 3], [0.1, 0.2, 0.3, 0.4], ["a", "b", "a", "b"]
 
@@ -560,11 +1080,19 @@ Y4, S4, G4 = [1, 0, 2, 3], [0.1, 0.2, 0.3, 0.4], ["a", "b", "a", "b"]
         (dict(pairs=[[0.5, 1]]), ValueError, "integer item indices"),
         (dict(pairs=[["0", "1"]]), TypeError, "integer item indices"),
         (dict(pairs=[[0, 1]], n_pairs=5), ValueError, "omit it when passing pairs"),
-        (dict(n_pairs=0), ValueError, "n_pairs must be"),
-        (dict(tie="random"), ValueError, "tie must be one of"),
-        (dict(variance="robust"), ValueError, "variance must be one of"),
-        (dict(alpha=0), ValueError, "alpha must be"),
-        (dict(correction="sidak"), ValueError, "correction must be one of"),
+        (dict(n_pairs=0), InvalidParameterError, "'n_pairs' parameter"),
+        (dict(n_pairs=10**9), InvalidParameterError, r"n_pairs.*50000000"),
+        (dict(tie="random"), InvalidParameterError, "'tie' parameter"),
+        (dict(variance="robust"), InvalidParameterError, "'variance' parameter"),
+        (dict(alpha=0), InvalidParameterError, "'alpha' parameter"),
+        (dict(correction="sidak"), InvalidParameterError, "'correction' parameter"),
+        (dict(method="exact"), InvalidParameterError, "'method' parameter"),
+        (dict(n_resamples=10), InvalidParameterError, "'n_resamples' parameter"),
+        (
+            dict(pairs=[[0, 1]], variance="u_statistic"),
+            ValueError,
+            "variance='u_statistic' is the variance of the count over all pairs",
+        ),
         (dict(y_true=[1, 0, 2]), ValueError, "inconsistent lengths"),
         (dict(y_true=[1, 0, np.nan, 2]), ValueError, "y_true contains 1 missing"),
         (dict(y_score=[0.1, np.inf, 0.3, 0.4]), ValueError, "y_score contains 1"),
@@ -666,25 +1194,43 @@ def test_make_comparative_pairs_bad_input():
         make_comparative_pairs([3, 3, 3])
     with pytest.raises(ValueError, match="two different values"):
         make_comparative_pairs([3])
-    with pytest.raises(ValueError, match="n_pairs must be"):
+    with pytest.raises(InvalidParameterError, match="'n_pairs' parameter"):
         make_comparative_pairs([0, 1], n_pairs=-2)
-    with pytest.raises(ValueError, match="n_pairs must be"):
+    with pytest.raises(InvalidParameterError, match="'n_pairs' parameter"):
         make_comparative_pairs([0, 1], n_pairs=2.5)
-    with pytest.raises(TypeError, match="random_state must be"):
+    with pytest.raises(InvalidParameterError, match="'random_state' parameter"):
         make_comparative_pairs([0, 1], random_state="seed")
     with pytest.raises(ValueError, match="missing or non-finite"):
         make_comparative_pairs([0, np.nan, 1])
 
 
+def test_too_many_pairs_is_an_error_before_any_work():
+    from sklearn_smallfair.stats._pairs import MAX_PAIRS
+
+    y = np.arange(1000) % 3
+    start = time.perf_counter()
+    with pytest.raises(
+        InvalidParameterError, match=rf"'n_pairs' parameter.*\[1, {MAX_PAIRS}\]"
+    ):
+        make_comparative_pairs(y, n_pairs=10**9)
+    with pytest.raises(InvalidParameterError, match="'n_pairs' parameter"):
+        comparative_separation_test(
+            y, y, sensitive_features=y % 2, n_pairs=MAX_PAIRS + 1
+        )
+    assert time.perf_counter() - start < 1.0
+    assert make_comparative_pairs(y, n_pairs=10).shape[1] == 2
+
+
 # =====================================================================================
-# 5. Estimator
+# 7. Estimator
 # =====================================================================================
 def test_comparative_estimator():
     y, s, g = _story_points(4)
     est = ComparativeSeparationTest(n_pairs=500, tie="half", random_state=3)
     params = est.get_params()
     assert params["n_pairs"] == 500 and params["tie"] == "half"
-    assert params["variance"] == "clustered" and params["correction"] == "holm"
+    assert params["variance"] == "auto" and params["correction"] == "holm"
+    assert params["method"] == "asymptotic" and params["n_resamples"] == 9999
     assert "n_pairs=500" in repr(est) and "random_state=3" in repr(est)
     twin = clone(est)
     assert twin.get_params() == params
@@ -707,10 +1253,39 @@ def test_comparative_estimator():
     keep = jud != 0
     est.fit(y_score=s, sensitive_features=g, pairs=pairs[keep], judgments=jud[keep])
     pd.testing.assert_frame_equal(est.table_, res.table)
+    # defaults: all pairs; permutation through the estimator
+    default = ComparativeSeparationTest().fit(y, s, sensitive_features=g)
+    assert default.pairs_ is None and default.result_.pair_source == "all"
+    perm = ComparativeSeparationTest(
+        method="permutation", n_resamples=200, random_state=0
+    ).fit(y, s, sensitive_features=g)
+    assert perm.result_.method == "permutation"
+    pd.testing.assert_frame_equal(perm.table_, default.table_)
+
+
+@pytest.mark.parametrize(
+    "param, value",
+    [
+        ("alpha", 1.5),
+        ("n_pairs", 0),
+        ("tie", "random"),
+        ("correction", "sidak"),
+        ("variance", "robust"),
+        ("method", "exact"),
+        ("n_resamples", 50),
+        ("random_state", "seed"),
+    ],
+)
+def test_estimator_checks_parameters_in_fit(param, value):
+    y, s, g = _story_points(4, n=60)
+    est = ComparativeSeparationTest(**{param: value})  # stored verbatim
+    assert est.get_params()[param] == value
+    with pytest.raises(InvalidParameterError, match=f"'{param}' parameter"):
+        est.fit(y, s, sensitive_features=g)
 
 
 # =====================================================================================
-# 6. Scorer
+# 8. Scorer
 # =====================================================================================
 
 
@@ -735,8 +1310,25 @@ def test_statistic_function():
     assert p == pytest.approx(min(res.pvalue_cross, res.pvalue_within))
     with pytest.raises(ValueError, match="enable_metadata_routing=True"):
         comparative_separation_statistic(y, s)
-    with pytest.raises(ValueError, match="statistic must be one of"):
+    with pytest.raises(InvalidParameterError, match="'statistic' parameter"):
         comparative_separation_statistic(y, s, sensitive_features=g, statistic="mean")
+
+
+def test_statistic_nan_warns_naming_the_cell():
+    # group "b" has a single label: its within cell (b, b) has no pairs
+    y = [0, 1, 2, 0, 1, 2, 1, 1]
+    s = [0.1, 0.5, 0.9, 0.2, 0.4, 0.8, 0.3, 0.6]
+    g = ["a"] * 6 + ["b"] * 2
+    for statistic in ("max_gap", "min_pvalue"):
+        with pytest.warns(UndefinedGroupMetricWarning, match=r"\('b', 'b'\)") as rec:
+            value = comparative_separation_statistic(
+                y, s, sensitive_features=g, statistic=statistic
+            )
+        assert len(rec) == 1
+        if statistic == "max_gap":
+            assert np.isnan(value) and "mean over folds" in str(rec[0].message)
+        else:  # the cross test is defined
+            assert 0 <= value <= 1 and "left out" in str(rec[0].message)
 
 
 def test_scorer_grid_search_with_routing(classification, routing):
@@ -795,12 +1387,14 @@ def test_scorer_without_routing_explains(classification):
 
 
 def test_scorer_bad_options_and_pickle():
-    with pytest.raises(ValueError, match="statistic must be one of"):
+    with pytest.raises(InvalidParameterError, match="'statistic' parameter"):
         make_comparative_separation_scorer(statistic="gap")
-    with pytest.raises(ValueError, match="tie must be one of"):
+    with pytest.raises(InvalidParameterError, match="'tie' parameter"):
         make_comparative_separation_scorer(tie="none")
-    with pytest.raises(ValueError, match="n_pairs must be"):
+    with pytest.raises(InvalidParameterError, match="'n_pairs' parameter"):
         make_comparative_separation_scorer(n_pairs=0)
+    with pytest.raises(InvalidParameterError, match="'response_method' parameter"):
+        make_comparative_separation_scorer(response_method="foo")
     scorer = make_comparative_separation_scorer(n_pairs=100)
     again = pickle.loads(pickle.dumps(scorer))
     assert "n_pairs=100" in repr(again)
