@@ -49,6 +49,7 @@ from ._pairs import (
     count_pairs,
     make_comparative_pairs,
 )
+from ._permutation import permutation_pvalue
 from ._results import PairwiseResult, TestEstimator, family_pvalue, family_z
 from ._wald import wald_test, z_test
 
@@ -687,39 +688,6 @@ def _comparisons(counts, groups, correction, variance):
     return pd.concat(frames, ignore_index=True)
 
 
-def permutation_pvalue(observed, null):
-    """Two-sided Monte Carlo permutation p-values of differences.
-
-    ``p = (1 + #{|D*| >= |D|}) / (1 + B)`` for the observed differences ``D`` and
-    the ``B`` resampled ones ``D*`` (a resample within a relative ``1e-12`` of the
-    observed value counts as at least as extreme, so that ties are not lost to
-    rounding). NaN where the observed difference is NaN.
-
-    Parameters
-    ----------
-    observed : ndarray of shape (n_tests,)
-    null : ndarray of shape (n_resamples, n_tests)
-
-    Returns
-    -------
-    pvalues : ndarray of shape (n_tests,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_smallfair.stats._comparative import permutation_pvalue
-    >>> permutation_pvalue(np.array([0.3, 0.0]), np.array([[0.1, 0.2], [-0.3, 0.0],
-    ...                                                     [0.5, -0.1]]))
-    array([0.75, 1.  ])
-    """
-    stat = np.abs(observed)
-    tolerance = 1e-12 * np.maximum(stat, 1e-300)
-    with np.errstate(invalid="ignore"):
-        extreme = np.abs(null) >= (stat - tolerance)
-    p = (1.0 + extreme.sum(axis=0)) / (1.0 + null.shape[0])
-    return np.where(np.isnan(observed), np.nan, p)
-
-
 def _permutation_frame(
     frame, plan, codes, groups, tie, correction, n_resamples, random_state, alpha
 ):
@@ -746,7 +714,8 @@ def _permutation_frame(
         plan, codes, K, first, second, tie=tie, n_resamples=n_resamples, rng=rng
     )
     frame = frame.copy()
-    frame["p_value"] = permutation_pvalue(observed, null)
+    # two-sided: p = (1 + #{|D*| >= |D|}) / (1 + B)
+    frame["p_value"] = permutation_pvalue(np.abs(observed), np.abs(null).T)
     frame["p_adjusted"] = np.concatenate(
         [
             adjust_pvalues(
