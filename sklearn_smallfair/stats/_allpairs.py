@@ -71,7 +71,8 @@ def _exclusive_cumsum(mask, axis=-1):
     """
     shape = list(mask.shape)
     shape[axis] += 1
-    out = np.zeros(shape, dtype=np.int64)
+    dtype = np.int32 if mask.shape[axis] < np.iinfo(np.int32).max else np.int64
+    out = np.zeros(shape, dtype=dtype)
     index = [slice(None)] * mask.ndim
     index[axis] = slice(1, None)
     np.cumsum(mask, axis=axis, out=out[tuple(index)])
@@ -124,16 +125,19 @@ class AllPairs:
         np.not_equal(s_sorted[1:], s_sorted[:-1], out=new_score[1:])
         self.has_score_ties = bool(n > 1 and not new_score.all())
         if self.has_score_ties:
-            score_rank = np.empty(n, dtype=np.int64)
-            score_rank[by_score] = np.cumsum(new_score) - 1
-            key = score_rank * L + self.label_rank
-            # ties in score by increasing label (tied pairs), and by decreasing
-            # label (strictly ordered pairs only, see the module's docstring)
-            self._by_key = np.argsort(key, kind="stable").astype(idx, copy=False)
-            key = score_rank * L + (L - 1 - self.label_rank)
-            self._order = np.argsort(key, kind="stable").astype(idx, copy=False)
-            sorted_key = score_rank[self._by_key] * L + self.label_rank[self._by_key]
-            self._tie_bounds = _run_bounds(sorted_key, score_rank[self._by_key])
+            # ties in score by increasing label (for the tied pairs): a stable sort
+            # of the score-sorted items, which are already in runs of equal score
+            rank_sorted = np.cumsum(new_score) - 1
+            key = rank_sorted * L + self.label_rank[by_score]
+            within = np.argsort(key, kind="stable")
+            self._by_key = by_score[within]
+            sorted_key = key[within]
+            self._tie_bounds = _run_bounds(sorted_key, rank_sorted)
+            # and by decreasing label (strictly ordered pairs only, see the
+            # module's docstring): each run of equal score reversed
+            _, _, score_start, score_end = self._tie_bounds
+            reverse = score_start + score_end - 1 - np.arange(n)
+            self._order = self._by_key[reverse]
         else:
             self._order = by_score
         self._levels = None
@@ -186,21 +190,24 @@ class AllPairs:
         ``s_h > s_i``.
         """
         n, K = self.n_items, n_groups
-        above = np.zeros((n, K), dtype=np.int64)
-        below = np.zeros((n, K), dtype=np.int64)
-        pos = np.arange(n)
+        # one row per group: the items' counts against the group are contiguous
+        above = np.zeros((K, n), dtype=np.int64)
+        below = np.zeros((K, n), dtype=np.int64)
         for level in self.levels():
             gl = g[level.items]
             hi = level.bit
-            lo = ~hi
-            hi_items, lo_items = level.items[hi], level.items[lo]
+            pos_hi = np.flatnonzero(hi)
+            pos_lo = np.flatnonzero(~hi)
+            items_hi, items_lo = level.items[pos_hi], level.items[pos_lo]
+            start_hi, end_lo = level.start[pos_hi], level.end[pos_lo]
+            after_lo = pos_lo + 1
             for b in range(K):
                 in_b = gl == b
-                zeros = _exclusive_cumsum(lo & in_b)
-                above[hi_items, b] += (zeros[pos] - zeros[level.start])[hi]
+                zeros = _exclusive_cumsum(~hi & in_b)
+                above[b, items_hi] += zeros[pos_hi] - zeros[start_hi]
                 ones = _exclusive_cumsum(hi & in_b)
-                below[lo_items, b] += (ones[level.end] - ones[pos + 1])[lo]
-        return above, below
+                below[b, items_lo] += ones[end_lo] - ones[after_lo]
+        return above.T, below.T
 
     def tied_placements(self, g, n_groups):
         """Every item's pairs with different labels and equal scores, by group.
@@ -210,17 +217,17 @@ class AllPairs:
         ties in the scores.
         """
         n, K = self.n_items, n_groups
-        above = np.zeros((n, K), dtype=np.int64)
-        below = np.zeros((n, K), dtype=np.int64)
+        above = np.zeros((K, n), dtype=np.int64)
+        below = np.zeros((K, n), dtype=np.int64)
         if not self.has_score_ties:
-            return above, below
+            return above.T, below.T
         key_start, key_end, score_start, score_end = self._tie_bounds
         gk = g[self._by_key]
         for b in range(K):
             count = _exclusive_cumsum(gk == b)
-            above[self._by_key, b] = count[key_start] - count[score_start]
-            below[self._by_key, b] = count[score_end] - count[key_end]
-        return above, below
+            above[b, self._by_key] = count[key_start] - count[score_start]
+            below[b, self._by_key] = count[score_end] - count[key_end]
+        return above.T, below.T
 
     def label_placements(self, g, n_groups):
         """Every item's pairs with different labels, by group (scores ignored).
@@ -230,14 +237,14 @@ class AllPairs:
         higher label.
         """
         L, yr = self.n_levels, self.label_rank
-        above = np.empty((self.n_items, n_groups), dtype=np.int64)
+        above = np.empty((n_groups, self.n_items), dtype=np.int64)
         below = np.empty_like(above)
         for b in range(n_groups):
             per_level = np.bincount(yr[g == b], minlength=L)
             cum = np.concatenate(([0], np.cumsum(per_level)))
-            above[:, b] = cum[yr]
-            below[:, b] = cum[-1] - cum[yr + 1]
-        return above, below
+            above[b] = cum[yr]
+            below[b] = cum[-1] - cum[yr + 1]
+        return above.T, below.T
 
     # ------------------------------------------------- counts of resamples
     def resampled_counts(self, G, n_groups, *, ties=False):
