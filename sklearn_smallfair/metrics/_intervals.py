@@ -267,19 +267,23 @@ def _chunks(n_groups, n_draws):
         yield slice(start, min(start + size, n_groups))
 
 
-def posterior_block(params, scale, rngs, n_draws):
-    """Dirichlet draws of the cell probabilities, times ``scale`` (the group size).
+def posterior_block(params, rngs, n_draws, scale=None):
+    """Dirichlet draws of the cell probabilities of each group.
 
     ``params`` (G, 4) are the Dirichlet parameters ``c + a``; each group's draws are
-    independent gammas normalised by their sum, from the group's own generator.
-    Returns ``(G, n_draws, 4)`` expected counts (probabilities times ``scale``).
+    independent gammas from the group's own generator. Every metric of the
+    registry is homogeneous of degree 0 (it does not change when all cells are
+    multiplied by a constant), so the gammas themselves, of shape
+    ``(G, n_draws, 4)``, are returned unless ``scale`` (G,) is given: then they are
+    normalised and multiplied by it (expected counts of a group of that size).
     """
     block = np.empty((len(rngs), n_draws, 4))
     for i, rng in enumerate(rngs):
         rng.standard_gamma(params[i], size=(n_draws, 4), out=block[i])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        total = block.sum(axis=-1, keepdims=True)
-        block *= np.asarray(scale, dtype=np.float64)[:, None, None] / total
+    if scale is not None:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            total = block.sum(axis=-1, keepdims=True)
+            block *= np.asarray(scale, dtype=np.float64)[:, None, None] / total
     return block
 
 
@@ -378,9 +382,11 @@ class Comparison:
         return counts + self.counts if self.includes_group else self.counts
 
 
-def _draws(method, counts, params, rngs, n_draws):
+def _draws(method, counts, params, rngs, n_draws, *, scaled=False):
+    """Posterior draws (expected counts if ``scaled``) or bootstrap replicates."""
     if method == "posterior":
-        return posterior_block(params, counts.sum(axis=-1), rngs, n_draws)
+        scale = counts.sum(axis=-1) if scaled else None
+        return posterior_block(params, rngs, n_draws, scale)
     return bootstrap_block(counts, rngs, n_draws)
 
 
@@ -410,9 +416,10 @@ def drawn_interval(
     params = np.broadcast_to(counts + post_prior, counts.shape)
     low = np.full(n_groups, np.nan)
     high = np.full(n_groups, np.nan)
+    scaled = comparison is not None and comparison.includes_group
     for sl in _chunks(n_groups, n_draws):
         rngs = [child_rng(seed, label, metric.name) for label in labels[sl]]
-        cells = _draws(method, counts[sl], params[sl], rngs, n_draws)
+        cells = _draws(method, counts[sl], params[sl], rngs, n_draws, scaled=scaled)
         if method == "bootstrap" and prior is not None:
             cells += np.asarray(prior, dtype=np.float64)[sl, None, :]
         other = None
@@ -427,7 +434,14 @@ def drawn_interval(
 def _comparison_draws(comparison, sl, key, method, seed, n_draws, group_cells):
     ref = comparison.counts[sl]
     rngs = [child_rng(seed, *k, key) for k in comparison.keys[sl]]
-    drawn = _draws(method, ref, ref + JEFFREYS_PRIOR, rngs, n_draws)
+    drawn = _draws(
+        method,
+        ref,
+        ref + JEFFREYS_PRIOR,
+        rngs,
+        n_draws,
+        scaled=comparison.includes_group,
+    )
     return comparison.matrices(group_cells, drawn)
 
 
@@ -535,7 +549,14 @@ def _drawn_disparity(metric, counts, comparison, method, labels, seed, n_draws):
     counts = np.asarray(counts, dtype=np.float64)
     for sl in _chunks(counts.shape[0], n_draws):
         rngs = [child_rng(seed, label, metric.name) for label in labels[sl]]
-        cells = _draws(method, counts[sl], counts[sl] + JEFFREYS_PRIOR, rngs, n_draws)
+        cells = _draws(
+            method,
+            counts[sl],
+            counts[sl] + JEFFREYS_PRIOR,
+            rngs,
+            n_draws,
+            scaled=comparison.includes_group,
+        )
         other = _comparison_draws(
             comparison, sl, metric.name, method, seed, n_draws, cells
         )
