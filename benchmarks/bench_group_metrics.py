@@ -20,6 +20,12 @@ The three tables are compared (``np.allclose`` wherever our value is defined) be
 anything is timed. Full mode: 10,000,000 rows, 1,000 groups; ``--quick``: 200,000
 rows, 100 groups. Target: ours at least 20x faster than each baseline.
 
+A second row times the same call with 95 % intervals for every column
+(``ci=0.95, ci_method="auto"``: Wilson intervals for the eight rates, the exact
+Beta posterior for f1, posterior draws for mcc) against the same call without
+intervals, both timed in the same run. Target: at most 3x the time without
+intervals.
+
 Run ``python benchmarks/bench_group_metrics.py [--quick]`` or through ``run.py``.
 """
 
@@ -37,6 +43,8 @@ except ImportError:  # run as a script, or imported from the benchmarks folder
 NAME = "group_metrics"
 METRICS = ("tpr", "fpr", "ppv", "npv", "tnr", "fnr", "acc", "f1", "mcc", "ppr")
 TARGET_RATIO = 20.0
+#: Largest slowdown allowed for the call with intervals (ci=0.95, "auto").
+TARGET_CI_SLOWDOWN = 3.0
 # repeats: best of k for ours; the slow baselines run once (after the check)
 FULL = {
     "n_rows": 10_000_000,
@@ -81,6 +89,59 @@ def ours(y_true, y_pred, groups):
         zero_division=np.nan,
     )
     return table.index.to_numpy(), table[list(METRICS)].to_numpy(dtype=np.float64)
+
+
+def ours_with_intervals(y_true, y_pred, groups):
+    """Our table with 95 % intervals (``ci_method="auto"``, seeded)."""
+    _common.ensure_package_importable()
+    from sklearn_smallfair.metrics import group_metrics
+
+    return group_metrics(
+        y_true,
+        y_pred,
+        sensitive_features=groups,
+        metrics=METRICS,
+        zero_division=np.nan,
+        ci=0.95,
+        random_state=0,
+    )
+
+
+def check_intervals(table, ours_result):
+    """The table with intervals has our values, and bounds that make sense."""
+    labels, values = ours_result
+    _common.check(
+        np.array_equal(table.index.to_numpy(), labels), "intervals: group labels"
+    )
+    _common.check(
+        np.allclose(
+            table[list(METRICS)].to_numpy(dtype=np.float64), values, equal_nan=True
+        ),
+        "intervals: the values differ from the call without intervals",
+    )
+    for metric in METRICS:
+        low = table[f"{metric}_ci_low"].to_numpy()
+        high = table[f"{metric}_ci_high"].to_numpy()
+        undefined = table[f"{metric}_undefined"].to_numpy()
+        _common.check(
+            np.isnan(low[undefined]).all() and np.isnan(high[undefined]).all(),
+            f"intervals: {metric} has bounds where it is undefined",
+        )
+        _common.check(
+            (low[~undefined] <= high[~undefined]).all(),
+            f"intervals: {metric} has a lower bound above its upper bound",
+        )
+        if metric != "mcc":  # closed-form intervals contain the estimate
+            value = table[metric].to_numpy()[~undefined]
+            _common.check(
+                (
+                    (low[~undefined] <= value + 1e-12)
+                    & (value <= high[~undefined] + 1e-12)
+                ).all(),
+                f"intervals: a {metric} interval misses its estimate",
+            )
+    methods = table.attrs["ci_method"]
+    return ", ".join(f"{m}: {methods[m]}" for m in ("tpr", "f1", "mcc"))
 
 
 def _rate(num, den):
@@ -239,8 +300,14 @@ def run(quick=False, *, log=print):
         log(f"[{NAME}] checking {label} against ours ...")
         notes[label] = compare(label, ours_result, func(*data))
 
+    ci_note = check_intervals(ours_with_intervals(*data), ours_result)
+
     ours_s, ours_times, _ = _common.best_of(lambda: ours(*data), cfg["repeats_ours"])
     log(f"[{NAME}] ours: best {ours_s:.3f} s of {len(ours_times)}")
+    ci_s, ci_times, _ = _common.best_of(
+        lambda: ours_with_intervals(*data), cfg["repeats_ours"]
+    )
+    log(f"[{NAME}] ours with intervals: best {ci_s:.3f} s of {len(ci_times)}")
     params = {
         "n_rows": n_rows,
         "n_groups": n_groups,
@@ -269,6 +336,26 @@ def run(quick=False, *, log=print):
                 **params,
             )
         )
+    slowdown = ci_s / ours_s
+    rows.append(
+        _common.make_row(
+            f"group_metrics ci=0.95 auto {n_rows:,} rows x {n_groups:,} groups",
+            ci_s,
+            "same call without intervals",
+            ours_s,
+            target=f"slowdown <= {TARGET_CI_SLOWDOWN:g}x",
+            # the target is set for the full size (10,000 rows per group); in
+            # --quick the groups are 5x smaller, so the draws weigh 5x more
+            status="INFO"
+            if quick
+            else ("PASS" if slowdown <= TARGET_CI_SLOWDOWN else "MISS"),
+            notes=f"slowdown {slowdown:.2f}x ({ci_note}; n_draws=2000)",
+            ours_times=ci_times,
+            baseline_times=ours_times,
+            slowdown=slowdown,
+            **params,
+        )
+    )
     for label in skipped:
         rows.append(
             _common.make_row(

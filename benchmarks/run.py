@@ -5,7 +5,7 @@ Usage (from the repository root or from ``benchmarks/``)::
     python benchmarks/run.py [--quick] [--only NAME] [--json PATH]
 
 ``NAME`` is ``group_metrics``, ``enumeration``, ``match``, ``downsampling``,
-``separation`` or ``eauc``.
+``separation``, ``eauc`` or ``coverage``.
 Results are printed as one table (benchmark, ours, baseline, ratio baseline/ours,
 target, PASS/MISS) and written as JSON (default ``benchmarks/results/latest.json``;
 the folder is created and is git-ignored). The exit code is 0 when every correctness
@@ -24,6 +24,7 @@ from pathlib import Path
 try:  # imported as part of the ``benchmarks`` package
     from . import (
         _common,
+        bench_coverage,
         bench_downsampling,
         bench_eauc,
         bench_enumeration,
@@ -33,6 +34,7 @@ try:  # imported as part of the ``benchmarks`` package
     )
 except ImportError:  # run as a script, or imported from the benchmarks folder
     import _common
+    import bench_coverage
     import bench_downsampling
     import bench_eauc
     import bench_enumeration
@@ -47,6 +49,7 @@ BENCHMARKS = {
     bench_downsampling.NAME: bench_downsampling,
     bench_separation.NAME: bench_separation,
     bench_eauc.NAME: bench_eauc,
+    bench_coverage.NAME: bench_coverage,
 }
 DEFAULT_JSON = _common.BENCH_DIR / "results" / "latest.json"
 
