@@ -31,6 +31,7 @@ from ..smoothing import BaseSmoothing
 from ._intervals import (
     CI_METHODS,
     DEFAULT_N_DRAWS,
+    MAX_N_DRAWS,
     Comparison,
     check_ci_method,
     column_interval,
@@ -171,7 +172,7 @@ def _fmt_num(x):
         "pos_label": POS_LABEL,
         "ci": [None, Number(0, 1, closed="neither")],
         "ci_method": [StrOptions(set(CI_METHODS))],
-        "n_draws": [Whole(100, None, closed="left")],
+        "n_draws": [Whole(100, MAX_N_DRAWS)],
         "random_state": RANDOM_STATE,
     }
 )
@@ -252,10 +253,10 @@ def group_metrics(
         ``"bootstrap"``. ``table.attrs["ci_method"]`` records the method of each
         column; see :ref:`intervals` for the table of methods and their measured
         coverage.
-    n_draws : int, default=2000
-        Posterior draws or bootstrap replicates per group and metric (>= 100), for
-        the intervals that need draws.
-    random_state : None, int, numpy.random.Generator, RandomState or SeedSequence, \
+    n_draws : int in [100, 10**6], default=2000
+        Posterior draws or bootstrap replicates per group and metric, for the
+        intervals that need draws.
+    random_state : None, int, numpy Generator, RandomState or SeedSequence, \
             default=None
         Seed of the draws. Each group's draws come from a stream keyed by its label
         and the metric, so a group's interval does not depend on the other groups

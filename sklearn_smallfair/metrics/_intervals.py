@@ -41,6 +41,8 @@ SCORE_METHODS = ("clopper-pearson", "wilson", "jeffreys")
 DISPARITY_METHODS = ("auto", "newcombe-katz", "posterior", "bootstrap")
 #: Default number of posterior draws or bootstrap replicates per group and metric.
 DEFAULT_N_DRAWS = 2000
+#: Most draws per group and metric: a group's block is then 32 MiB.
+MAX_N_DRAWS = 10**6
 #: Pseudo-count per cell of the weak (Jeffreys) Dirichlet prior used for raw values.
 JEFFREYS_PRIOR = 0.5
 #: Names that ask :func:`disparity_intervals` for the equalized-odds difference.
@@ -684,7 +686,7 @@ _DISPARITY_COLUMNS = (
         "reference": REFERENCE,
         "ci": [Number(0, 1, closed="neither")],
         "method": [StrOptions(set(DISPARITY_METHODS))],
-        "n_draws": [Whole(100, None, closed="left")],
+        "n_draws": [Whole(100, MAX_N_DRAWS)],
         "random_state": RANDOM_STATE,
         "sample_weight": ["array-like", None],
         "pos_label": POS_LABEL,
@@ -745,9 +747,9 @@ def disparity_intervals(
           and its reference redrawn from their own matrices);
         - ``"auto"``: ``"newcombe-katz"`` where it applies, ``"posterior"`` for the
           other metrics.
-    n_draws : int, default=2000
-        Draws (posterior) or replicates (bootstrap) per group and metric, >= 100.
-    random_state : None, int, numpy.random.Generator, RandomState or SeedSequence, \
+    n_draws : int in [100, 10**6], default=2000
+        Draws (posterior) or replicates (bootstrap) per group and metric.
+    random_state : None, int, numpy Generator, RandomState or SeedSequence, \
             default=None
         Seed of the draws. Each group's draws come from a stream keyed by its label
         and the metric, so a group's intervals do not depend on the other groups or

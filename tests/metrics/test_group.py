@@ -231,3 +231,58 @@ def test_single_group_without_reference_is_fine():
         [1, 0, 1], [1, 0, 0], sensitive_features=["a", "a", "a"], metrics="tpr"
     )
     assert table.loc["a", "tpr"] == 0.5
+
+
+# ---------------------------------------------------------------------------------
+# Intervals (ci=...); the methods themselves are tested in test_intervals.py
+# ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("ci_method", ["auto", "wilson", "posterior", "bootstrap"])
+def test_intervals_from_rows_equal_intervals_from_counts(rows, ci_method):
+    y_true, y_pred, groups = rows
+    kw = dict(
+        metrics=["tpr", "ppv", "mcc"] if ci_method != "wilson" else ["tpr", "ppv"],
+        zero_division=np.nan,
+        ci=0.9,
+        ci_method=ci_method,
+        n_draws=300,
+        random_state=0,
+    )
+    from_rows = group_metrics(y_true, y_pred, sensitive_features=groups, **kw)
+    labels, counts = confusion_counts(y_true, y_pred, sensitive_features=groups)
+    from_counts = group_metrics(counts=dict(zip(labels, counts)), **kw)
+    pd.testing.assert_frame_equal(from_rows, from_counts)
+    assert from_rows.attrs == from_counts.attrs
+
+
+def test_intervals_with_unit_weights_equal_unweighted(rows):
+    y_true, y_pred, groups = rows
+    kw = dict(
+        metrics=["fpr", "mcc"],
+        zero_division=np.nan,
+        ci=0.95,
+        n_draws=200,
+        random_state=1,
+    )
+    plain = group_metrics(y_true, y_pred, sensitive_features=groups, **kw)
+    weighted = group_metrics(
+        y_true,
+        y_pred,
+        sensitive_features=groups,
+        sample_weight=np.ones(len(y_true)),
+        **kw,
+    )
+    pd.testing.assert_frame_equal(plain, weighted, check_dtype=False)
+
+
+def test_intervals_leave_the_values_unchanged(rows):
+    y_true, y_pred, groups = rows
+    kw = dict(
+        metrics=["tpr", "f1", "mb"],
+        smoothing=CrossPriorSmoothing(4.0),
+        zero_division=np.nan,
+    )
+    plain = group_metrics(y_true, y_pred, sensitive_features=groups, **kw)
+    with_ci = group_metrics(
+        y_true, y_pred, sensitive_features=groups, ci=0.8, random_state=0, **kw
+    )
+    pd.testing.assert_frame_equal(with_ci[plain.columns], plain)

@@ -458,6 +458,7 @@ def test_bounds_contain_the_value_for_closed_forms():
         ({"ci": 95}, "'ci' parameter"),
         ({"ci_method": "wald"}, "'ci_method' parameter"),
         ({"n_draws": 99}, "'n_draws' parameter"),
+        ({"n_draws": 10**6 + 1}, "'n_draws' parameter"),
         ({"random_state": -1}, "'random_state' parameter"),
     ],
 )
@@ -678,6 +679,19 @@ def test_disparity_parameter_errors():
         disparity_intervals(counts=COUNTS, method="wilson")
     with pytest.raises(InvalidParameterError, match="'ci' parameter"):
         disparity_intervals(counts=COUNTS, ci=1.5)
+
+
+@pytest.mark.parametrize(
+    "y_true, y_pred, groups, name",
+    [
+        ([1, 0, 1], [1, 0], ["a", "a", "b"], "y_pred"),
+        ([1, 0, np.nan], [1, 0, 1], ["a", "a", "b"], "y_true"),
+        ([1, 0, 1], [1, 0, 1], {"a": 1}, "sensitive_features"),
+    ],
+)
+def test_disparity_bad_rows_name_the_argument(y_true, y_pred, groups, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        disparity_intervals(y_true, y_pred, sensitive_features=groups)
 
 
 def test_disparity_from_rows_equals_from_counts():
