@@ -98,6 +98,7 @@ VALID_BY_NAME = {
     "p": np.full(4, 0.25),
     "alpha": np.ones(4),
     "population": np.array([5, 5, 5, 5]),
+    "pvalues": np.array([0.01, 0.04, 0.03]),
 }
 REQUIRED = {}
 

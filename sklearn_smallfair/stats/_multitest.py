@@ -1,21 +1,45 @@
 """Families of tests: pairwise comparisons of groups and multiple-comparison
 adjustments of their p-values."""
 
-from itertools import combinations
-
 import numpy as np
 
+from .._params import StrOptions, validate_params
 from .._validation import format_labels
 
-__all__ = ["adjust_pvalues", "check_correction", "group_pairs", "smallest_pvalue"]
+__all__ = [
+    "CORRECTION",
+    "adjust_pvalues",
+    "check_correction",
+    "group_pairs",
+    "smallest_pvalue",
+]
 
-_CORRECTIONS = ("bonferroni", "holm", "fdr_bh")
+#: The names ``correction`` accepts; ``"none"`` is a synonym of ``None`` (the
+#: command line's spelling).
+_CORRECTIONS = ("bonferroni", "holm", "fdr_bh", "none")
+#: The declared constraint of every ``correction`` parameter.
+CORRECTION = [StrOptions(set(_CORRECTIONS)), None]
 
 
 def check_correction(correction):
-    """``correction``, once :func:`adjust_pvalues` knows the name (or it is None)."""
-    adjust_pvalues(np.empty(0), correction)
-    return correction
+    """``correction`` as the tests use it: a known name, or None (for ``"none"``).
+
+    For callers without a declared parameter table; raises ``ValueError`` naming
+    the valid values.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.stats._multitest import check_correction
+    >>> check_correction("holm"), check_correction("none"), check_correction(None)
+    ('holm', None, None)
+    """
+    if correction is not None and (
+        not isinstance(correction, str) or correction not in _CORRECTIONS
+    ):
+        raise ValueError(
+            f"correction must be one of {_CORRECTIONS} or None; got {correction!r}."
+        )
+    return None if correction == "none" else correction
 
 
 def group_pairs(groups):
@@ -45,8 +69,8 @@ def group_pairs(groups):
             f"sensitive_features has a single group {format_labels(groups)}; "
             f"separation compares groups, so at least two are needed."
         )
-    lower, higher = np.array(list(combinations(range(groups.shape[0]), 2))).T
-    return higher, lower
+    lower, higher = np.triu_indices(groups.shape[0], k=1)
+    return higher.astype(np.int64), lower.astype(np.int64)
 
 
 def smallest_pvalue(pvalues):
@@ -55,6 +79,7 @@ def smallest_pvalue(pvalues):
     return float(np.nanmin(p)) if (~np.isnan(p)).any() else np.nan
 
 
+@validate_params({"pvalues": ["array-like"], "correction": CORRECTION})
 def adjust_pvalues(pvalues, correction=None):
     """Adjust a family of p-values for multiple comparisons.
 
@@ -63,10 +88,11 @@ def adjust_pvalues(pvalues, correction=None):
     pvalues : array-like of shape (m,)
         Raw p-values. NaN entries (tests that could not be run) are left NaN and
         do not count toward the family size.
-    correction : {"holm", "bonferroni", "fdr_bh"} or None, default=None
+    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default=None
         ``"bonferroni"``: ``min(1, m p)``; ``"holm"``: Holm's step-down
         family-wise correction; ``"fdr_bh"``: Benjamini-Hochberg false discovery
-        rate (step-up). ``None`` returns the p-values unchanged.
+        rate (step-up). ``None`` (or ``"none"``, the command line's spelling)
+        returns the p-values unchanged.
 
     Returns
     -------
@@ -79,16 +105,19 @@ def adjust_pvalues(pvalues, correction=None):
     array([0.03, 0.06, 0.06])
     >>> adjust_pvalues([0.01, 0.04, 0.03], "fdr_bh")
     array([0.03, 0.04, 0.04])
+    >>> adjust_pvalues([0.01, 0.04, 0.03], "none")
+    array([0.01, 0.04, 0.03])
     """
+    return _adjust(pvalues, correction)
+
+
+def _adjust(pvalues, correction):
+    """:func:`adjust_pvalues` for checked arguments."""
     p = np.asarray(pvalues, dtype=np.float64)
     if p.ndim != 1:
         raise ValueError(f"pvalues must be 1-D, got shape {p.shape}.")
-    if correction is None:
+    if correction is None or correction == "none":
         return p.copy()
-    if correction not in _CORRECTIONS:
-        raise ValueError(
-            f"correction must be one of {_CORRECTIONS} or None; got {correction!r}."
-        )
     valid = ~np.isnan(p)
     if ((p[valid] < 0) | (p[valid] > 1)).any():
         raise ValueError("pvalues must lie in [0, 1].")

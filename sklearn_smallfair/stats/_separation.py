@@ -5,22 +5,73 @@ binary classifier are equal across groups. Comparative judgments, the same
 question asked of ordered pairs, are tested in ``_comparative.py``.
 """
 
+import sys
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtr
 
 from .._confusion import _grouped_counts
-from .._validation import check_choice, check_probability, format_label
+from .._params import (
+    POS_LABEL,
+    RANDOM_STATE,
+    Number,
+    StrOptions,
+    Whole,
+    validate_params,
+)
+from .._random import child_rng, resolve_seed
+from .._validation import format_label
 from ..exceptions import UndefinedGroupMetricWarning
-from ._multitest import adjust_pvalues, check_correction, group_pairs
+from ._exact import (
+    BERGER_BOOS_GAMMA,
+    MAX_EXACT_N,
+    barnard_exact_pvalues,
+    score_statistic,
+)
+from ._multitest import CORRECTION, _adjust, group_pairs
+from ._permutation import two_sample_permutation_pvalues
 from ._results import PairwiseResult, TestEstimator, family_pvalue, family_z
 from ._wald import wald_test
 
 __all__ = ["SeparationResult", "SeparationTest", "separation_test"]
 
-SEPARATION_VARIANCES = ("unpooled", "pooled")
+#: The tests of two rates ``method`` accepts.
+METHODS = ("auto", "exact", "score", "wald", "permutation")
+#: ``method="auto"`` uses the exact test when the smallest expected count of the
+#: comparison under equal rates, ``min(n_a, n_b) min(p, 1 - p)`` with the pooled
+#: rate ``p``, is below this (and the score test otherwise).
+AUTO_MIN_EXPECTED = 10
+#: Most label permutations of ``method="permutation"``.
+MAX_RESAMPLES = 1_000_000
+#: The deprecated ``variance`` values and the methods they stand for.
+_VARIANCE_METHODS = {"unpooled": "wald", "pooled": "score"}
+
+_PARAMS = {
+    "alpha": [Number(0, 1, closed="neither")],
+    "correction": CORRECTION,
+    "pos_label": POS_LABEL,
+    "method": [StrOptions(set(METHODS))],
+    "n_resamples": [Whole(100, MAX_RESAMPLES)],
+    "random_state": RANDOM_STATE,
+    "variance": [StrOptions(set(_VARIANCE_METHODS)), None],
+}
+
+
+_INNER_MODULES = ("sklearn_smallfair.", "sklearn.utils._param_validation")
+
+
+def _user_stacklevel():
+    """``stacklevel`` of a warning issued by the calling function that points at
+    the first frame outside the package and scikit-learn's parameter checks."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(
+        _INNER_MODULES
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -37,7 +88,10 @@ class SeparationResult(PairwiseResult):
         One row per test: ``metric`` (``"tpr"`` or ``"fpr"``), ``group_a``,
         ``group_b`` (the compared groups; ``a`` is the later of the sorted labels),
         ``n_a``, ``n_b`` (positives for TPR, negatives for FPR), ``value_a``,
-        ``value_b``, ``difference`` (``value_a - value_b``), ``z``, ``p_value``,
+        ``value_b``, ``difference`` (``value_a - value_b``), ``method`` (the test
+        used for the row: ``"exact"``, ``"score"``, ``"wald"`` or
+        ``"permutation"``), ``z`` (the test statistic: the pooled score statistic,
+        or the unpooled Wald statistic for ``"wald"``), ``p_value``,
         ``p_adjusted`` (within the metric's family of pairwise tests; equal to
         ``p_value`` with two groups) and ``reject`` (``p_adjusted <= alpha``).
     alpha : float
@@ -54,33 +108,38 @@ class SeparationResult(PairwiseResult):
         P-values of H0t (equal TPR) and H0f (equal FPR). With more than two groups,
         the smallest adjusted p-value of the family.
     z_tpr, z_fpr : float
-        Wald statistics of the two groups (positive when the second sorted group
-        has the higher rate); NaN with more than two groups.
+        Statistics of the two groups (positive when the second sorted group has
+        the higher rate); NaN with more than two groups.
     groups : pandas.DataFrame
         One row per group: ``group``, ``n``, ``n_pos``, ``n_neg``, ``tp``, ``fp``,
         ``tpr`` and ``fpr`` (NaN when undefined).
     correction : str or None
         Multiple-comparison correction within each family.
-    variance : {"unpooled", "pooled"}
-        Variance of the z statistics.
+    method : {"auto", "exact", "score", "wald", "permutation"}
+        The requested method; the test of each row is in ``frame["method"]``.
 
     Examples
     --------
     Group ``b`` has the lower TPR (1/4 against 3/4) and the higher FPR (2/4
-    against 1/4); at ``alpha = 0.2`` the TPR test rejects:
+    against 1/4); with 4 people per cell the exact test is used, and at
+    ``alpha = 0.3`` the TPR test rejects:
 
     >>> from sklearn_smallfair.stats import separation_test
     >>> res = separation_test(
     ...     [1, 1, 1, 1, 0, 0, 0, 0] * 2,
     ...     [1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 0],
-    ...     sensitive_features=["a"] * 8 + ["b"] * 8, alpha=0.2)
+    ...     sensitive_features=["a"] * 8 + ["b"] * 8, alpha=0.3)
     >>> res
-    SeparationResult(violated=True, alpha=0.2, n_tests=2, n_rejected=1, \
-pvalue_tpr=0.1025, pvalue_fpr=0.4497)
+    SeparationResult(violated=True, alpha=0.3, n_tests=2, n_rejected=1, \
+pvalue_tpr=0.2901, pvalue_fpr=0.7276)
+    >>> res.frame[["metric", "method", "z", "p_value"]].round(4)
+      metric method      z  p_value
+    0    tpr  exact -1.4142   0.2901
+    1    fpr  exact  0.7303   0.7276
     >>> res.pvalues.round(4)
     metric  group_a  group_b
-    tpr     b        a          0.1025
-    fpr     b        a          0.4497
+    tpr     b        a          0.2901
+    fpr     b        a          0.7276
     Name: p_adjusted, dtype: float64
     >>> res.reject.tolist()
     [True, False]
@@ -98,14 +157,99 @@ pvalue_tpr=0.1025, pvalue_fpr=0.4497)
 
     groups: pd.DataFrame
     correction: str | None
-    variance: str = "unpooled"
+    method: str = "auto"
 
     pvalue_tpr = family_pvalue("tpr")
     pvalue_fpr = family_pvalue("fpr")
     z_tpr = family_z("tpr")
     z_fpr = family_z("fpr")
 
+    @property
+    def variance(self):
+        """Deprecated: ``"unpooled"`` for ``method="wald"``, ``"pooled"`` for
+        ``method="score"``, else None. Use :attr:`method`."""
+        warnings.warn(
+            "SeparationResult.variance is deprecated; use SeparationResult.method "
+            "(and the per-row column frame['method']).",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return {"wald": "unpooled", "score": "pooled"}.get(self.method)
 
+
+# --- the tests of two rates ------------------------------------------------------
+def _resolve_method(method, variance):
+    """``method``, or the one the deprecated ``variance`` stands for."""
+    if variance is None:
+        return method
+    mapped = _VARIANCE_METHODS[variance]
+    warnings.warn(
+        f"variance={variance!r} is deprecated and will be removed; use "
+        f"method={mapped!r} (variance='unpooled' is method='wald', the published "
+        f"test; variance='pooled' is method='score').",
+        FutureWarning,
+        stacklevel=_user_stacklevel(),
+    )
+    if method not in ("auto", mapped):
+        raise ValueError(
+            f"variance={variance!r} (deprecated) means method={mapped!r}, which "
+            f"contradicts method={method!r}; pass method only."
+        )
+    return mapped
+
+
+def _choose(method, x_a, n_a, x_b, n_b, whole):
+    """The test of each comparison: an array of method names."""
+    rows = x_a.shape[0]
+    if method in ("score", "wald", "permutation"):
+        return np.full(rows, method, dtype=object)
+    small = np.minimum(n_a, n_b)
+    feasible = small <= MAX_EXACT_N
+    if method == "exact":
+        return np.where(feasible, "exact", "score").astype(object)
+    if not whole:  # fractional weights: no exact law of the counts
+        return np.full(rows, "score", dtype=object)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pooled = (x_a + x_b) / (n_a + n_b)
+    expected = small * np.minimum(pooled, 1.0 - pooled)
+    exact = feasible & ~(expected >= AUTO_MIN_EXPECTED)  # NaN (empty) -> exact
+    return np.where(exact, "exact", "score").astype(object)
+
+
+def _compare(x_a, n_a, x_b, n_b, used, *, n_resamples, seed, keys):
+    """``(z, p)`` of each comparison by its method (``used``)."""
+    defined = (n_a > 0) & (n_b > 0)
+    z = np.where(defined, score_statistic(x_a, n_a, x_b, n_b), np.nan)
+    p = 2.0 * ndtr(-np.abs(z))  # the score test; NaN where undefined
+    wald = used == "wald"
+    if wald.any():
+        z[wald], p[wald] = wald_test(x_a[wald], n_a[wald], x_b[wald], n_b[wald])
+    exact = np.flatnonzero((used == "exact") & defined)
+    if exact.size:
+        p[exact] = barnard_exact_pvalues(
+            x_a[exact], n_a[exact], x_b[exact], n_b[exact], gamma=BERGER_BOOS_GAMMA
+        )
+    for k in np.flatnonzero((used == "permutation") & defined):
+        p[k] = two_sample_permutation_pvalues(
+            x_a[k],
+            n_a[k],
+            x_b[k],
+            n_b[k],
+            n_resamples=n_resamples,
+            rng=child_rng(seed, "separation", *keys(k)),
+        )
+    return z, p
+
+
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "y_pred": ["array-like"],
+        "sensitive_features": ["array-like"],
+        "sample_weight": ["array-like", None],
+        **_PARAMS,
+    }
+)
 def separation_test(
     y_true,
     y_pred,
@@ -115,16 +259,19 @@ def separation_test(
     correction="holm",
     sample_weight=None,
     pos_label=1,
-    variance="unpooled",
+    method="auto",
+    n_resamples=9999,
+    random_state=None,
+    variance=None,
 ):
     """Test separation (equal TPR and FPR across groups) of a binary classifier.
 
-    For two groups, H0t: ``TPR_1 = TPR_0`` and H0f: ``FPR_1 = FPR_0`` are tested
-    with two-sided Wald z-tests with unpooled variances ``mu (1 - mu) / n``
-    (:func:`~sklearn_smallfair.stats._wald.wald_test`), and separation is declared
-    violated when ``min(p_t, p_f) <= alpha``. Under no bias the two tests are
-    independent, so this joint verdict has a false-positive rate of
-    ``1 - (1 - alpha)^2`` (0.0975 at ``alpha = 0.05``).
+    For two groups, H0t: ``TPR_1 = TPR_0`` is tested on the positives of the two
+    groups and H0f: ``FPR_1 = FPR_0`` on their negatives, each with a two-sided
+    test of two proportions, and separation is declared violated when
+    ``min(p_t, p_f) <= alpha``. Under no bias the two tests are independent, so
+    this joint verdict has a false-positive rate of ``1 - (1 - alpha)^2`` (0.0975
+    at ``alpha = 0.05``).
 
     Group "1" is the second of the sorted group labels (``1`` for 0/1, ``True``
     for booleans, ``"b"`` for ``"a"``/``"b"``) and group "0" the first; the
@@ -142,23 +289,59 @@ def separation_test(
         Group labels; at least two groups. Several columns define intersectional
         groups ``"a|b"``.
     alpha : float, default=0.05
-        Significance level of ``violated`` and ``reject``.
-    correction : {"holm", "bonferroni", "fdr_bh"} or None, default="holm"
+        Significance level of ``violated`` and ``reject``, in (0, 1).
+    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
         Multiple-comparison adjustment within each family of pairwise tests (see
         :func:`adjust_pvalues`); with two groups there is one test per family and
-        nothing to adjust.
+        nothing to adjust. ``"none"`` is ``None``.
     sample_weight : array-like of shape (n_samples,), default=None
-        Frequency weights: the counts and the Wald sample sizes are weighted sums,
-        so integer weights equal repeating rows.
+        Frequency weights: the counts are weighted sums, so integer weights equal
+        repeating rows. Fractional weights have no exact law: ``method="auto"``
+        then uses the score test, and ``"exact"`` and ``"permutation"`` refuse
+        them.
     pos_label : int, float, bool or str, default=1
         The positive class.
-    variance : {"unpooled", "pooled"}, default="unpooled"
-        ``"unpooled"``: the Wald test above (the published test). ``"pooled"``:
-        the two-proportion score test, with the variance under the null
-        ``p (1 - p) (1 / n_a + 1 / n_b)`` of the pooled rate ``p``. Use it with
-        small groups: when a small group's rate is 0 or 1 its unpooled variance
-        is 0, and the Wald test then rejects far more often than ``alpha`` under
-        the null (about half the time with 5 negatives and an FPR of 0.12).
+    method : {"auto", "exact", "score", "wald", "permutation"}, default="auto"
+        The test of two rates ``x_a / n_a`` and ``x_b / n_b``:
+
+        - ``"exact"``: an exact unconditional test ordered by the pooled score
+          statistic: the p-value is the largest probability of a statistic at
+          least as extreme over the common rates in a 99.9 % confidence interval
+          of the pooled rate, plus 0.001 (Berger and Boos' form of Barnard's
+          test, which does not let rates the data exclude make it conservative).
+          Its size is at most ``alpha`` at every sample size. Computed for
+          comparisons whose smaller group has at most 1,000 people in the label
+          stratum; larger ones (where the score test is accurate) use the score
+          test, with a warning.
+        - ``"score"``: the two-proportion score (z) test, with the variance under
+          the null ``p (1 - p) (1 / n_a + 1 / n_b)`` of the pooled rate ``p``.
+        - ``"wald"``: the Wald z-test with unpooled variances ``mu (1 - mu) / n``
+          (:func:`~sklearn_smallfair.stats._wald.wald_test`): **the published
+          test**, to reproduce the paper. When a small group's rate is 0 or 1 its
+          variance is 0, and the test then rejects far more often than
+          ``alpha`` under the null (half the time with 5 negatives and an FPR of
+          0.12; see the user guide's calibration table).
+        - ``"permutation"``: the group labels of the two compared groups are
+          permuted ``n_resamples`` times among their positives (TPR) or their
+          negatives (FPR); the p-value ``(1 + #{|z*| >= |z|}) / (1 + B)`` of the
+          score statistic has size at most ``alpha`` by construction.
+        - ``"auto"``: the exact test when the smallest expected count of the
+          comparison under equal rates, ``min(n_a, n_b) min(p, 1 - p)`` with the
+          pooled rate ``p``, is below 10, the score test otherwise (there its
+          size is within half a point of ``alpha``).
+
+        The column ``method`` of the result says which test each row used.
+    n_resamples : int, default=9999
+        Label permutations per comparison with ``method="permutation"`` (100 to
+        1,000,000).
+    random_state : None, int, numpy Generator, RandomState or SeedSequence, \
+default=None
+        Seed of the permutations (``method="permutation"`` only). Each comparison
+        draws from its own stream keyed by the metric and the two group labels,
+        so its p-value does not depend on the other groups.
+    variance : {"unpooled", "pooled"} or None, default=None
+        Deprecated: ``"unpooled"`` is ``method="wald"`` and ``"pooled"`` is
+        ``method="score"``.
 
     Returns
     -------
@@ -173,32 +356,63 @@ def separation_test(
 
     Examples
     --------
+    A group of 10 people classified perfectly (TPR 1, FPR 0) against a group of
+    1,000 with TPR 0.8 and FPR 0.1. The published Wald test calls this a
+    violation with a p-value of ``5e-29``: the variance of a rate of 0 or 1 is 0.
+    The default uses the exact test for these small cells:
+
+    >>> import numpy as np
     >>> from sklearn_smallfair.stats import separation_test
-    >>> y_true = [1] * 10 + [0] * 10 + [1] * 5 + [0] * 5
-    >>> y_pred = [1] * 8 + [0] * 2 + [1] * 2 + [0] * 8 + [1] * 2 + [0] * 3 + \
-[1] * 3 + [0] * 2
-    >>> groups = ["a"] * 20 + ["b"] * 10
+    >>> y_true = np.r_[np.ones(500), np.zeros(500), np.ones(5), np.zeros(5)]
+    >>> y_pred = np.r_[np.ones(400), np.zeros(100), np.ones(50), np.zeros(450),
+    ...                np.ones(5), np.zeros(5)]
+    >>> groups = np.r_[["big"] * 1000, ["small"] * 10]
+    >>> res = separation_test(y_true, y_pred, sensitive_features=groups)
+    >>> res.frame[["metric", "n_a", "n_b", "value_a", "value_b", "method",
+    ...            "p_value"]].round(4)
+      metric  n_a  n_b  value_a  value_b method  p_value
+    0    tpr    5  500      1.0      0.8  exact   0.3566
+    1    fpr    5  500      0.0      0.1  exact   0.6298
+    >>> res.violated
+    False
+    >>> wald = separation_test(y_true, y_pred, sensitive_features=groups,
+    ...                        method="wald")
+    >>> wald.violated, f"{wald.pvalue_tpr:.2g}"
+    (True, '5.1e-29')
+
+    With larger cells the score test is used:
+
+    >>> y_true = [1] * 60 + [0] * 60 + [1] * 40 + [0] * 40
+    >>> y_pred = ([1] * 48 + [0] * 12 + [1] * 12 + [0] * 48
+    ...           + [1] * 20 + [0] * 20 + [1] * 14 + [0] * 26)
+    >>> groups = ["a"] * 120 + ["b"] * 80
     >>> res = separation_test(y_true, y_pred, sensitive_features=groups)
     >>> res.groups
-      group   n  n_pos  n_neg  tp  fp  tpr  fpr
-    0     a  20     10     10   8   2  0.8  0.2
-    1     b  10      5      5   2   3  0.4  0.6
-    >>> round(res.z_tpr, 4), round(res.pvalue_tpr, 4), res.violated
-    (-1.5811, 0.1138, False)
+      group    n  n_pos  n_neg  tp  fp  tpr   fpr
+    0     a  120     60     60  48  12  0.8  0.20
+    1     b   80     40     40  20  14  0.5  0.35
+    >>> res.frame[["metric", "method", "z", "p_value"]].round(4)
+      metric method       z  p_value
+    0    tpr  score -3.1506   0.0016
+    1    fpr  score  1.6753   0.0939
     """
-    alpha = check_probability(alpha, "alpha")
-    correction = check_correction(correction)
-    variance = check_choice(variance, "variance", SEPARATION_VARIANCES)
-    if sensitive_features is None:
-        raise ValueError(
-            "sensitive_features is required: pass the group label of every sample."
-        )
+    method = _resolve_method(method, variance)
+    correction = None if correction == "none" else correction
     groups, counts, _ = _grouped_counts(
         y_true, y_pred, sensitive_features, sample_weight, pos_label
     )
     qa, pb = group_pairs(groups)
-    if sample_weight is None:
+    whole = sample_weight is None or bool(
+        np.all(counts == np.round(counts)) and counts.max() < 2**53
+    )
+    if whole:
         counts = counts.astype(np.int64)
+    elif method in ("exact", "permutation"):
+        raise ValueError(
+            f"method={method!r} needs whole counts, but sample_weight has "
+            f"fractional weights; use method='auto' or 'score' (or whole "
+            f"frequency weights)."
+        )
     tp, fn, fp, tn = counts.T
     n_pos, n_neg = tp + fn, fp + tn
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -223,15 +437,35 @@ def separation_test(
                 f"{', '.join(format_label(v) for v in groups[size == 0])}, so the "
                 f"tests involving them are NaN.",
                 UndefinedGroupMetricWarning,
-                stacklevel=2,
+                stacklevel=_user_stacklevel(),
             )
+    seed = resolve_seed(random_state) if method == "permutation" else None
     frames = []
     for metric, hits, size, rate in (
         ("tpr", tp, n_pos, tpr),
         ("fpr", fp, n_neg, fpr),
     ):
-        z, p = wald_test(
-            hits[qa], size[qa], hits[pb], size[pb], pooled=variance == "pooled"
+        x_a, n_a, x_b, n_b = hits[qa], size[qa], hits[pb], size[pb]
+        used = _choose(method, x_a, n_a, x_b, n_b, whole)
+        if method == "exact" and (used == "score").any():
+            big = used == "score"
+            warnings.warn(
+                f"method='exact' enumerates the smaller group of a comparison, at "
+                f"most {MAX_EXACT_N} people; the {metric.upper()} comparisons of "
+                f"{_pair_names(groups, qa[big], pb[big])} use the score test "
+                f"(accurate at these sizes).",
+                UserWarning,
+                stacklevel=_user_stacklevel(),
+            )
+        z, p = _compare(
+            x_a,
+            n_a,
+            x_b,
+            n_b,
+            used,
+            n_resamples=n_resamples,
+            seed=seed,
+            keys=lambda k, m=metric: (m, groups[qa[k]], groups[pb[k]]),
         )
         frames.append(
             pd.DataFrame(
@@ -239,14 +473,15 @@ def separation_test(
                     "metric": metric,
                     "group_a": groups[qa],
                     "group_b": groups[pb],
-                    "n_a": size[qa],
-                    "n_b": size[pb],
+                    "n_a": n_a,
+                    "n_b": n_b,
                     "value_a": rate[qa],
                     "value_b": rate[pb],
                     "difference": rate[qa] - rate[pb],
+                    "method": used,
                     "z": z,
                     "p_value": p,
-                    "p_adjusted": adjust_pvalues(p, correction),
+                    "p_adjusted": _adjust(p, correction),
                 }
             )
         )
@@ -255,8 +490,18 @@ def separation_test(
         alpha=alpha,
         groups=table,
         correction=correction,
-        variance=variance,
+        method=method,
     )
+
+
+def _pair_names(groups, a, b, limit=5):
+    """The first ``limit`` compared pairs, ``'x' vs 'y'``, and how many more."""
+    names = [
+        f"{format_label(groups[i])} vs {format_label(groups[j])}"
+        for i, j in zip(a[:limit], b[:limit])
+    ]
+    more = a.shape[0] - limit
+    return ", ".join(names) + (f" and {more} more" if more > 0 else "")
 
 
 class SeparationTest(TestEstimator):
@@ -268,10 +513,21 @@ class SeparationTest(TestEstimator):
     Parameters
     ----------
     alpha : float, default=0.05
-    correction : {"holm", "bonferroni", "fdr_bh"} or None, default="holm"
+        Significance level, in (0, 1).
+    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
+        Multiple-comparison adjustment within each family of pairwise tests.
     pos_label : int, float, bool or str, default=1
-    variance : {"unpooled", "pooled"}, default="unpooled"
-        See :func:`separation_test`.
+        The positive class.
+    method : {"auto", "exact", "score", "wald", "permutation"}, default="auto"
+        The test of two rates; ``"wald"`` is the published test. See
+        :func:`separation_test`.
+    n_resamples : int, default=9999
+        Label permutations per comparison with ``method="permutation"``.
+    random_state : None, int, numpy Generator, RandomState or SeedSequence, \
+default=None
+        Seed of the permutations.
+    variance : {"unpooled", "pooled"} or None, default=None
+        Deprecated: use ``method="wald"`` or ``method="score"``.
 
     Attributes
     ----------
@@ -301,14 +557,30 @@ class SeparationTest(TestEstimator):
     >>> test.pvalues_.round(3)
     metric  group_a  group_b
     tpr     b        a          1.000
-    fpr     b        a          0.546
+    fpr     b        a          0.784
     Name: p_adjusted, dtype: float64
+    >>> test.results_["method"].tolist()
+    ['exact', 'exact']
     """
 
-    def __init__(self, alpha=0.05, correction="holm", pos_label=1, variance="unpooled"):
+    _parameter_constraints: dict = dict(_PARAMS)
+
+    def __init__(
+        self,
+        alpha=0.05,
+        correction="holm",
+        pos_label=1,
+        method="auto",
+        n_resamples=9999,
+        random_state=None,
+        variance=None,
+    ):
         self.alpha = alpha
         self.correction = correction
         self.pos_label = pos_label
+        self.method = method
+        self.n_resamples = n_resamples
+        self.random_state = random_state
         self.variance = variance
 
     def fit(self, y_true, y_pred, *, sensitive_features, sample_weight=None):
@@ -327,6 +599,7 @@ class SeparationTest(TestEstimator):
         -------
         self : SeparationTest
         """
+        self._validate_params()
         result = separation_test(
             y_true,
             y_pred,
@@ -335,6 +608,9 @@ class SeparationTest(TestEstimator):
             correction=self.correction,
             sample_weight=sample_weight,
             pos_label=self.pos_label,
+            method=self.method,
+            n_resamples=self.n_resamples,
+            random_state=self.random_state,
             variance=self.variance,
         )
         self.groups_ = result.groups.copy()

@@ -3,7 +3,9 @@
 import numpy as np
 import pytest
 
+from sklearn_smallfair._compat import InvalidParameterError
 from sklearn_smallfair.stats import adjust_pvalues
+from sklearn_smallfair.stats._multitest import check_correction, group_pairs
 
 CORRECTIONS = ["bonferroni", "holm", "fdr_bh"]
 
@@ -160,10 +162,22 @@ def test_all_nan_and_empty(correction):
     assert adjust_pvalues([], correction).shape == (0,)
 
 
-@pytest.mark.parametrize("bad", ["Holm", "bh", "fdr", "sidak", ""])
+def test_none_spelled_as_text_is_none():
+    # the command line's ``--correction none`` and the API agree
+    np.testing.assert_array_equal(adjust_pvalues(P, "none"), adjust_pvalues(P, None))
+    assert check_correction("none") is None
+    assert check_correction(None) is None
+    assert check_correction("holm") == "holm"
+
+
+@pytest.mark.parametrize("bad", ["Holm", "bh", "fdr", "sidak", "", "None", 1])
 def test_bad_correction_name_raises(bad):
-    with pytest.raises(ValueError, match="correction must be one of"):
+    with pytest.raises(
+        InvalidParameterError, match="'correction' parameter of adjust_pvalues"
+    ):
         adjust_pvalues([0.1, 0.2], bad)
+    with pytest.raises(ValueError, match="correction must be one of"):
+        check_correction(bad)
 
 
 def test_bad_pvalues_raise():
@@ -173,3 +187,13 @@ def test_bad_pvalues_raise():
         adjust_pvalues([0.1, 1.2], "holm")
     with pytest.raises(ValueError, match=r"pvalues must lie in \[0, 1\]"):
         adjust_pvalues([-0.1, 0.2], "fdr_bh")
+
+
+def test_group_pairs_every_group_against_each_earlier_one():
+    a, b = group_pairs(np.array(["w", "x", "y", "z"]))
+    assert list(zip(a.tolist(), b.tolist())) == [
+        (1, 0), (2, 0), (3, 0), (2, 1), (3, 1), (3, 2),
+    ]  # fmt: skip
+    assert a.dtype == np.int64
+    with pytest.raises(ValueError, match="at least two are needed"):
+        group_pairs(np.array(["only"]))
