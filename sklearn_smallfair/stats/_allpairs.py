@@ -63,6 +63,14 @@ def _index_dtype(n):
     return np.int32 if n < np.iinfo(np.int32).max else np.int64
 
 
+def _small_codes(g, n_groups):
+    """Group codes in the smallest integer type (faster to gather)."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if n_groups <= np.iinfo(dtype).max:
+            return g.astype(dtype, copy=False)
+    return g.astype(np.int64, copy=False)
+
+
 def _exclusive_cumsum(mask, axis=-1):
     """Cumulative counts of ``mask`` before each position, with one more at the end.
 
@@ -81,13 +89,15 @@ def _exclusive_cumsum(mask, axis=-1):
 
 @dataclass(frozen=True, eq=False)
 class _Level:
-    """One level of the wavelet tree: the item at each position, its bit, and the
-    first and one-past-last positions of its node."""
+    """One level of the wavelet tree: the item at each position, its bit, the
+    first and one-past-last positions of its node, and the number of clear bits
+    before each position (``zeros``, of length ``n + 1``)."""
 
     items: np.ndarray
     bit: np.ndarray
     start: np.ndarray
     end: np.ndarray
+    zeros: np.ndarray
 
 
 class AllPairs:
@@ -162,10 +172,10 @@ class AllPairs:
         pos = np.arange(n, dtype=idx)
         for k in range(n_bits - 1, -1, -1):
             bit = ((yr[items] >> k) & 1).astype(bool)
-            yield _Level(items, bit, start, end)
+            zeros = _exclusive_cumsum(~bit)
+            yield _Level(items, bit, start, end, zeros)
             if k == 0:
                 return
-            zeros = _exclusive_cumsum(~bit)
             zeros_before = zeros[pos] - zeros[start]
             split = (start + (zeros[end] - zeros[start])).astype(idx)
             new_pos = np.where(
@@ -190,23 +200,38 @@ class AllPairs:
         ``s_h > s_i``.
         """
         n, K = self.n_items, n_groups
-        # one row per group: the items' counts against the group are contiguous
-        above = np.zeros((K, n), dtype=np.int64)
-        below = np.zeros((K, n), dtype=np.int64)
+        g = _small_codes(g, K)
+        # one row per group: the items' counts against the group are contiguous;
+        # an item's count is at most n
+        above = np.zeros((K, n), dtype=self.label_rank.dtype)
+        below = np.zeros((K, n), dtype=self.label_rank.dtype)
         for level in self.levels():
-            gl = g[level.items]
             hi = level.bit
             pos_hi = np.flatnonzero(hi)
             pos_lo = np.flatnonzero(~hi)
             items_hi, items_lo = level.items[pos_hi], level.items[pos_lo]
-            start_hi, end_lo = level.start[pos_hi], level.end[pos_lo]
-            after_lo = pos_lo + 1
-            for b in range(K):
-                in_b = gl == b
-                zeros = _exclusive_cumsum(~hi & in_b)
-                above[b, items_hi] += zeros[pos_hi] - zeros[start_hi]
-                ones = _exclusive_cumsum(hi & in_b)
-                below[b, items_lo] += ones[end_lo] - ones[after_lo]
+            zeros = level.zeros
+            # for a set bit: the clear bits before it, and before its node's start,
+            # as positions in the subsequence of clear bits (and vice versa)
+            lo_before = pos_hi - np.arange(pos_hi.shape[0])
+            lo_start = zeros[level.start[pos_hi]]
+            end_lo = level.end[pos_lo]
+            hi_after = pos_lo - np.arange(pos_lo.shape[0])
+            hi_end = end_lo - zeros[end_lo]
+            g_lo, g_hi = g[items_lo], g[items_hi]
+            rest_above = lo_before - lo_start
+            rest_below = hi_end - hi_after
+            for b in range(K - 1):
+                count = _exclusive_cumsum(g_lo == b)
+                part = count[lo_before] - count[lo_start]
+                above[b, items_hi] += part
+                rest_above -= part
+                count = _exclusive_cumsum(g_hi == b)
+                part = count[hi_end] - count[hi_after]
+                below[b, items_lo] += part
+                rest_below -= part
+            above[K - 1, items_hi] += rest_above
+            below[K - 1, items_lo] += rest_below
         return above.T, below.T
 
     def tied_placements(self, g, n_groups):
@@ -217,12 +242,12 @@ class AllPairs:
         ties in the scores.
         """
         n, K = self.n_items, n_groups
-        above = np.zeros((K, n), dtype=np.int64)
-        below = np.zeros((K, n), dtype=np.int64)
+        above = np.zeros((K, n), dtype=self.label_rank.dtype)
+        below = np.zeros((K, n), dtype=self.label_rank.dtype)
         if not self.has_score_ties:
             return above.T, below.T
         key_start, key_end, score_start, score_end = self._tie_bounds
-        gk = g[self._by_key]
+        gk = _small_codes(g, K)[self._by_key]
         for b in range(K):
             count = _exclusive_cumsum(gk == b)
             above[b, self._by_key] = count[key_start] - count[score_start]
@@ -237,7 +262,7 @@ class AllPairs:
         higher label.
         """
         L, yr = self.n_levels, self.label_rank
-        above = np.empty((n_groups, self.n_items), dtype=np.int64)
+        above = np.empty((n_groups, self.n_items), dtype=yr.dtype)
         below = np.empty_like(above)
         for b in range(n_groups):
             per_level = np.bincount(yr[g == b], minlength=L)
@@ -318,12 +343,13 @@ def _run_bounds(sorted_key, sorted_score_rank):
 class ItemTerms:
     """Correct and counted pairs of every item in every cell, both roles.
 
-    ``c_hi[i, b]``/``m_hi[i, b]``: the correct (half-integers with
-    ``tie="half"``) and counted pairs of item ``i`` as the higher item against the
-    items of group ``b`` (cell ``(g_i, b)``); ``c_lo[i, a]``/``m_lo[i, a]`` as the
-    lower item against group ``a`` (cell ``(a, g_i)``). ``strict_hi``,
-    ``tied_hi`` and ``pairs_hi``: the strictly correct, the tied in score and all
-    the pairs with a lower label of item ``i`` against group ``b``.
+    Arrays of shape (K, n_items), one row per group: ``c_hi[b, i]``/``m_hi[b,
+    i]``: the correct (half-integers with ``tie="half"``) and counted pairs of item
+    ``i`` as the higher item against the items of group ``b`` (cell ``(g_i,
+    b)``); ``c_lo[a, i]``/``m_lo[a, i]`` as the lower item against group ``a``
+    (cell ``(a, g_i)``). ``strict_hi``, ``tied_hi`` and ``pairs_hi``: the strictly
+    correct, the tied in score and all the pairs with a lower label of item ``i``
+    against group ``b``.
     """
 
     c_hi: np.ndarray
@@ -337,9 +363,10 @@ class ItemTerms:
 
 def item_terms(plan, g, n_groups, tie):
     """The per-item counts of :class:`ItemTerms` for one group assignment."""
-    strict_hi, strict_lo = plan.placements(g, n_groups)
-    pairs_hi, pairs_lo = plan.label_placements(g, n_groups)
-    tied_hi, tied_lo = plan.tied_placements(g, n_groups)
+    # the methods return (n_items, K) views of (K, n_items) arrays: take the rows
+    strict_hi, strict_lo = (x.T for x in plan.placements(g, n_groups))
+    pairs_hi, pairs_lo = (x.T for x in plan.label_placements(g, n_groups))
+    tied_hi, tied_lo = (x.T for x in plan.tied_placements(g, n_groups))
     if tie == "drop":
         m_hi, m_lo = pairs_hi - tied_hi, pairs_lo - tied_lo
     else:
@@ -353,10 +380,11 @@ def item_terms(plan, g, n_groups, tie):
 
 
 def _by_group(values, g, n_groups):
-    """Column sums of ``values`` (n_items, K) over the items of each group: (K, K)."""
-    out = np.empty((n_groups, values.shape[1]))
-    for col in range(values.shape[1]):
-        out[:, col] = np.bincount(g, weights=values[:, col], minlength=n_groups)
+    """Row sums of ``values`` (K, n_items) over the items of each group: ``out[a,
+    b]`` sums row ``b`` over the items of group ``a``."""
+    out = np.empty((n_groups, values.shape[0]))
+    for row in range(values.shape[0]):
+        out[:, row] = np.bincount(g, weights=values[row], minlength=n_groups)
     return out
 
 
@@ -456,8 +484,8 @@ def _residual_sums(terms, g, tpr, K):
     r_hi, r_lo = _residuals(terms, g, tpr)
     own = np.arange(g.shape[0])
     T = np.empty((2 * K, g.shape[0]))
-    T[:K] = r_hi.T
-    lo = r_lo.T.copy()
+    T[:K] = r_hi
+    lo = r_lo
     T[g, own] += lo[g, own]
     lo[g, own] = 0.0
     T[K:] = lo
@@ -465,11 +493,14 @@ def _residual_sums(terms, g, tpr, K):
 
 
 def _residuals(terms, g, tpr):
-    """``r_hi[i, b] = c_hi - TPR(g_i, b) m_hi`` and ``r_lo[i, a] = c_lo - TPR(a,
-    g_i) m_lo``: each item's residual sums in the cells, as higher and lower item."""
+    """``r_hi[b, i] = c_hi - TPR(g_i, b) m_hi`` and ``r_lo[a, i] = c_lo - TPR(a,
+    g_i) m_lo``: each item's residual sums in the cells, as higher and lower item,
+    shape (K, n_items)."""
     mu = np.nan_to_num(tpr)
-    r_hi = terms.c_hi - terms.m_hi * mu[g]
-    r_lo = terms.c_lo - terms.m_lo * mu[:, g].T
+    r_hi = terms.m_hi * mu.T[:, g]
+    np.subtract(terms.c_hi, r_hi, out=r_hi)
+    r_lo = terms.m_lo * mu[:, g]
+    np.subtract(terms.c_lo, r_lo, out=r_lo)
     return r_hi, r_lo
 
 
@@ -477,12 +508,12 @@ def _residuals(terms, g, tpr):
 _N_ROLES = 4
 
 
-def _components(x, role, g, K, side_offset=0):
+def _components(x, code, K):
     """Per (group, role): ``m / (m - 1) sum x^2`` and ``m``, the items taking part.
 
-    Returns two arrays of shape (K, 4) (role 0, items taking no part, is zero).
+    ``code`` is ``group * 4 + role``. Returns two arrays of shape (K, 4) (role 0,
+    items taking no part, is zero).
     """
-    code = g.astype(np.int64) * _N_ROLES + role
     squares = np.bincount(code, weights=x * x, minlength=K * _N_ROLES)
     m = np.bincount(code, minlength=K * _N_ROLES).astype(np.float64)
     squares, m = squares.reshape(K, _N_ROLES), m.reshape(K, _N_ROLES)
@@ -527,21 +558,24 @@ def _u_statistic_variances(terms, g, n, tpr, K):
     size = np.zeros((K, K, 2, _N_ROLES))
     cross = np.zeros((K, K, _N_ROLES))
     cross_size = np.zeros((K, K, _N_ROLES))
-    own = g[:, None] == np.arange(K)[None, :]
+    code = g.astype(np.int64) * _N_ROLES
     for b in range(K):
-        mine = own[:, b]
+        mine = g == b
         # cells (g_i, b): item i higher (and, for its own group, also lower)
-        x = np.where(mine, r_hi[:, b] + r_lo[:, b], r_hi[:, b])
-        role = has_hi[:, b] * 1 + (has_lo[:, b] & mine) * 2
-        comp[:, b, 0], size[:, b, 0] = _components(x, role, g, K)
+        x = r_hi[b].copy()
+        x[mine] += r_lo[b, mine]
+        role = has_hi[b] * 1 + (has_lo[b] & mine) * 2
+        comp[:, b, 0], size[:, b, 0] = _components(x, code + role, K)
         # cells (b, g_i), g_i != b: item i lower
-        x = np.where(mine, 0.0, r_lo[:, b])
-        role = (has_lo[:, b] & ~mine) * 2
-        comp[b, :, 1], size[b, :, 1] = _components(x, role, g, K)
+        x = np.where(mine, 0.0, r_lo[b])
+        role = (has_lo[b] & ~mine) * 2
+        comp[b, :, 1], size[b, :, 1] = _components(x, code + role, K)
         # TPR(g_i, b) - TPR(b, g_i): item i higher in the first, lower in the second
-        x = r_hi[:, b] * inv[g, b] - r_lo[:, b] * inv[b, g]
-        role = has_hi[:, b] * 1 + has_lo[:, b] * 2
-        cross[:, b], cross_size[:, b] = _components(np.where(mine, 0.0, x), role, g, K)
+        x = r_hi[b] * inv[:, b][g]
+        x -= r_lo[b] * inv[b][g]
+        x[mine] = 0.0
+        role = has_hi[b] * 1 + has_lo[b] * 2
+        cross[:, b], cross_size[:, b] = _components(x, code + role, K)
     comp = comp.reshape(K, K, 2 * _N_ROLES)
     size = size.reshape(K, K, 2 * _N_ROLES)
     V = comp.sum(axis=2) * inv**2
@@ -629,9 +663,9 @@ def permutation_differences(plan, g, n_groups, first, second, *, tie, n_resample
 def _differences(plan, G, K, first, second, tie):
     """``TPR(first) - TPR(second)`` for each row of group assignments ``G``."""
     strict, tied = plan.resampled_counts(G, K, ties=tie != "incorrect")
-    pairs = np.stack(
-        [_by_group(plan.label_placements(G_row, K)[0], G_row, K) for G_row in G[:1]]
-    )
+    # the pairs of each cell: the same in every resample (the groups' labels are
+    # kept)
+    pairs = _by_group(plan.label_placements(G[0], K)[0].T, G[0], K)[None]
     if tie == "drop" and tied is not None:
         n = pairs - tied
     else:
