@@ -21,14 +21,13 @@ is ``1 - beta_1 beta_2``.
 """
 
 from collections.abc import Mapping
-from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
 
+from .._params import BOOLEAN, RANDOM_STATE, Number, Whole, validate_params
 from .._random import child_rng, resolve_seed
-from .._validation import check_probability
 from ..metrics import compute_metric
 from ._results import rejects
 from ._wald import wald_test
@@ -59,6 +58,22 @@ _SIM_CHUNK = 50_000  # simulated repeats per block (memory ~ 64 * 8 bytes each)
 
 _SEPARATION_TESTS = ("power_tpr", "power_fpr")
 _COMPARATIVE_TESTS = ("power_cross", "power_within")
+
+# --- declared parameters ----------------------------------------------------------
+_CELL_PROBS = ["array-like", Mapping]
+_LEVEL = [Number(0, 1, closed="neither")]
+#: Sizes of the closed forms: positive numbers (not necessarily whole), or arrays
+#: of them (whose entries are checked with the data).
+_SIZES = [Number(0, None, closed="neither"), "array-like"]
+#: Sizes of the simulation, or None; they must be whole (500.0 is), which is
+#: checked with the entries of an array.
+_SIM_SIZES = [*_SIZES, None]
+_SOLVER_PARAMS = {
+    "cell_probs": _CELL_PROBS,
+    "power": _LEVEL,
+    "alpha": _LEVEL,
+    "max_n": [Whole(1, None, closed="left")],
+}
 
 
 # --- validation ---------------------------------------------------------------
@@ -110,11 +125,6 @@ def _check_cell_probs(cell_probs):
     if isinstance(cell_probs, pd.DataFrame):
         p = _frame_to_cells(cell_probs)
     else:
-        if isinstance(cell_probs, (str, bytes)):
-            raise TypeError(
-                f"cell_probs must be an array-like of 8 probabilities, got "
-                f"{type(cell_probs).__name__}."
-            )
         p = np.asarray(cell_probs)
         if p.dtype.kind not in "biuf":
             raise TypeError(
@@ -151,26 +161,9 @@ def _check_cell_probs(cell_probs):
     return p
 
 
-def _check_probability(value, name):
-    # a non-number is a TypeError here (check_probability raises ValueError)
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a number in (0, 1); got {value!r}.")
-    return check_probability(value, name)
-
-
-def _check_positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1; got {value!r}.")
-    return int(value)
-
-
 def _check_sizes(n, name):
-    """Scalar or 1-D array of positive finite sizes."""
-    if isinstance(n, (str, bytes)) or isinstance(n, Mapping):
-        raise TypeError(
-            f"{name} must be a positive number or a 1-D array of them; got "
-            f"{type(n).__name__}."
-        )
+    """Scalar or 1-D array of positive finite sizes (the entries of an array are
+    data; the declared constraints have checked a scalar's type and sign)."""
     arr = np.asarray(n)
     if arr.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be numeric; got dtype {arr.dtype}.")
@@ -251,13 +244,18 @@ def _powers(type2, tests):
     return {tests[0]: 1.0 - b1, tests[1]: 1.0 - b2, "power": 1.0 - b1 * b2}
 
 
+@validate_params({"cell_probs": _CELL_PROBS, "n": _SIZES, "alpha": _LEVEL})
 def separation_power(cell_probs, n, *, alpha=0.05):
     """Power of the separation test for a binary classifier and two groups.
 
     The separation test (:func:`separation_test`) compares the true positive
     rates, H0t: ``TPR_1 = TPR_0``, and the false positive rates, H0f:
-    ``FPR_1 = FPR_0``, of the groups ``A=1`` and ``A=0`` with two-sided Wald
-    tests, and declares separation violated when ``min(p_t, p_f) <= alpha``.
+    ``FPR_1 = FPR_0``, of the groups ``A=1`` and ``A=0`` with two-sided tests,
+    and declares separation violated when ``min(p_t, p_f) <= alpha``. This is
+    the power of the published Wald tests (``method="wald"``); for the large
+    expected cells where the default ``method="auto"`` uses the score test the
+    two powers agree closely, and at small cells the user guide's calibration
+    table gives the default's measured power.
     For ``n`` people drawn from ``cell_probs`` the group sizes are taken at
     their expectations ``n_{y,a} = n P(Y=y, A=a)``, and each test's power is
     ``1 - beta`` with
@@ -327,7 +325,6 @@ def separation_power(cell_probs, n, *, alpha=0.05):
     Name: power, dtype: float64
     """
     p = _check_cell_probs(cell_probs)
-    alpha = _check_probability(alpha, "alpha")
     sizes = _check_sizes(n, "n")
     return _package(
         sizes,
@@ -339,6 +336,7 @@ def separation_power(cell_probs, n, *, alpha=0.05):
     )
 
 
+@validate_params({"cell_probs": _CELL_PROBS, "n_pairs": _SIZES, "alpha": _LEVEL})
 def comparative_separation_power(cell_probs, n_pairs, *, alpha=0.05):
     """Power of the comparative separation test for a binary classifier.
 
@@ -396,7 +394,6 @@ def comparative_separation_power(cell_probs, n_pairs, *, alpha=0.05):
     Name: 2000, dtype: float64
     """
     p = _check_cell_probs(cell_probs)
-    alpha = _check_probability(alpha, "alpha")
     sizes = _check_sizes(n_pairs, "n_pairs")
     return _package(
         sizes,
@@ -438,11 +435,7 @@ def _smallest_size(joint_power, target, max_n, name):
 
 
 def _check_solver(cell_probs, power, alpha, max_n):
-    p = _check_cell_probs(cell_probs)
-    alpha = _check_probability(alpha, "alpha")
-    target = _check_probability(power, "power")
-    max_n = _check_positive_int(max_n, "max_n")
-    return p, target, alpha, max_n
+    return _check_cell_probs(cell_probs), float(power), float(alpha), int(max_n)
 
 
 def _null_error(what, alpha, target):
@@ -454,6 +447,7 @@ def _null_error(what, alpha, target):
     )
 
 
+@validate_params(_SOLVER_PARAMS)
 def separation_sample_size(cell_probs, power=0.8, *, alpha=0.05, max_n=10**9):
     """Smallest number of people for the separation test to reach a power.
 
@@ -515,6 +509,7 @@ def separation_sample_size(cell_probs, power=0.8, *, alpha=0.05, max_n=10**9):
     return _smallest_size(joint, target, max_n, "n")
 
 
+@validate_params(_SOLVER_PARAMS)
 def comparative_separation_sample_size(
     cell_probs, power=0.8, *, alpha=0.05, max_n=10**9
 ):
@@ -641,6 +636,17 @@ def _count_rejections(p1, p2, alpha):
     return np.array([r1.sum(), r2.sum(), (r1 | r2).sum()], dtype=np.int64)
 
 
+@validate_params(
+    {
+        "cell_probs": _CELL_PROBS,
+        "n": _SIM_SIZES,
+        "comparative": BOOLEAN,
+        "n_pairs": _SIM_SIZES,
+        "alpha": _LEVEL,
+        "n_repeats": [Whole(1, None, closed="left")],
+        "random_state": RANDOM_STATE,
+    }
+)
 def simulate_separation_power(
     cell_probs,
     n=None,
@@ -655,9 +661,10 @@ def simulate_separation_power(
 
     The Monte Carlo counterpart of :func:`separation_power` and
     :func:`comparative_separation_power`, without their normal approximation
-    and expected sizes. Each repeat draws a whole data set and runs the Wald
-    tests of :func:`separation_test` (resp. :func:`comparative_separation_test`)
-    on it; all repeats are drawn and tested at once, as arrays.
+    and expected sizes. Each repeat draws a whole data set and runs the
+    published Wald tests (:func:`separation_test` with ``method="wald"``, resp.
+    :func:`comparative_separation_test`) on it; all repeats are drawn and tested
+    at once, as arrays.
 
     - Separation (``comparative=False``): the 8 cell counts of ``n`` people are
       drawn from ``Multinomial(n, cell_probs)``; the TPRs and FPRs of the two
@@ -681,8 +688,8 @@ def simulate_separation_power(
     cell_probs : array-like of shape (8,) or DataFrame
         The law ``P(C, Y, A)``; see :func:`separation_power`.
     n : int or array-like of int of shape (n_sizes,), default=None
-        Number(s) of people per simulated data set. Required unless
-        ``comparative=True``.
+        Number(s) of people per simulated data set, whole (``500.0`` is).
+        Required unless ``comparative=True``.
     comparative : bool, default=False
         Simulate the comparative separation test on ``n_pairs`` pairs.
     n_pairs : int or array-like of int of shape (n_sizes,), default=None
@@ -692,7 +699,8 @@ def simulate_separation_power(
         Level of each of the two Wald tests.
     n_repeats : int, default=2000
         Number of simulated data sets per size.
-    random_state : None, int, numpy Generator or SeedSequence, default=None
+    random_state : None, int, numpy Generator, RandomState or SeedSequence, \
+default=None
         Seed. Each size draws from its own child seed derived from the size,
         so the result for one size does not depend on the other sizes asked.
 
@@ -728,10 +736,6 @@ def simulate_separation_power(
     Name: 2000, dtype: float64
     """
     p = _check_cell_probs(cell_probs)
-    alpha = _check_probability(alpha, "alpha")
-    n_repeats = _check_positive_int(n_repeats, "n_repeats")
-    if comparative not in (True, False):
-        raise TypeError(f"comparative must be True or False; got {comparative!r}.")
     if comparative:
         if n_pairs is None:
             raise ValueError(
