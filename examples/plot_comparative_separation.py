@@ -150,3 +150,9 @@ else:
 #   the FPR gap nearly cancel in the cross-group comparison
 #   ``TPR(1, 0) = TPR_1 TNR_0`` against ``TPR(0, 1) = TPR_0 TNR_1``, so the
 #   pairs lose more power there.
+# * The pairs panel is about *judged* pairs, each pair a new judgment by an
+#   annotator. When every person has a label, the comparative test does not
+#   draw pairs: :func:`~sklearn_smallfair.stats.comparative_separation_test`
+#   counts all pairs of the labelled people, with the variance of the
+#   U-statistic, and its verdict does not depend on a seed (see
+#   :ref:`comparative_all_pairs` in the user guide).
