@@ -701,6 +701,25 @@ def test_permutation_pvalues_agree_with_a_loop_over_resamples(tie):
         np.testing.assert_allclose(null[row], t, rtol=1e-12, atol=1e-15)
 
 
+def test_permutation_more_groups_power_and_relabelling():
+    # three groups: each family's permutation p-values adjusted by Holm; a clear
+    # violation (group "z" scored lower among the high labels) is detected; the
+    # p-values do not depend on the names of the groups
+    y, s, g = _story_points(3, n=240)
+    s = s - 1.0 * ((g == "z") & (y >= 5))
+    kw = dict(method="permutation", n_resamples=500, random_state=0)
+    res = comparative_separation_test(y, s, sensitive_features=g, **kw)
+    for test in ("cross", "within"):
+        sub = res.frame[res.frame["test"] == test]
+        np.testing.assert_allclose(
+            sub["p_adjusted"], adjust_pvalues(sub["p_value"].to_numpy(), "holm")
+        )
+    assert res.violated and res.pvalue_within <= 0.01
+    renamed = np.array([{"x": "c", "y": "b", "z": "a"}[v] for v in g])
+    other = comparative_separation_test(y, s, sensitive_features=renamed, **kw)
+    assert sorted(other.frame["p_value"]) == pytest.approx(sorted(res.frame["p_value"]))
+
+
 def test_permutation_errors_and_warnings():
     y, s, g = _story_points(3, n=120)
     with pytest.raises(ValueError, match="not available with given pairs"):
