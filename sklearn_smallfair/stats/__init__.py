@@ -8,7 +8,7 @@ from ._comparative import (
     comparative_separation_test,
     make_comparative_separation_scorer,
 )
-from ._match import ENUMERATE_MAX_N, MatchResult, MATCHTest, match_test
+from ._match import ENUMERATE_MAX_N, MAX_N_DRAWS, MatchResult, MATCHTest, match_test
 from ._multitest import adjust_pvalues
 from ._pairs import make_comparative_pairs
 from ._power import (
@@ -22,6 +22,7 @@ from ._separation import SeparationResult, SeparationTest, separation_test
 
 __all__ = [
     "ENUMERATE_MAX_N",
+    "MAX_N_DRAWS",
     "ComparativeSeparationResult",
     "ComparativeSeparationTest",
     "MATCHTest",

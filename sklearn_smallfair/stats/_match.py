@@ -6,342 +6,122 @@ proportions ``p = CM_ref / sum(CM_ref)``, the null law of the group's matrix is
 Dirichlet-multinomial with ``alpha = CM_ref + reference_prior``). The test reports
 ``lower = P(S <= s)``, ``upper = P(S >= s)`` and ``P(undefined)``, conditional on the
 metric being defined unless ``conditional=False``.
+
+:func:`match_test` resolves its options, chooses a method for every (metric, group)
+with :func:`_choose_method` before any work, then runs each method once on all the
+groups given to it; the laws themselves live in :mod:`._match_laws`, one function per
+method with one signature.
 """
 
 import warnings
-from dataclasses import dataclass
-from numbers import Integral
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from scipy.special import betaln
-from sklearn.base import BaseEstimator
 
-from .._confusion import (
-    FN,
-    FP,
-    _log_binomial,
-    dirichlet_multinomial_logpmf,
-    enumerate_confusion_matrices,
-    multinomial_logpmf,
-    reference_counts,
-    rows_or_counts,
+from .._confusion import reference_counts, rows_or_counts
+from .._params import (
+    BOOLEAN,
+    COUNTS,
+    POS_LABEL,
+    RANDOM_STATE,
+    REFERENCE,
+    Number,
+    StrOptions,
+    Whole,
+    validate_params,
 )
-from .._random import child_seed, resolve_seed
-from .._validation import (
-    check_choice,
-    check_non_negative_scalar,
-    check_probability,
-    check_smoothing,
-    format_label,
-)
+from .._random import resolve_seed
+from .._validation import check_smoothing, format_label
 from ..exceptions import UndefinedGroupMetricWarning
-from ..metrics import get_metrics
+from ..metrics import Metric, get_metrics
+from ..smoothing import BaseSmoothing
+from ._match_laws import (
+    LAWS,
+    Batch,
+    exact_terms,
+    family,
+    score,
+    subset,
+    supports,
+)
 from ._multitest import adjust_pvalues
-from ._results import TestResult
+from ._results import TestEstimator, TestResult
 
-__all__ = ["ENUMERATE_MAX_N", "MATCHTest", "MatchResult", "match_test"]
+__all__ = [
+    "AUTO_ENUMERATE_MAX_N",
+    "AUTO_EXACT_MAX_TERMS",
+    "ENUMERATE_MAX_N",
+    "EXACT_MAX_TERMS",
+    "MAX_N_DRAWS",
+    "MATCHTest",
+    "MatchResult",
+    "match_test",
+]
 
 #: Largest group size for ``method="enumerate"``: C(403, 3) = 10.8 million
 #: matrices, about 0.35 GB of counts and a few seconds of work.
 ENUMERATE_MAX_N = 400
+#: Largest group size that ``method="auto"`` enumerates (C(203, 3) = 1.4 million
+#: matrices, under half a second); Monte Carlo above.
+AUTO_ENUMERATE_MAX_N = 200
+#: Largest number of terms of an exact sum that ``method="auto"`` computes per
+#: group (under half a second); the saddle-point approximation above (Monte Carlo with
+#: ``reference_uncertainty=True``).
+AUTO_EXACT_MAX_TERMS = 500_000
+#: Largest number of terms of an exact sum that ``method="exact"`` accepts per
+#: group (about 10 s): the window of ``n = 10^14`` for a rate of 0.1 without
+#: reference uncertainty, ``n = 10^7`` with it.
+EXACT_MAX_TERMS = 10_000_000
+#: Largest ``n_draws``: 10^8 matrices take about a minute per group.
+MAX_N_DRAWS = 100_000_000
 
-METHODS = ("auto", "exact", "normal", "beta", "enumerate", "montecarlo")
+METHODS = ("auto", "exact", "saddlepoint", "normal", "beta", "enumerate", "montecarlo")
 ALTERNATIVES = ("two-sided", "less", "greater")
-_MC_CHUNK = 250_000
-_TIE_RTOL = 1e-12  # score comparisons in enumerate / montecarlo
+CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
+COLUMNS = [
+    "group",
+    "n",
+    "metric",
+    "score",
+    "reference_score",
+    "lower",
+    "upper",
+    "p_value",
+    "p_adjusted",
+    "p_undefined",
+    "se",
+    "method",
+]
+_HANDLES = {
+    "exact": "binomial, joint-ratio metrics and mb",
+    "saddlepoint": "binomial, joint-ratio metrics and mb",
+    "normal": "binomial metrics and mb",
+    "beta": "joint-ratio metrics",
+}
+
+#: Parameters shared by :func:`match_test` and :class:`MATCHTest`.
+_OPTIONS = {
+    "reference": REFERENCE,
+    "metric": [str, Metric, list, tuple],
+    "method": [StrOptions(set(METHODS))],
+    "alternative": [StrOptions(set(ALTERNATIVES))],
+    "reference_uncertainty": BOOLEAN,
+    "reference_prior": [Number(0, None, closed="left")],
+    "correction": [StrOptions(set(CORRECTIONS)), None],
+    "smoothing": [BaseSmoothing, None],
+    "conditional": BOOLEAN,
+    "alpha": [Number(0, 1, closed="neither")],
+    "n_draws": [Whole(1, MAX_N_DRAWS)],
+    "random_state": RANDOM_STATE,
+    "pos_label": POS_LABEL,
+}
 
 
-def _family(metric):
-    """The closed-form family of a metric, or None."""
-    if metric.name == "mb":
-        return "mb"
-    if metric.family in ("binomial", "joint_ratio"):
-        return metric.family
-    return None
-
-
-def _supports(method, metric):
-    family = _family(metric)
-    return {
-        "exact": family is not None,
-        "normal": family in ("binomial", "mb"),
-        "beta": family == "joint_ratio",
-        "enumerate": True,
-        "montecarlo": True,
-    }[method]
-
-
-class _NullLaw:
-    """Law of a confusion matrix of size ``n`` under the reference."""
-
-    def __init__(self, n, ref, reference_uncertainty, prior):
-        self.n = int(n)
-        self.ref = ref.astype(np.float64)
-        self.p = self.ref / self.ref.sum()
-        self.alpha = self.ref + prior if reference_uncertainty else None
-
-    # --- marginal and conditional binomial pieces -------------------------------
-    def sum_law(self, cells):
-        """Law of ``k = sum of cells`` (binomial or beta-binomial)."""
-        cells = list(cells)
-        if self.alpha is None:
-            return stats.binom(self.n, self.p[cells].sum())
-        a = self.alpha[cells].sum()
-        return stats.betabinom(self.n, a, self.alpha.sum() - a)
-
-    def split_cdf(self, m, k, i, j, upper=False):
-        """``P(c_i <= m | c_i + c_j = k)`` (or ``P(c_i >= m)`` with ``upper``)."""
-        if self.alpha is None:
-            pij = self.p[i] + self.p[j]
-            theta = self.p[i] / pij if pij > 0 else 0.0
-            law = stats.binom(k, theta)
-            return law.sf(m - 1) if upper else law.cdf(m)
-        a, b = self.alpha[i], self.alpha[j]
-        if upper:
-            return 1.0 - _betabinom_threshold_cdf(np.asarray(m) - 1, k, a, b)
-        return _betabinom_threshold_cdf(m, k, a, b)
-
-    def inflation(self):
-        """Variance inflation of the Dirichlet-multinomial over the multinomial."""
-        if self.alpha is None:
-            return 1.0
-        total = self.alpha.sum()
-        return (total + self.n) / (total + 1.0)
-
-    # --- whole-matrix law ---------------------------------------------------------
-    def logpmf(self, cms):
-        if self.alpha is None:
-            return multinomial_logpmf(cms, self.p)
-        return dirichlet_multinomial_logpmf(cms, self.alpha)
-
-    def draw(self, size, rng):
-        if self.alpha is None:
-            return rng.multinomial(self.n, self.p, size=size)
-        return rng.multinomial(self.n, rng.dirichlet(self.alpha, size=size))
-
-
-def _betabinom_logpmf(c, k, a, b):
-    c = np.asarray(c, dtype=np.float64)
-    k = np.asarray(k, dtype=np.float64)
-    # log C(k, c) is -inf outside 0 <= c <= k; the clipped arguments keep betaln
-    # finite there
-    cc = np.clip(c, 0, None)
-    kc = np.clip(k - c, 0, None)
-    return _log_binomial(k, c) + betaln(cc + a, kc + b) - betaln(a, b)
-
-
-def _betabinom_threshold_cdf(m, k, a, b):
-    """``P(X_k <= m_k)`` for ``X_k ~ BetaBinomial(k, a, b)``, ``k = 0, 1, ..., n``.
-
-    scipy's beta-binomial CDF sums the pmf (O(k) per value, O(n^2) in all). The
-    thresholds of the MATCH sums step by 0 or 1 as k grows, so the Polya-urn
-    recursion ``P(X_k <= m) = P(X_{k-1} <= m) - P(X_{k-1} = m) (a + m) /
-    (a + b + k - 1)`` gives every value from the previous one: a cumulative sum of
-    closed-form increments, O(n) and vectorized.
-    """
-    k = np.asarray(k)
-    m = np.clip(np.asarray(m, dtype=np.int64), -1, k)
-    steps = np.diff(m)
-    if (
-        k.shape[0] == 0
-        or k[0] != 0
-        or np.any(np.diff(k) != 1)
-        or (steps.size and (steps.min() < 0 or steps.max() > 1))
-    ):  # pragma: no cover - the MATCH sums always satisfy this
-        return stats.betabinom.cdf(m, k, a, b)
-    prev_m, prev_k = m[:-1], k[:-1]
-    leave = (
-        np.exp(_betabinom_logpmf(prev_m, prev_k, a, b))
-        * (a + prev_m)
-        / (a + b + prev_k)
-    )
-    enter = np.where(steps == 1, np.exp(_betabinom_logpmf(m[1:], k[1:], a, b)), 0.0)
-    first = 1.0 if m[0] >= 0 else 0.0
-    out = np.concatenate([[first], first + np.cumsum(enter - leave)])
-    return np.clip(out, 0.0, 1.0)
-
-
-def _joint_cells(metric):
-    """``(i, j)`` of a joint-ratio metric ``c_i / (c_i + c_j)``."""
-    (i,) = metric.numerator
-    (j,) = [c for c in metric.denominator if c != i]
-    return i, j
-
-
-def _conditional(lower, upper, p_defined, conditional):
-    if p_defined <= 0:
-        return np.nan, np.nan
-    if conditional:
-        return min(1.0, lower / p_defined), min(1.0, upper / p_defined)
-    return lower, upper
-
-
-def _exact(metric, obs, law, smoothing, ref, conditional):
-    family = _family(metric)
-    n = law.n
-    if family == "binomial":
-        # smoothers are increasing affine maps of k = c_i + c_j: same percentiles
-        dist = law.sum_law(metric.numerator)
-        k_obs = int(obs[list(metric.numerator)].sum())
-        return float(dist.cdf(k_obs)), float(dist.sf(k_obs - 1)), 0.0
-    if family == "mb":
-        # S = FP - FN = 2 FP - t with t = FP + FN; smoothing is increasing in S
-        s_obs = int(obs[FP] - obs[FN])
-        t = np.arange(n + 1)
-        w = law.sum_law((FP, FN)).pmf(t)
-        lo = law.split_cdf((s_obs + t) // 2, t, FP, FN)
-        up = law.split_cdf(-((-(s_obs + t)) // 2), t, FP, FN, upper=True)
-        return float(w @ lo), float(w @ up), 0.0
-    # joint ratio c_i / (c_i + c_j): sum over the denominator k
-    i, j = _joint_cells(metric)
-    k = np.arange(n + 1)
-    w = law.sum_law((i, j)).pmf(k)
-    num, den = int(obs[i]), int(obs[i] + obs[j])
-    if smoothing is None:
-        defined = k >= 1
-        kd = np.maximum(k, 1)
-        m_lo = (num * kd) // den  # integer floor of s * k
-        m_up = -((-num * kd) // den)  # integer ceil of s * k
-    else:
-        scale, offset = smoothing.coefficients(n, ref)
-        a = offset[i] / scale[0]
-        b = (offset[i] + offset[j]) / scale[0]
-        s_obs = (num + a) / (den + b)
-        defined = (k + b) > 0
-        x = s_obs * (k + b) - a
-        tol = 1e-9 * np.maximum(1.0, np.abs(x))
-        m_lo = np.floor(x + tol)
-        m_up = np.ceil(x - tol)
-    lo = np.where(defined, law.split_cdf(m_lo, k, i, j), 0.0)
-    up = np.where(defined, law.split_cdf(m_up, k, i, j, upper=True), 0.0)
-    p_def = float(w[defined].sum())
-    lower, upper = _conditional(float(w @ lo), float(w @ up), p_def, conditional)
-    return lower, upper, min(max(float(w[~defined].sum()), 0.0), 1.0)
-
-
-def _normal(metric, obs, law):
-    n = law.n
-    # moments of the null law: with reference uncertainty the Dirichlet-multinomial
-    # has mean n alpha / sum(alpha) and the multinomial covariance times inflation()
-    p = law.p if law.alpha is None else law.alpha / law.alpha.sum()
-    if _family(metric) == "binomial":
-        cells = list(metric.numerator)
-        q = p[cells].sum()
-        x = float(obs[cells].sum())
-        mean, var = n * q, n * q * (1 - q)
-    else:  # mb
-        mu = p[FP] - p[FN]
-        x = float(obs[FP] - obs[FN])
-        mean, var = n * mu, n * (p[FP] + p[FN] - mu**2)
-    sd = np.sqrt(var * law.inflation())
-    if sd == 0:
-        return float(x >= mean), float(x <= mean), 0.0
-    lower = stats.norm.cdf((x + 0.5 - mean) / sd)
-    upper = stats.norm.cdf((mean - x + 0.5) / sd)
-    return float(lower), float(upper), 0.0
-
-
-def _beta(metric, obs, law, conditional):
-    # Published approximation: S ~ Beta(k theta + 1, k (1 - theta) + 1) with the
-    # group's observed denominator k = c_i + c_j and theta = p_i / (p_i + p_j) from
-    # the reference (no continuity correction).
-    i, j = _joint_cells(metric)
-    num, den = obs[i], obs[i] + obs[j]
-    s = num / den
-    pij = law.p[i] + law.p[j]
-    if pij <= 0:  # the reference never defines the metric (as in the exact method)
-        return np.nan, np.nan, 1.0
-    theta = law.p[i] / pij
-    a, b = den * theta + 1.0, den * (1.0 - theta) + 1.0
-    lower = float(stats.beta.cdf(s, a, b))
-    upper = float(stats.beta.sf(s, a, b))
-    p_undef = float((1 - pij) ** law.n)
-    if not conditional:
-        lower, upper = lower * (1 - p_undef), upper * (1 - p_undef)
-    return lower, upper, p_undef
-
-
-def _score(metric, cms, smoothing, ref):
-    if smoothing is not None:
-        cms = smoothing.transform(cms, ref)
-    values = np.asarray(metric.func(cms), dtype=np.float64)
-    return np.where(np.isfinite(values), values, np.nan)
-
-
-def _tail_masses(values, weights, s_obs):
-    tol = _TIE_RTOL * max(1.0, abs(s_obs))
-    defined = ~np.isnan(values)
-    w = np.where(defined, weights, 0.0)
-    lower = w[values <= s_obs + tol].sum()
-    upper = w[values >= s_obs - tol].sum()
-    undefined = np.where(defined, 0.0, weights).sum()
-    return float(lower), float(upper), float(w.sum()), float(undefined)
-
-
-def _enumerate(metric, law, smoothing, ref, s_obs, conditional):
-    if law.n > ENUMERATE_MAX_N:
-        raise ValueError(
-            f"method='enumerate' handles groups of size n <= {ENUMERATE_MAX_N} "
-            f"(C(n + 3, 3) matrices); this group has n={law.n}. Use "
-            f"method='montecarlo' (or 'auto', which switches to it)."
-        )
-    cms = enumerate_confusion_matrices(law.n)
-    pmf = np.exp(law.logpmf(cms))
-    lower, upper, p_def, p_undef = _tail_masses(
-        _score(metric, cms, smoothing, ref), pmf, s_obs
-    )
-    lower, upper = _conditional(lower, upper, p_def, conditional)
-    return lower, upper, min(max(p_undef, 0.0), 1.0)
-
-
-def _montecarlo(metric, law, smoothing, ref, s_obs, conditional, n_draws, rng):
-    lower = upper = defined = 0.0
-    for start in range(0, n_draws, _MC_CHUNK):
-        cms = law.draw(min(_MC_CHUNK, n_draws - start), rng)
-        lo, up, d, _ = _tail_masses(
-            _score(metric, cms, smoothing, ref), np.ones(cms.shape[0]), s_obs
-        )
-        lower, upper, defined = lower + lo, upper + up, defined + d
-    # standard errors of the two tail estimates (binomial proportions)
-    base = defined if conditional else float(n_draws)
-    p_def = defined / n_draws
-    if base == 0:
-        return np.nan, np.nan, 1.0 - p_def, (np.nan, np.nan)
-    # (count + 1) / (base + 1): a Monte Carlo tail is never reported as exactly 0
-    # (a p-value of 0 would claim more than n_draws draws can show)
-    lo, up = (lower + 1) / (base + 1), (upper + 1) / (base + 1)
-    se = (np.sqrt(lo * (1 - lo) / base), np.sqrt(up * (1 - up) / base))
-    return min(lo, 1.0), min(up, 1.0), 1.0 - p_def, se
-
-
-def _p_value(lower, upper, alternative):
-    if alternative == "less":
-        return lower
-    if alternative == "greater":
-        return upper
-    return min(1.0, 2.0 * min(lower, upper))
-
-
-def _p_value_se(lower, upper, se, alternative):
-    if alternative == "less":
-        return se[0]
-    if alternative == "greater":
-        return se[1]
-    return min(2.0 * (se[0] if lower <= upper else se[1]), 1.0)
-
-
-def _check_options(
-    method, alternative, n_draws, alpha, reference_prior, correction, metrics
-):
-    check_choice(method, "method", METHODS)
-    check_choice(alternative, "alternative", ALTERNATIVES)
-    if isinstance(n_draws, bool) or not isinstance(n_draws, Integral) or n_draws < 1:
-        raise ValueError(f"n_draws must be an integer >= 1; got {n_draws!r}.")
-    check_probability(alpha, "alpha")
-    prior = check_non_negative_scalar(reference_prior, "reference_prior")
-    adjust_pvalues(np.empty(0), correction)  # validates the name before any work
+# =====================================================================================
+# Options (the cross-parameter checks the tables cannot express) and data checks
+# =====================================================================================
+def _check_options(method, metrics, reference_uncertainty, smoothing):
     for m in metrics:
         if m.n_groups != 1:
             raise ValueError(
@@ -349,19 +129,21 @@ def _check_options(
                 f"{m.name!r} is a two-group metric. Test its per-group parts instead "
                 f"(e.g. 'mb' for 'ofi')."
             )
-        if method not in ("auto", "enumerate", "montecarlo") and not _supports(
-            method, m
-        ):
-            fams = {
-                "exact": "binomial, joint-ratio metrics and mb",
-                "normal": "binomial metrics and mb",
-                "beta": "joint-ratio metrics",
-            }[method]
+        if method in _HANDLES and not supports(method, m):
             raise ValueError(
-                f"method={method!r} handles {fams}, not {m.name!r}; use "
+                f"method={method!r} handles {_HANDLES[method]}, not {m.name!r}; use "
                 f"method='enumerate', 'montecarlo' or 'auto'."
             )
-    return prior
+    if method in ("beta", "saddlepoint") and reference_uncertainty:
+        raise ValueError(
+            f"method={method!r} has no reference_uncertainty variant; use "
+            f"method='exact' (beta-binomial, exact) instead."
+        )
+    if method == "beta" and smoothing is not None:
+        raise ValueError(
+            "method='beta' approximates raw joint-ratio scores; with smoothing use "
+            "method='exact'."
+        )
 
 
 def _check_integer_counts(counts):
@@ -374,6 +156,110 @@ def _check_integer_counts(counts):
             )
         counts = counts.astype(np.int64)
     return counts
+
+
+def _dirichlet(refs, reference_uncertainty, prior):
+    if not reference_uncertainty:
+        return None
+    alpha = refs + float(prior)
+    if (alpha <= 0).any():
+        raise ValueError(
+            "reference_uncertainty=True with reference_prior=0 needs every reference "
+            "cell to be positive (a Dirichlet parameter of 0 is degenerate); some "
+            "reference has an empty cell. Use reference_prior > 0 (e.g. 0.5)."
+        )
+    return alpha
+
+
+def _labels(groups, mask):
+    return ", ".join(format_label(v) for v in np.asarray(groups, dtype=object)[mask])
+
+
+# =====================================================================================
+# The choice of method, before any work
+# =====================================================================================
+def _choose_method(metric, method, batch, groups):
+    """The method of every group for ``metric``, an array of names, shape (G,).
+
+    ``"auto"`` chooses by cost (see :func:`match_test`); an explicit method is
+    checked against its size limits here, so that nothing runs for a call that
+    must fail.
+    """
+    n = batch.n
+    if method == "auto":
+        if family(metric) is None:
+            return np.where(n <= AUTO_ENUMERATE_MAX_N, "enumerate", "montecarlo")
+        cheap = exact_terms(metric, batch) <= AUTO_EXACT_MAX_TERMS
+        fallback = "saddlepoint" if batch.dirichlet is None else "montecarlo"
+        return np.where(cheap, "exact", fallback)
+    if method == "enumerate" and (n > ENUMERATE_MAX_N).any():
+        raise ValueError(
+            f"method='enumerate' handles groups of size n <= {ENUMERATE_MAX_N} "
+            f"(C(n + 3, 3) matrices); group(s) {_labels(groups, n > ENUMERATE_MAX_N)}"
+            f" are larger. Use method='montecarlo' (or 'auto', which switches to "
+            f"it)."
+        )
+    if method == "exact":
+        terms = exact_terms(metric, batch)
+        if (terms > EXACT_MAX_TERMS).any():
+            raise ValueError(
+                f"method='exact' sums more than EXACT_MAX_TERMS={EXACT_MAX_TERMS:,} "
+                f"terms for {metric.name!r} and group(s) "
+                f"{_labels(groups, terms > EXACT_MAX_TERMS)} (n up to "
+                f"{int(n.max()):,}). Use method='auto', which switches to "
+                f"'saddlepoint' (or 'montecarlo' with reference_uncertainty)."
+            )
+    return np.full(n.shape, method, dtype=object)
+
+
+def _run_laws(metric, methods, batch):
+    """Each method's law once, on the groups it was chosen for."""
+    G = methods.shape[0]
+    out = {k: np.full(G, np.nan) for k in ("lower", "upper", "p_undefined")}
+    out["se_lower"], out["se_upper"] = np.full(G, np.nan), np.full(G, np.nan)
+    for name in dict.fromkeys(methods.tolist()):
+        index = np.flatnonzero(methods == name)
+        part = batch if index.size == G else subset(batch, index)
+        tails = LAWS[name](metric, part)
+        for key in out:
+            out[key][index] = getattr(tails, key)
+    return out
+
+
+def _p_values(tails, alternative):
+    """The p-values and their Monte Carlo standard errors."""
+    lower, upper = tails["lower"], tails["upper"]
+    if alternative == "less":
+        return lower, tails["se_lower"]
+    if alternative == "greater":
+        return upper, tails["se_upper"]
+    with np.errstate(invalid="ignore"):
+        p = np.minimum(1.0, 2.0 * np.minimum(lower, upper))
+        se = np.where(lower <= upper, tails["se_lower"], tails["se_upper"])
+    return p, np.minimum(2.0 * se, 1.0)
+
+
+def _warn_untestable(metric, groups, observed, lower):
+    undefined = np.isnan(observed)
+    if undefined.any():
+        warnings.warn(
+            f"{metric.name} is undefined (0/0) for group(s) "
+            f"{_labels(groups, undefined)}, so they cannot be tested (p-value NaN). "
+            f"Smoothing (smoothing=CrossPriorSmoothing(lam)) makes the score defined.",
+            UndefinedGroupMetricWarning,
+            stacklevel=3,
+        )
+    impossible = ~undefined & np.isnan(lower)
+    if impossible.any():
+        warnings.warn(
+            f"under the reference law {metric.name} is never defined at these sizes "
+            f"(e.g. a reference with no cases in the metric's denominator), so "
+            f"group(s) {_labels(groups, impossible)} cannot be tested (p-value NaN). "
+            f"Choose a reference that has such cases, or smoothing to make the score "
+            f"defined.",
+            UndefinedGroupMetricWarning,
+            stacklevel=3,
+        )
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -433,6 +319,15 @@ class MatchResult(TestResult):
         return list(self._keys)
 
 
+@validate_params(
+    {
+        "y_true": ["array-like", None],
+        "y_pred": ["array-like", None],
+        "sensitive_features": ["array-like", None],
+        "counts": [*COUNTS, None],
+        **_OPTIONS,
+    }
+)
 def match_test(
     y_true=None,
     y_pred=None,
@@ -472,17 +367,29 @@ def match_test(
         Group labels for row-level input.
     counts : DataFrame, mapping or array-like of shape (n_groups, 4), default=None
         Per-group integer matrices instead of rows; see
-        :func:`~sklearn_smallfair.check_group_counts`.
+        :func:`~sklearn_smallfair.check_group_counts`. Any size: the counts of a
+        group of 10^12 people are tested in milliseconds.
     reference : {"rest", "total"}, group label or array-like, default="rest"
         The reference of each group; see :func:`~sklearn_smallfair.reference_counts`.
-    metric : str or list of str, default="tpr"
-        Single-group metric name(s) or aliases. With several metrics each is a
-        separate family for ``correction``.
-    method : {"auto", "exact", "normal", "beta", "enumerate", "montecarlo"}, \
-            default="auto"
-        - ``"exact"``: closed forms for binomial metrics (binomial CDF), marginal
-          benefit (conditioning on FP + FN) and joint-ratio metrics (a sum over the
-          denominator with integer floors), O(n) vectorized work;
+    metric : str, Metric or list or tuple of them, default="tpr"
+        Single-group metric name(s) or aliases, or
+        :class:`~sklearn_smallfair.metrics.Metric` objects. With several metrics
+        each is a separate family for ``correction``.
+    method : {"auto", "exact", "saddlepoint", "normal", "beta", "enumerate", \
+            "montecarlo"}, default="auto"
+        - ``"exact"``: binomial metrics by the binomial CDF (one regularized
+          incomplete beta function, any ``n``); marginal benefit and joint-ratio
+          metrics by a sum over one conditioning count (``c_i + c_j``, ``c_i`` or
+          ``c_j``, whichever has the narrowest window) of binomial weights times
+          binomial CDFs at integer thresholds, restricted to the window of counts
+          outside which the binomial mass is below 1e-15 (Bernstein's inequality:
+          mean +- about 8.4 standard deviations), all groups computed together.
+          With ``reference_uncertainty`` the beta-binomial sums run over all
+          ``n + 1`` values. Refused above ``EXACT_MAX_TERMS`` terms per group;
+        - ``"saddlepoint"``: the Lugannani-Rice approximation, with Daniels'
+          continuity correction, of the linear form of counts that decides the
+          event (``S <= a/b`` is ``(b - a) c_i - a c_j <= 0``), for the same
+          metrics; no ``reference_uncertainty`` variant;
         - ``"normal"``: normal approximation with continuity correction for
           binomial metrics and ``mb`` (``z = (x + 0.5 - n mu) / sqrt(n sigma^2)``);
         - ``"beta"``: the published approximation for joint-ratio metrics,
@@ -494,8 +401,20 @@ def match_test(
         - ``"montecarlo"``: any metric and size, ``n_draws`` simulated matrices;
           each tail is estimated as ``(count + 1) / (defined draws + 1)``, so it
           is never exactly 0, and its standard error is in the ``se`` column;
-        - ``"auto"``: exact where a closed form exists, else enumerate up to
-          ``ENUMERATE_MAX_N``, else Monte Carlo.
+        - ``"auto"``: by cost, per group (the ``method`` column says which).
+          Binomial metrics: ``"exact"`` at any size. ``mb`` and joint ratios:
+          ``"exact"`` while the sum has at most ``AUTO_EXACT_MAX_TERMS``
+          (400,000) terms (``n`` up to about 10^9 to 10^10 for rates near 0.1),
+          ``"saddlepoint"`` beyond. With ``reference_uncertainty`` (sums of
+          ``n + 1`` terms): ``"exact"`` up to 400,000 terms, ``"montecarlo"``
+          beyond. Other metrics (``f1``, ``mcc``, ``pt``, ...): ``"enumerate"``
+          up to ``n = AUTO_ENUMERATE_MAX_N`` (200), ``"montecarlo"`` beyond.
+          Each choice takes well under a second per metric and group at any
+          size up to 10^12 and beyond (Monte Carlo: its ``n_draws``). The
+          saddle-point approximation is within 1e-8 of the exact law from
+          ``n = 10^5`` on for binomial metrics and ``mb``, within about 1e-4
+          for joint ratios, whose discrete law it smooths (the user guide lists
+          the errors measured at each size).
     alternative : {"two-sided", "less", "greater"}, default="two-sided"
         ``"two-sided"``: ``min(1, 2 min(lower, upper))``; ``"less"``: ``lower``
         (the group scores lower than the reference would); ``"greater"``: ``upper``.
@@ -505,10 +424,11 @@ def match_test(
         Dirichlet-multinomial (beta-binomial pieces in the exact formulas, exactly).
         Use it when the reference is itself small.
     reference_prior : float, default=0.5
-        Dirichlet pseudo-count added to every reference cell (0.5 is Jeffreys'
-        prior). Only used with ``reference_uncertainty=True``.
-    correction : {"holm", "bonferroni", "fdr_bh"} or None, default=None
-        Multiple-comparison adjustment across groups (see :func:`adjust_pvalues`).
+        Dirichlet pseudo-count (finite, >= 0) added to every reference cell (0.5
+        is Jeffreys' prior). Only used with ``reference_uncertainty=True``.
+    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default=None
+        Multiple-comparison adjustment across groups (see :func:`adjust_pvalues`);
+        ``"none"`` is the same as None.
     smoothing : AdditiveSmoothing, CrossPriorSmoothing or None, default=None
         Test the smoothed score: the observed and the null matrices are smoothed
         toward the same reference.
@@ -516,11 +436,13 @@ def match_test(
         Percentiles conditional on the metric being defined (renormalised). With
         ``False`` they are unnormalised (the published form):
         ``lower + upper + P(undefined) >= 1``.
-    alpha : float, default=0.05
+    alpha : float in (0, 1), default=0.05
         Level for the ``reject`` column.
-    n_draws : int, default=100_000
-        Number of Monte Carlo draws per group.
-    random_state : None, int, numpy Generator or SeedSequence, default=None
+    n_draws : int in [1, MAX_N_DRAWS], default=100_000
+        Number of Monte Carlo draws per group; at most ``MAX_N_DRAWS`` (10^8,
+        about a minute per group).
+    random_state : None, int, numpy Generator, RandomState or SeedSequence, \
+            default=None
         Seed for Monte Carlo. Each (metric, group) draws from its own child seed
         derived from the group's label, so a group's result does not depend on
         which other groups are tested or in what order.
@@ -563,174 +485,91 @@ def match_test(
     >>> res.frame[["group", "n", "score", "p_value", "method"]].round(4)
        group     n   score  p_value method
     0  Black  3178  0.6163      0.0  exact
+
+    Any size: ``auto`` sums the exact law over a window of the denominator while
+    that is cheap, and switches to the saddle-point approximation beyond.
+
+    >>> big = {"n=10^7": [355_090, 539_293, 1_691_087, 7_414_530],
+    ...        "n=10^12": [35_409_235_409, 54_029_104_029, 169_108_669_109,
+    ...                    741_452_991_453]}
+    >>> res = match_test(counts=big, reference=[116, 177, 554, 2429])
+    >>> res.frame[["group", "score", "reference_score", "p_value", "method"]]
+         group     score  reference_score   p_value       method
+    0   n=10^7  0.397022         0.395904  0.030659        exact
+    1  n=10^12  0.395907         0.395904  0.171476  saddlepoint
     """
+    if correction == "none":
+        correction = None
     metrics = get_metrics(metric, name="metric")
-    prior = _check_options(
-        method, alternative, n_draws, alpha, reference_prior, correction, metrics
-    )
+    _check_options(method, metrics, reference_uncertainty, smoothing)
     smoothing = check_smoothing(smoothing)
     groups, cms, _ = rows_or_counts(
         y_true, y_pred, sensitive_features, counts, None, pos_label
     )
     cms = _check_integer_counts(cms)
-    refs = reference_counts(cms, reference, groups=groups)
-    if method == "enumerate" and cms.sum(axis=1).max() > ENUMERATE_MAX_N:
-        big = groups[cms.sum(axis=1) > ENUMERATE_MAX_N]
-        raise ValueError(
-            f"method='enumerate' handles groups of size n <= {ENUMERATE_MAX_N} "
-            f"(C(n + 3, 3) matrices); group(s) "
-            f"{', '.join(format_label(v) for v in big)} are larger. Use "
-            f"method='montecarlo' (or 'auto', which switches to it)."
-        )
-    if reference_uncertainty and ((refs + prior) <= 0).any():
-        raise ValueError(
-            "reference_uncertainty=True with reference_prior=0 needs every reference "
-            "cell to be positive (a Dirichlet parameter of 0 is degenerate); some "
-            "reference has an empty cell. Use reference_prior > 0 (e.g. 0.5)."
-        )
-    base_seed = resolve_seed(random_state)
-    rows = []
-    for m in metrics:
-        undefined_groups, impossible_groups = [], []
-        for label, obs, ref in zip(groups, cms, refs):
-            law = _NullLaw(obs.sum(), ref, reference_uncertainty, prior)
-            s_obs = float(_score(m, obs.astype(np.float64), smoothing, ref))
-            used = method
-            if method == "auto":
-                if _supports("exact", m):
-                    used = "exact"
-                elif law.n <= ENUMERATE_MAX_N:
-                    used = "enumerate"
-                else:
-                    used = "montecarlo"
-            if used == "beta" and reference_uncertainty:
-                raise ValueError(
-                    "method='beta' has no reference_uncertainty variant; use "
-                    "method='exact' (beta-binomial, exact) instead."
-                )
-            if used == "beta" and smoothing is not None:
-                raise ValueError(
-                    "method='beta' approximates raw joint-ratio scores; with "
-                    "smoothing use method='exact'."
-                )
-            se = 0.0
-            seed = child_seed(base_seed, m.name, label)
-            if np.isnan(s_obs):
-                undefined_groups.append(label)
-                lower = upper = se = np.nan
-                p_undef = _p_undefined(m, law, smoothing, ref, used, seed, n_draws)
-            elif used == "exact":
-                lower, upper, p_undef = _exact(m, obs, law, smoothing, ref, conditional)
-            elif used == "normal":
-                lower, upper, p_undef = _normal(m, obs, law)
-                se = np.nan
-            elif used == "beta":
-                lower, upper, p_undef = _beta(m, obs, law, conditional)
-                se = np.nan
-            elif used == "enumerate":
-                lower, upper, p_undef = _enumerate(
-                    m, law, smoothing, ref, s_obs, conditional
-                )
-            else:
-                rng = np.random.default_rng(seed)
-                lower, upper, p_undef, tails = _montecarlo(
-                    m, law, smoothing, ref, s_obs, conditional, n_draws, rng
-                )
-                se = _p_value_se(lower, upper, tails, alternative)
-            if not np.isnan(s_obs) and np.isnan(lower):
-                impossible_groups.append(label)
-            p = np.nan if np.isnan(lower) else _p_value(lower, upper, alternative)
-            rows.append(
-                {
-                    "group": label,
-                    "n": law.n,
-                    "metric": m.name,
-                    "score": s_obs,
-                    "reference_score": float(_score(m, ref, None, None)),
-                    "lower": lower,
-                    "upper": upper,
-                    "p_value": p,
-                    "p_undefined": p_undef,
-                    "se": se,
-                    "method": used,
-                }
-            )
-        if undefined_groups:
-            warnings.warn(
-                f"{m.name} is undefined (0/0) for group(s) "
-                f"{', '.join(format_label(v) for v in undefined_groups)}, so they "
-                f"cannot be tested (p-value NaN). Smoothing (smoothing="
-                f"CrossPriorSmoothing(lam)) makes the score defined.",
-                UndefinedGroupMetricWarning,
-                stacklevel=2,
-            )
-        if impossible_groups:
-            warnings.warn(
-                f"under the reference law {m.name} is never defined at these sizes "
-                f"(e.g. a reference with no cases in the metric's denominator), so "
-                f"group(s) {', '.join(format_label(v) for v in impossible_groups)} "
-                f"cannot be tested (p-value NaN). Choose a reference that has such "
-                f"cases, or smoothing to make the score defined.",
-                UndefinedGroupMetricWarning,
-                stacklevel=2,
-            )
-    frame = pd.DataFrame(rows)
+    refs = reference_counts(cms, reference, groups=groups).astype(np.float64)
+    base = Batch(
+        counts=cms,
+        reference=refs,
+        score=np.full(cms.shape[0], np.nan),
+        smoothing=smoothing,
+        dirichlet=_dirichlet(refs, reference_uncertainty, reference_prior),
+        conditional=bool(conditional),
+        n_draws=int(n_draws),
+        labels=tuple(groups),
+        seed=resolve_seed(random_state),
+    )
+    plans = [(m, _choose_method(m, method, base, groups)) for m in metrics]
+    frames = [
+        _test_metric(m, methods, base, groups, alternative) for m, methods in plans
+    ]
+    frame = pd.concat(frames, ignore_index=True)
     frame["p_adjusted"] = np.nan
     for name in frame["metric"].unique():
         sel = (frame["metric"] == name).to_numpy()
         frame.loc[sel, "p_adjusted"] = adjust_pvalues(
             frame.loc[sel, "p_value"].to_numpy(dtype=float), correction
         )
-    frame["reject"] = (frame["p_adjusted"] <= alpha).to_numpy()
-    order = [
-        "group",
-        "n",
-        "metric",
-        "score",
-        "reference_score",
-        "lower",
-        "upper",
-        "p_value",
-        "p_adjusted",
-        "p_undefined",
-        "se",
-        "method",
-        "reject",
-    ]
-    return MatchResult(frame[order], float(alpha))
+    return MatchResult(frame[COLUMNS], float(alpha))
 
 
-def _p_undefined(metric, law, smoothing, ref, method, seed, n_draws):
-    """P(undefined) for a group whose own score is undefined."""
-    if method == "montecarlo" or (method != "exact" and law.n > ENUMERATE_MAX_N):
-        rng = np.random.default_rng(seed)
-        undefined = 0
-        for start in range(0, n_draws, _MC_CHUNK):
-            cms = law.draw(min(_MC_CHUNK, n_draws - start), rng)
-            undefined += int(np.isnan(_score(metric, cms, smoothing, ref)).sum())
-        return undefined / n_draws
-    if method == "exact" and _family(metric) == "joint_ratio":
-        # The group's own (smoothed) denominator is 0, so the smoother adds nothing
-        # to c_i + c_j (offsets 0): undefined exactly when c_i + c_j = 0.
-        return float(law.sum_law(_joint_cells(metric)).pmf(0))
-    if law.n > ENUMERATE_MAX_N:
-        return np.nan
-    cms = enumerate_confusion_matrices(law.n)
-    pmf = np.exp(law.logpmf(cms))
-    return float(pmf[np.isnan(_score(metric, cms, smoothing, ref))].sum())
+def _test_metric(metric, methods, base, groups, alternative):
+    """The rows of one metric: its laws on their groups, p-values, warnings."""
+    observed = score(
+        metric, base.counts.astype(np.float64), base.smoothing, base.reference
+    )
+    batch = replace(base, score=observed)
+    tails = _run_laws(metric, methods, batch)
+    _warn_untestable(metric, groups, observed, tails["lower"])
+    p, se = _p_values(tails, alternative)
+    return pd.DataFrame(
+        {
+            "group": list(groups),
+            "n": base.n,
+            "metric": metric.name,
+            "score": observed,
+            "reference_score": score(metric, base.reference),
+            "lower": tails["lower"],
+            "upper": tails["upper"],
+            "p_value": p,
+            "p_undefined": tails["p_undefined"],
+            "se": se,
+            "method": methods.astype(object),
+        }
+    )
 
 
-class MATCHTest(BaseEstimator):
+class MATCHTest(TestEstimator):
     """The MATCH test as a scikit-learn estimator.
 
-    Holds the parameters of :func:`match_test`; :meth:`fit` runs the test and
-    stores its results.
+    Holds the parameters of :func:`match_test`; :meth:`fit` checks them against
+    ``_parameter_constraints``, runs the test and stores its results.
 
     Parameters
     ----------
-    metric : str or list of str, default="tpr"
+    metric : str, Metric or list or tuple of them, default="tpr"
     method : str, default="auto"
-    alpha : float, default=0.05
+    alpha : float in (0, 1), default=0.05
     alternative : str, default="two-sided"
     reference : str, group label or array-like, default="rest"
     reference_uncertainty : bool, default=False
@@ -738,8 +577,9 @@ class MATCHTest(BaseEstimator):
     correction : str or None, default=None
     smoothing : AdditiveSmoothing, CrossPriorSmoothing or None, default=None
     conditional : bool, default=True
-    n_draws : int, default=100_000
-    random_state : None, int or Generator, default=None
+    n_draws : int in [1, MAX_N_DRAWS], default=100_000
+    random_state : None, int, numpy Generator, RandomState or SeedSequence, \
+            default=None
     pos_label : int, float, bool or str, default=1
         See :func:`match_test` for each parameter.
 
@@ -766,7 +606,13 @@ class MATCHTest(BaseEstimator):
     a    1.0
     b    1.0
     Name: p_adjusted, dtype: float64
+    >>> MATCHTest(conditional="no").fit(y_true, y_pred, sensitive_features=groups)
+    Traceback (most recent call last):
+    ...
+    sklearn.utils._param_validation.InvalidParameterError: The 'conditional' ...
     """
+
+    _parameter_constraints: dict = dict(_OPTIONS)
 
     def __init__(
         self,
@@ -811,26 +657,13 @@ class MATCHTest(BaseEstimator):
         -------
         self : MATCHTest
         """
-        self.result_ = match_test(
-            y_true,
-            y_pred,
-            sensitive_features=sensitive_features,
-            counts=counts,
-            reference=self.reference,
-            metric=self.metric,
-            method=self.method,
-            alternative=self.alternative,
-            reference_uncertainty=self.reference_uncertainty,
-            reference_prior=self.reference_prior,
-            correction=self.correction,
-            smoothing=self.smoothing,
-            conditional=self.conditional,
-            alpha=self.alpha,
-            n_draws=self.n_draws,
-            random_state=self.random_state,
-            pos_label=self.pos_label,
+        self._validate_params()
+        return self._keep(
+            match_test(
+                y_true,
+                y_pred,
+                sensitive_features=sensitive_features,
+                counts=counts,
+                **self.get_params(deep=False),
+            )
         )
-        self.results_ = self.result_.to_frame()
-        self.pvalues_ = self.result_.pvalues
-        self.reject_ = self.result_.reject
-        return self

@@ -31,6 +31,7 @@ from sklearn_smallfair.stats import (
     MatchResult,
     MATCHTest,
     _match,
+    _match_laws,
     adjust_pvalues,
     match_test,
 )
@@ -759,16 +760,22 @@ def test_method_column_shows_what_auto_chose():
     assert (
         match_test(counts=COUNTS, metric="mcc").frame["method"] == "enumerate"
     ).all()
+    # auto enumerates up to AUTO_ENUMERATE_MAX_N (under a second), method="enumerate"
+    # up to ENUMERATE_MAX_N
+    top = _match.AUTO_ENUMERATE_MAX_N
+    assert top == 200 < ENUMERATE_MAX_N
     ref = [30, 10, 20, 40]
-    at_max = {"g": [100, 100, 100, ENUMERATE_MAX_N - 300]}
+    at_max = {"g": [50, 50, 50, top - 150]}
     f = match_test(counts=at_max, reference=ref, metric="f1").frame
     assert f["method"].item() == "enumerate"
-    big = {"small": [3, 2, 1, 4], "big": [120, 40, 80, ENUMERATE_MAX_N - 239]}
+    big = {"small": [3, 2, 1, 4], "big": [60, 20, 40, top - 119]}
     f = match_test(
         counts=big, reference=ref, metric="mcc", n_draws=200, random_state=0
     ).frame
     assert list(f["method"]) == ["enumerate", "montecarlo"]
     assert f["se"].iloc[0] == 0.0 and f["se"].iloc[1] > 0
+    f = match_test(counts=big, reference=ref, metric="mcc", method="enumerate").frame
+    assert list(f["method"]) == ["enumerate", "enumerate"]
 
 
 @pytest.mark.parametrize("reference", ["rest", "total", "b"])
@@ -1005,6 +1012,11 @@ def test_matchtest_estimator():
 GOOD = {"a": [3, 2, 1, 4], "b": [5, 5, 5, 5]}
 
 
+def _declared(param):
+    """The start of the message of a refused declared parameter."""
+    return rf"The '{param}' parameter of match_test must be"
+
+
 @pytest.mark.parametrize(
     "kw, match",
     [
@@ -1016,27 +1028,36 @@ GOOD = {"a": [3, 2, 1, 4], "b": [5, 5, 5, 5]}
         ({"metric": "acc", "method": "beta"}, r"method='beta' handles .*'acc'"),
         ({"metric": "f1", "method": "exact"}, r"method='exact' handles .*'f1'"),
         ({"metric": "pt", "method": "normal"}, r"method='normal' handles .*'pt'"),
-        ({"method": "bootstrap"}, "method must be one of"),
-        ({"alternative": "two_sided"}, "alternative must be one of"),
-        ({"alternative": "lower"}, "alternative must be one of"),
-        ({"n_draws": 0}, "n_draws must be an integer >= 1"),
-        ({"n_draws": -5}, "n_draws must be an integer >= 1"),
-        ({"n_draws": 1000.0}, "n_draws must be an integer >= 1"),
-        ({"n_draws": 1e5}, "n_draws must be an integer >= 1"),
-        ({"n_draws": True}, "n_draws must be an integer >= 1"),
-        ({"alpha": 0}, r"alpha must be a number in \(0, 1\)"),
-        ({"alpha": 1}, r"alpha must be a number in \(0, 1\)"),
-        ({"alpha": 1.5}, r"alpha must be a number in \(0, 1\)"),
-        ({"alpha": -0.05}, r"alpha must be a number in \(0, 1\)"),
-        ({"alpha": float("nan")}, r"alpha must be a number in \(0, 1\)"),
-        ({"alpha": "0.05"}, r"alpha must be a number in \(0, 1\)"),
-        ({"reference_prior": -0.5}, "reference_prior must be a finite number >= 0"),
-        ({"correction": "Holm"}, "correction must be one of"),
+        (
+            {"metric": "mcc", "method": "saddlepoint"},
+            r"method='saddlepoint' handles .*'mcc'",
+        ),
+        ({"method": "bootstrap"}, _declared("method")),
+        ({"alternative": "two_sided"}, _declared("alternative")),
+        ({"alternative": "lower"}, _declared("alternative")),
+        ({"n_draws": 0}, _declared("n_draws")),
+        ({"n_draws": -5}, _declared("n_draws")),
+        ({"n_draws": 1000.0}, _declared("n_draws")),
+        ({"n_draws": 1e5}, _declared("n_draws")),
+        ({"n_draws": True}, _declared("n_draws")),
+        ({"alpha": 0}, _declared("alpha")),
+        ({"alpha": 1}, _declared("alpha")),
+        ({"alpha": 1.5}, _declared("alpha")),
+        ({"alpha": -0.05}, _declared("alpha")),
+        ({"alpha": float("nan")}, _declared("alpha")),
+        ({"alpha": "0.05"}, _declared("alpha")),
+        ({"reference_prior": -0.5}, _declared("reference_prior")),
+        ({"reference_prior": float("inf")}, _declared("reference_prior")),
+        ({"correction": "Holm"}, _declared("correction")),
         ({"metric": []}, "metric is empty"),
         ({"metric": "recal"}, "unknown metric"),
         ({"reference": [0, 0, 0, 0]}, "has zero total"),
         ({"reference": "nobody"}, "is not 'rest', 'total', a group label"),
         ({"method": "beta", "reference_uncertainty": True}, "no reference_uncertainty"),
+        (
+            {"method": "saddlepoint", "reference_uncertainty": True},
+            "no reference_uncertainty",
+        ),
         ({"method": "beta", "smoothing": AdditiveSmoothing(1.0)}, "with smoothing"),
         (
             {
@@ -1049,12 +1070,12 @@ GOOD = {"a": [3, 2, 1, 4], "b": [5, 5, 5, 5]}
     ],
 )
 def test_bad_options_raise(kw, match, monkeypatch):
-    # "before any work": none of the null-law computations may run
+    # "before any work": none of the null laws may run
     def forbidden(*args, **kwargs):  # pragma: no cover - only runs on failure
         raise AssertionError("work started before validation")
 
-    for name in ("_exact", "_normal", "_beta", "_enumerate", "_montecarlo"):
-        monkeypatch.setattr(_match, name, forbidden)
+    for name in list(_match_laws.LAWS):
+        monkeypatch.setitem(_match_laws.LAWS, name, forbidden)
     with pytest.raises(ValueError, match=match):
         match_test(counts=GOOD, **kw)
 
@@ -1075,9 +1096,9 @@ def test_bad_counts_raise(counts, match):
 
 
 def test_bad_types_raise():
-    with pytest.raises(TypeError, match="smoothing must be None"):
+    with pytest.raises(TypeError, match=_declared("smoothing")):
         match_test(counts=GOOD, smoothing="cps")
-    with pytest.raises(TypeError, match="random_state must be"):
+    with pytest.raises(TypeError, match=_declared("random_state")):
         match_test(counts=GOOD, random_state="seed")
     with pytest.raises(ValueError, match=r"either rows .* or counts"):
         match_test([1, 0], [1, 0], counts=GOOD)
@@ -1092,7 +1113,7 @@ def test_enumerate_refuses_large_groups_before_enumerating(monkeypatch):
         calls.append(n)
         raise AssertionError("enumerated")
 
-    monkeypatch.setattr(_match, "enumerate_confusion_matrices", spy)
+    monkeypatch.setattr(_match_laws, "enumerate_confusion_matrices", spy)
     counts = {"small": [3, 2, 1, 4], "big": [100, 100, 100, 101]}  # n = 401
     with pytest.raises(ValueError, match=r"n <= 400.*'big'"):
         match_test(
