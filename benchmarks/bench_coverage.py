@@ -423,53 +423,66 @@ def check_targets(result):
     return checks
 
 
+def _list_table(header, rows, widths=None):
+    lines = [".. list-table::", "   :header-rows: 1"]
+    if widths:
+        lines.append(f"   :widths: {' '.join(map(str, widths))}")
+    lines.append("")
+    for row in (header, *rows):
+        lines.append(f"   * - {row[0]}")
+        lines += [f"     - {cell}" for cell in row[1:]]
+    return [*lines, ""]
+
+
 def format_rst(result):
-    """The tables of the user guide, as reStructuredText."""
+    """The tables of the user guide, as reStructuredText.
+
+    Each coverage cell reads ``mean (lowest); width``: the coverage in % averaged
+    over the laws (and metrics), the lowest single cell, and the mean width.
+    """
     lines = []
     sizes = result["sizes"]
     for title, metrics in (
-        (
-            "Binomial, joint-ratio and F1 metrics (acc, tpr, fpr, ppv, f1)",
-            ("acc", "tpr", "fpr", "ppv", "f1"),
-        ),
+        ("TPR", ("tpr",)),
+        ("The five proportion metrics (acc, tpr, fpr, ppv, f1)", PROPORTION_METRICS),
         ("MCC (drawn intervals only)", ("mcc",)),
     ):
         stats = summary(result["cells"], metrics)
         methods = [m for m in METHODS if any((n, m) in stats for n in sizes)]
-        lines += [title, "", ".. list-table::", "   :header-rows: 1", ""]
-        lines.append("   * - n")
-        lines += [f"     - {m}" for m in methods]
+        rows = []
         for n in sizes:
-            lines.append(f"   * - {n}")
+            row = [str(n)]
             for m in methods:
                 s = stats.get((n, m))
-                lines.append(
-                    f"     - {100 * s['mean']:.1f} ({100 * s['min']:.1f}); "
-                    f"{s['width']:.2f}"
+                row.append(
+                    f"{100 * s['mean']:.1f} ({100 * s['min']:.1f}); {s['width']:.2f}"
                     if s
-                    else "     -"
+                    else ""
                 )
-        lines.append("")
+            rows.append(row)
+        lines += [f"**{title}**", "", *_list_table(["n", *methods], rows)]
     if result["disparities"]:
-        lines += ["Disparities", "", ".. list-table::", "   :header-rows: 1", ""]
-        lines += [
-            "   * - quantity",
-            "     - method",
-            "     - n (reference 4n)",
-            "     - same law",
-            "     - coverage",
-            "     - width",
-        ]
-        for row in result["disparities"]:
-            lines += [
-                f"   * - {row['quantity']}",
-                f"     - {row['method']}",
-                f"     - {row['n']}",
-                f"     - {'yes' if row['same_law'] else 'no'}",
-                f"     - {100 * row['coverage']:.1f}",
-                f"     - {row['mean_width']:.2f}",
-            ]
-        lines.append("")
+        sizes_d = sorted({r["n"] for r in result["disparities"]})
+        keys = []
+        for r in result["disparities"]:
+            if (r["quantity"], r["method"]) not in keys:
+                keys.append((r["quantity"], r["method"]))
+        index = {
+            (r["quantity"], r["method"], r["n"], r["same_law"]): r
+            for r in result["disparities"]
+        }
+        header = ["quantity", "method"]
+        header += [f"gaps 0, n={n}" for n in sizes_d]
+        header += [f"TPR gap 0.15, n={n}" for n in sizes_d]
+        rows = []
+        for quantity, method in keys:
+            row = [quantity, method]
+            for same in (True, False):
+                for n in sizes_d:
+                    r = index.get((quantity, method, n, same))
+                    row.append(f"{100 * r['coverage']:.1f}" if r else "")
+            rows.append(row)
+        lines += ["**Disparities** (coverage %)", "", *_list_table(header, rows)]
     return "\n".join(lines)
 
 
@@ -516,7 +529,7 @@ def plot(result, path):
         cov_ax.axhspan(LEVEL - 0.02, LEVEL + 0.02, color="grey", alpha=0.15)
         cov_ax.axhline(LEVEL, color="grey", lw=1)
         cov_ax.set_yscale("logit")
-        cov_ax.set_ylim(0.03, 0.998)
+        cov_ax.set_ylim(0.03, 0.9985)
         ticks = [0.05, 0.2, 0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995]
         cov_ax.set_yticks(ticks, [f"{100 * t:g}" for t in ticks])
         cov_ax.minorticks_off()
@@ -570,18 +583,28 @@ def main(argv=None):
     parser.add_argument(
         "--no-disparities", action="store_true", help="skip the disparity study"
     )
-    args = parser.parse_args(argv)
-    result = run_study(
-        quick=args.quick, n_groups=args.groups, disparities=not args.no_disparities
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        default=None,
+        help="show the results of an earlier --json run instead of running",
     )
-    result["environment"] = _common.environment()
+    args = parser.parse_args(argv)
+    if args.from_json:
+        result = json.loads(args.from_json.read_text())
+    else:
+        result = run_study(
+            quick=args.quick, n_groups=args.groups, disparities=not args.no_disparities
+        )
+        result["environment"] = _common.environment()
     for what, target, passed, detail in check_targets(result):
         print(f"{'PASS' if passed else 'MISS'}  {what} {target}: {detail}")
     if result["fairlearn"] is None:
         print(
             "fairlearn is not importable: its MetricFrame bootstrap column is skipped"
         )
-    print(format_rst(result))
+    if args.rst:
+        print(format_rst(result))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=1, default=str) + "\n")
