@@ -11,9 +11,11 @@ import time
 import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
-from scipy.stats import barnard_exact, binom, hypergeom
+from scipy.special import ndtr
+from scipy.stats import barnard_exact, beta, binom, hypergeom
 
 from sklearn_smallfair.stats._exact import (
+    BERGER_BOOS_GAMMA,
     MAX_EXACT_N,
     TIE_RTOL,
     barnard_exact_pvalues,
@@ -33,9 +35,16 @@ def _region(xa, na, xb, nb):
     return np.abs(score_statistic(i, na, j, nb)) >= t * (1 - TIE_RTOL)
 
 
-def _brute_force(xa, na, xb, nb, n_grid=1001):
-    """``sup_pi P_pi(region)`` from the 2-D region and a dense grid, refined."""
+def _brute_force(xa, na, xb, nb, n_grid=1001, gamma=0.0):
+    """``sup_pi P_pi(region)`` from the 2-D region and a dense grid, refined;
+    with ``gamma > 0`` over the Clopper-Pearson interval of the pooled rate
+    (not folded), plus ``gamma``."""
     region = _region(xa, na, xb, nb).astype(float)
+    s, n = xa + xb, na + nb
+    low, high = 0.0, 1.0
+    if gamma > 0:
+        low = beta.ppf(gamma / 2, s, n - s + 1) if s > 0 else 0.0
+        high = beta.ppf(1 - gamma / 2, s + 1, n - s) if s < n else 1.0
 
     def p_at(pis):
         pis = np.atleast_1d(pis)
@@ -43,7 +52,7 @@ def _brute_force(xa, na, xb, nb, n_grid=1001):
         pb = binom.pmf(np.arange(nb + 1)[None, :], nb, pis[:, None])
         return np.einsum("gi,ij,gj->g", pa, region, pb)
 
-    grid = np.linspace(0.0, 1.0, n_grid)
+    grid = np.linspace(low, high, n_grid)
     values = p_at(grid)
     best = values.max()
     for g in np.argsort(-values)[:5]:
@@ -55,7 +64,7 @@ def _brute_force(xa, na, xb, nb, n_grid=1001):
             options={"xatol": 1e-12},
         )
         best = max(best, -res.fun)
-    return best
+    return min(1.0, best + gamma)
 
 
 def _scipy_region_is_ours(xa, na, xb, nb):
@@ -161,6 +170,43 @@ def test_agrees_with_the_definition_on_unbalanced_tables(xa, na, xb, nb):
     assert float(barnard_exact_pvalues(na - xa, na, nb - xb, nb)) == pytest.approx(ours)
 
 
+@pytest.mark.parametrize(
+    "xa, na, xb, nb",
+    [
+        (0, 10, 400, 5000),
+        (3, 10, 1000, 5000),
+        (5, 5, 400, 500),
+        (17, 50, 500, 1000),
+        (4, 5, 2, 40),
+        (2, 5, 8, 10),
+        (0, 5, 0, 7),
+        (30, 40, 5, 35),
+    ],
+)
+def test_berger_boos_agrees_with_its_definition(xa, na, xb, nb):
+    gamma = BERGER_BOOS_GAMMA
+    ours = float(barnard_exact_pvalues(xa, na, xb, nb, gamma=gamma))
+    if xa + xb == 0:
+        assert ours == 1.0
+        return
+    assert ours == pytest.approx(
+        _brute_force(xa, na, xb, nb, gamma=gamma), abs=1e-9, rel=1e-9
+    )
+    # at most Barnard's p-value plus gamma
+    assert ours <= float(barnard_exact_pvalues(xa, na, xb, nb)) + gamma + 1e-12
+
+
+def test_berger_boos_is_less_conservative_with_a_large_group():
+    # Barnard's supremum for 17/50 against 500/1000 is reached at a common rate
+    # near 0.003 that the data exclude; restricted to the 99.9 % interval of the
+    # pooled rate, the p-value is close to the score test's
+    barnard = float(barnard_exact_pvalues(17, 50, 500, 1000))
+    restricted = float(barnard_exact_pvalues(17, 50, 500, 1000, gamma=1e-3))
+    score = float(2 * ndtr(-abs(score_statistic(17, 50, 500, 1000))))
+    assert barnard > 0.06 and restricted < 0.035
+    assert restricted == pytest.approx(score, abs=0.005)
+
+
 def test_vectorized_equals_one_table_at_a_time():
     rng = np.random.default_rng(7)
     xa, na, xb, nb = _random_tables(rng, 60, 80)
@@ -185,12 +231,13 @@ def test_degenerate_tables():
 # =====================================================================================
 # 3. Exactness and cost
 # =====================================================================================
+@pytest.mark.parametrize("gamma", [0.0, BERGER_BOOS_GAMMA])
 @pytest.mark.parametrize("na, nb", [(5, 30), (10, 10), (8, 60)])
-def test_size_is_at_most_alpha_for_every_common_rate(na, nb):
+def test_size_is_at_most_alpha_for_every_common_rate(na, nb, gamma):
     # the p-value of every table, then the exact rejection probability at alpha
     # on a grid of common rates: never above alpha
     i, j = np.meshgrid(np.arange(na + 1), np.arange(nb + 1), indexing="ij")
-    p = barnard_exact_pvalues(i, na, j, nb)
+    p = barnard_exact_pvalues(i, na, j, nb, gamma=gamma)
     pis = np.linspace(0.001, 0.999, 999)
     mass = binom.pmf(i[..., None], na, pis) * binom.pmf(j[..., None], nb, pis)
     for alpha in (0.01, 0.05, 0.1):
@@ -252,3 +299,43 @@ def test_two_sample_permutation_is_reproducible():
         *args, n_resamples=999, rng=np.random.default_rng(5)
     )
     np.testing.assert_array_equal(one, two)
+
+
+@pytest.mark.slow
+def test_agreement_on_many_random_tables():
+    # small tables against scipy (where floating-point ties do not split scipy's
+    # region), unbalanced ones against the brute-force definition, both forms
+    rng = np.random.default_rng(11)
+    xa, na, xb, nb = _random_tables(rng, 1000, 40)
+    ours = barnard_exact_pvalues(xa, na, xb, nb)
+    diff = []
+    for k in range(xa.shape[0]):
+        if _scipy_region_is_ours(xa[k], na[k], xb[k], nb[k]):
+            table = [[xa[k], xb[k]], [na[k] - xa[k], nb[k] - xb[k]]]
+            diff.append((ours[k] - barnard_exact(table).pvalue, k))
+    worst = max(abs(d) for d, _ in diff)
+    print(f"{len(diff)} tables; worst difference from scipy: {worst:.2e}")
+    assert len(diff) > 600 and worst < 1e-6
+    # where they differ, scipy's optimizer (32 points) stopped short of the
+    # supremum: ours is larger, and is the definition's value
+    for d, k in diff:
+        assert d > -1e-12
+        if d > 1e-9:
+            assert ours[k] == pytest.approx(
+                _brute_force(xa[k], na[k], xb[k], nb[k], n_grid=20001), abs=1e-9
+            )
+    m = 30
+    na = rng.integers(1, 30, m)
+    nb = rng.integers(100, 3000, m)
+    rate = rng.random(m) ** 2
+    xa = rng.binomial(na, rate)
+    xb = rng.binomial(nb, np.clip(rate + rng.normal(0, 0.05, m), 0, 1))
+    for gamma in (0.0, BERGER_BOOS_GAMMA):
+        ours = barnard_exact_pvalues(xa, na, xb, nb, gamma=gamma)
+        brute = [
+            _brute_force(*t, gamma=gamma) if t[0] + t[2] > 0 else 1.0
+            for t in zip(xa, na, xb, nb)
+        ]
+        worst = float(np.max(np.abs(ours - brute)))
+        print(f"gamma={gamma}: worst difference from the definition: {worst:.2e}")
+        assert worst < 1e-9
