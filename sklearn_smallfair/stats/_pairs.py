@@ -34,7 +34,6 @@ TIES = ("incorrect", "half", "drop")
 #: drawing and counting them about 0.2 s per million. All pairs of any number of
 #: items are counted without drawing them (``n_pairs=None`` in the tests).
 MAX_PAIRS = 50_000_000
-VARIANCES = ("clustered", "independent")
 LABEL_HINT = (
     "Pass class labels (e.g. 0/1) or regression targets; encode ordered string "
     "categories as numbers first."
