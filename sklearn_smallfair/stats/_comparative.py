@@ -37,7 +37,7 @@ from ._allpairs import (
     log_assignments,
     permutation_differences,
 )
-from ._multitest import _CORRECTIONS, adjust_pvalues, group_pairs
+from ._multitest import CORRECTION, adjust_pvalues, group_pairs
 from ._pairs import (
     LABEL_HINT,
     MAX_PAIRS,
@@ -70,7 +70,7 @@ MAX_RESAMPLES = 1_000_000
 _SHARED_PARAMS = {
     "n_pairs": [Whole(1, MAX_PAIRS), None],
     "tie": [StrOptions(set(TIES))],
-    "correction": [StrOptions(set(_CORRECTIONS)), None],
+    "correction": CORRECTION,
     "variance": [StrOptions(set(VARIANCES))],
     "random_state": RANDOM_STATE,
 }
@@ -320,9 +320,10 @@ def comparative_separation_test(
         A predicted tie (``s_i == s_j``) counts as incorrectly ordered
         (``"incorrect"``, as published), as half correct (``"half"``, the usual
         convention of the AUC), or is left out of the counts (``"drop"``).
-    correction : {"holm", "bonferroni", "fdr_bh"} or None, default="holm"
+    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
         Multiple-comparison adjustment within each family of tests (used with more
-        than two groups; with two, each family has one test).
+        than two groups; with two, each family has one test); ``"none"`` is
+        ``None``.
     variance : {"auto", "u_statistic", "clustered", "independent"}, \
             default="auto"
         Variance of the cell rates in the Wald tests. ``"u_statistic"`` (all
@@ -425,6 +426,7 @@ def comparative_separation_test(
     """
     y, s = _check_items(y_true, y_score, pairs, judgments, n_pairs)
     groups, codes = _check_groups(sensitive_features, s.shape[0])
+    correction = None if correction == "none" else correction
     source = _pair_source(pairs, judgments, n_pairs)
     variance = _resolve_variance(variance, source)
     if method == "permutation" and source != "all":
@@ -742,7 +744,7 @@ class ComparativeSeparationTest(TestEstimator):
     alpha : float, default=0.05
     n_pairs : int, default=None
     tie : {"incorrect", "half", "drop"}, default="incorrect"
-    correction : {"holm", "bonferroni", "fdr_bh"} or None, default="holm"
+    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
     variance : {"auto", "u_statistic", "clustered", "independent"}, \
             default="auto"
     method : {"asymptotic", "permutation"}, default="asymptotic"
