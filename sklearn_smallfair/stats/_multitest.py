@@ -129,7 +129,7 @@ def _adjust(pvalues, correction):
     if correction == "bonferroni":
         adj = np.minimum(1.0, q * m)
     else:
-        order = np.argsort(q, kind="stable")
+        order = np.argsort(q)  # ties get equal adjusted values whatever their order
         ranked = q[order]
         if correction == "holm":
             steps = ranked * (m - np.arange(m))
