@@ -4,6 +4,8 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
 from .._confusion import (
     FN,
@@ -81,7 +83,17 @@ class _GroupCounts:
         """
         if self._prior is None:
             ref = self.ref if self.smoothing.requires_reference else None
-            scale, offset = self.smoothing.coefficients(self.counts.sum(axis=1), ref)
+            n = self.counts.sum(axis=1)
+            try:
+                scale, offset = self.smoothing.coefficients(n, ref)
+            except NotFittedError:
+                # a smoother that learns from the groups (and did so, for this call
+                # only, in ``smoothed``): learn the same on a copy; its warnings
+                # were shown by ``smoothed`` already
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    fitted = clone(self.smoothing).fit(self.counts, ref)
+                scale, offset = fitted.coefficients(n, ref)
             self._prior = np.broadcast_to(offset / scale, self.counts.shape)
         return self._prior
 

@@ -108,16 +108,18 @@ def applicable_methods(metric):
 
 
 def check_ci_method(metrics, ci_method):
-    """Refuse a closed-form method for a metric that has no proportion form."""
-    if ci_method not in SCORE_METHODS:
-        return
-    bad = [m.name for m in metrics if proportion_form(m) is None]
+    """Refuse a method that gives one of ``metrics`` no interval."""
+    bad = [m for m in metrics if ci_method not in applicable_methods(m)]
     if bad:
+        names = ", ".join(m.name for m in bad)
+        methods = " or ".join(
+            ", ".join(repr(x) for x in applicable_methods(bad[0])).rsplit(", ", 1)
+        )
         raise ValueError(
             f"ci_method={ci_method!r} is an interval for a proportion; "
-            f"{', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not a proportion, so "
-            f"for {'it' if len(bad) == 1 else 'them'} use ci_method='auto', "
-            f"'posterior' or 'bootstrap'. The closed-form methods "
+            f"{names} {'is' if len(bad) == 1 else 'are'} not a proportion, so "
+            f"for {'it' if len(bad) == 1 else 'them'} use ci_method={methods}. "
+            f"The closed-form methods "
             f"('clopper-pearson', 'wilson', 'jeffreys') apply to the binomial and "
             f"joint-ratio metrics and to f1 and f1_original."
         )
@@ -422,13 +424,13 @@ def drawn_interval(
     for sl in _chunks(n_groups, n_draws):
         rngs = [child_rng(seed, label, metric.name) for label in labels[sl]]
         cells = _draws(method, counts[sl], params[sl], rngs, n_draws, scaled=scaled)
-        if method == "bootstrap" and prior is not None:
-            cells += np.asarray(prior, dtype=np.float64)[sl, None, :]
         other = None
-        if metric.n_groups == 2:
+        if metric.n_groups == 2:  # the reference is never smoothed
             other = _comparison_draws(
                 comparison, sl, metric.name, method, seed, n_draws, cells
             )
+        if method == "bootstrap" and prior is not None:
+            cells += np.asarray(prior, dtype=np.float64)[sl, None, :]
         low[sl], high[sl] = draw_quantiles(_metric_values(metric, cells, other), alpha)
     return low, high
 

@@ -497,10 +497,11 @@ def test_two_group_metrics_get_drawn_intervals():
                 metrics=["ofi", "te"],
                 ci_method=method,
                 reference=reference,
+                smoothing=CrossPriorSmoothing(3.0),
                 n_draws=400,
                 random_state=0,
             )
-            for name in ("ofi", "te"):
+            for name in ("ofi", "te", "ofi_smoothed", "te_smoothed"):
                 ok = ~table[f"{name}_undefined"]
                 assert ok.sum() >= 2
                 assert table.loc[ok, f"{name}_ci_low"].notna().all()
