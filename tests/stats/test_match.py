@@ -7,6 +7,7 @@ the null. Tolerances are either floating-point round-off (1e-10 for sums of at m
 C(63, 3) = 39,711 terms) or multiples of a standard error computed in the test.
 """
 
+import time
 import warnings
 from fractions import Fraction
 from math import comb, sqrt
@@ -18,6 +19,8 @@ from scipy import stats
 from sklearn.base import clone
 
 from sklearn_smallfair import reference_counts
+from sklearn_smallfair._compat import InvalidParameterError
+from sklearn_smallfair.datasets import load_published_confusion_matrices
 from sklearn_smallfair.exceptions import UndefinedGroupMetricWarning
 from sklearn_smallfair.metrics import (
     compute_metric,
@@ -1194,3 +1197,381 @@ def test_montecarlo_p_value_never_zero():
     defined = 2000 * (1 - row["p_undefined"])
     assert row["upper"] == pytest.approx(1 / (defined + 1), rel=1e-12)
     assert row["p_value"] > 0
+
+
+# =====================================================================================
+# 11. Any size: the windowed exact sums, the saddle point, the choice of auto
+# =====================================================================================
+COMPAS_REST = np.array([116, 177, 554, 2429])  # published COMPAS: ALL minus Black
+
+
+def _full_joint_ratio(obs, ref, i, j):
+    """The O(n) sum over every denominator k = 1..n (the code before windowing),
+    with scipy.stats: (lower, upper, p_undefined), conditional."""
+    n = int(sum(obs))
+    p = np.asarray(ref, float) / np.sum(ref)
+    q, theta = p[i] + p[j], p[i] / (p[i] + p[j])
+    a, b = int(obs[i]), int(obs[i] + obs[j])
+    k = np.arange(1, n + 1)
+    w = stats.binom.pmf(k, n, q)
+    lower = w @ stats.binom.cdf((a * k) // b, k, theta)
+    upper = w @ stats.binom.sf(-((-a * k) // b) - 1, k, theta)
+    p_def = w.sum()
+    return lower / p_def, upper / p_def, stats.binom.pmf(0, n, q)
+
+
+def _full_mb(obs, ref):
+    """The O(n) sum over t = FP + FN = 0..n, with scipy.stats."""
+    n = int(sum(obs))
+    p = np.asarray(ref, float) / np.sum(ref)
+    q, phi = p[2] + p[1], p[2] / (p[2] + p[1])
+    d = int(obs[2] - obs[1])
+    t = np.arange(n + 1)
+    w = stats.binom.pmf(t, n, q)
+    lower = w @ stats.binom.cdf((d + t) // 2, t, phi)
+    upper = w @ stats.binom.sf(-((-(d + t)) // 2) - 1, t, phi)
+    return lower, upper, 0.0
+
+
+@pytest.mark.parametrize(
+    "n",
+    [
+        10**2,
+        10**3,
+        10**4,
+        # the reference sums take 10 s and 40 s (scipy's incomplete beta near the
+        # centre of the law is slow at large n): slow suite
+        pytest.param(10**5, marks=pytest.mark.slow),
+        pytest.param(10**6, marks=pytest.mark.slow),
+    ],
+)
+def test_windowed_exact_equals_the_full_sum(n):
+    # the exact sums now run over a window of the denominator and by recursion;
+    # the full O(n) sum over every k with scipy's kernels is the reference
+    rng = np.random.default_rng(n)
+    refs = {"compas": COMPAS_REST, "synthetic": np.array([30, 10, 15, 45])}
+    size = 4 if n < 10**5 else 1
+    checked = 0
+    for ref in refs.values():
+        cms = rng.multinomial(n, ref / ref.sum(), size=size)
+        for metric in ("tpr", "ppv", "fnr", "mb"):
+            m = get_metric(metric)
+            res = _run(cms, ref, metric, "exact")
+            for row, obs in zip(res.itertuples(), cms):
+                if metric == "mb":
+                    expected = _full_mb(obs, ref)
+                else:
+                    (i,) = m.numerator
+                    (j,) = [c for c in m.denominator if c != i]
+                    expected = _full_joint_ratio(obs, ref, i, j)
+                got = (row.lower, row.upper, row.p_undefined)
+                np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+                # tiny tails keep their relative precision
+                for g, e in zip(got[:2], expected[:2]):
+                    if 0 < e < 1e-6:
+                        assert g == pytest.approx(e, rel=1e-9)
+                checked += 1
+    assert checked == 2 * 4 * size
+
+
+def test_window_leaves_out_less_than_its_bound():
+    # Bernstein's bound, checked against the binomial tails outside the window
+    rng = np.random.default_rng(3)
+    n = np.concatenate([[1, 2, 10, 10**3], 10 ** rng.uniform(1, 12, size=200)])
+    n = np.round(n).astype(np.int64)
+    prob = np.concatenate([[0.5, 1e-9, 0.999, 0.3], rng.uniform(0, 1, size=200)])
+    prob[-5:] = [0.0, 1.0, 1e-12, 1 - 1e-12, 0.5]
+    lo, hi = _match_laws.window(n, prob)
+    left = _match_laws._cdf(lo - 1, n, prob)
+    right = _match_laws._sf(hi + 1, n, prob)
+    assert np.all(left + right <= _match_laws.WINDOW_MASS)
+    assert np.all((0 <= lo) & (lo <= hi) & (hi <= n))
+    # and the window is narrow: about 8.4 standard deviations each side
+    sd = np.sqrt(n * prob * (1 - prob))
+    big = sd > 100
+    assert big.sum() > 50
+    assert np.all((hi - lo)[big] <= 2 * (8.4 * sd[big] + 12) + 1)
+
+
+def test_groups_computed_together_equal_groups_alone():
+    # all the groups of a call share flat arrays: none may leak into another
+    rng = np.random.default_rng(11)
+    sizes = [1, 3, 17, 150, 5000, 10**5, 10**7]
+    cms = np.stack([rng.multinomial(s, COMPAS_REST / COMPAS_REST.sum()) for s in sizes])
+    cms[2] = [0, 0, 5, 12]  # an undefined tpr among them
+    for metric in ("tpr", "mb", "fpr"):
+        together = _run(cms, COMPAS_REST, metric, "exact")
+        for k, obs in enumerate(cms):
+            alone = _run(obs, COMPAS_REST, metric, "exact").iloc[0]
+            for col in ("lower", "upper", "p_undefined"):
+                np.testing.assert_allclose(
+                    together[col].iloc[k], alone[col], rtol=1e-14, atol=1e-300
+                )
+
+
+@pytest.mark.parametrize("metric", ["tpr", "ppv", "mb", "acc"])
+def test_huge_counts_do_not_exhaust_memory(metric):
+    # Regression: counts with 10^12 people raised "MemoryError: Unable to allocate
+    # 16.0 TiB" (a sum over every k = 0..n)
+    n = 10**12
+    cms = np.round(n * COMPAS_REST / COMPAS_REST.sum()).astype(np.int64)
+    cms[3] += n - cms.sum()
+    cms[0] += 200_000
+    cms[1] -= 200_000
+    start = time.perf_counter()
+    res = match_test(counts={"huge": cms}, reference=COMPAS_REST, metric=metric)
+    assert time.perf_counter() - start < 5.0  # well under a second when alone
+    row = res.frame.iloc[0]
+    assert row["n"] == n
+    expected = "exact" if metric == "acc" else "saddlepoint"
+    assert row["method"] == expected
+    assert 0 < row["p_value"] <= 1 and row["lower"] + row["upper"] >= 1 - 1e-9
+
+
+def test_a_million_people_in_milliseconds():
+    # Regression: n = 10^6 took seconds per metric (the O(n) sum with scipy)
+    cms = np.random.default_rng(6).multinomial(10**6, COMPAS_REST / 3276, size=3)
+    start = time.perf_counter()
+    res = match_test(counts=cms, reference=COMPAS_REST, metric=["tpr", "mb", "ppv"])
+    assert time.perf_counter() - start < 1.0
+    assert (res.frame["method"] == "exact").all()
+
+
+def test_twenty_thousand_groups_at_once():
+    # Regression: a loop over groups took about 50 s for 20,000 groups
+    rng = np.random.default_rng(20_000)
+    sizes = rng.integers(5, 151, size=20_000)
+    cms = np.stack([rng.multinomial(s, COMPAS_REST / 3276) for s in sizes])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
+        start = time.perf_counter()
+        res = match_test(counts=cms, metric="tpr")
+        elapsed = time.perf_counter() - start
+    assert elapsed < 10.0  # about 0.6 s here; the benchmark tracks < 2 s
+    assert len(res.frame) == 20_000 and (res.frame["method"] == "exact").all()
+    # spot-check against single-group calls with the same (rest) references
+    refs = reference_counts(cms, "rest")
+    for k in rng.choice(20_000, size=20, replace=False):
+        alone = _run(cms[k], refs[k], "tpr", "exact").iloc[0]
+        np.testing.assert_allclose(
+            res.frame.iloc[k][["lower", "upper"]].to_numpy(float),
+            alone[["lower", "upper"]].to_numpy(float),
+            rtol=1e-13,
+            atol=1e-300,
+        )
+
+
+def _auto_methods(metric, n, **kw):
+    counts = [np.round(m * COMPAS_REST / 3276).astype(np.int64) for m in n]
+    for c, m in zip(counts, n):
+        c[3] += m - c.sum()
+    res = match_test(
+        counts=np.array(counts), reference=COMPAS_REST, metric=metric, n_draws=100, **kw
+    )
+    return list(res.frame["method"])
+
+
+def test_auto_chooses_by_cost():
+    sizes = [10, 10**4, 10**8, 10**11, 10**13]
+    assert _auto_methods("acc", sizes) == ["exact"] * 5
+    assert _auto_methods("tpr", sizes) == ["exact"] * 3 + ["saddlepoint"] * 2
+    assert _auto_methods("mb", sizes) == ["exact"] * 3 + ["saddlepoint"] * 2
+    assert _auto_methods("mcc", [10, 200, 201, 10**12]) == [
+        "enumerate",
+        "enumerate",
+        "montecarlo",
+        "montecarlo",
+    ]
+    # the Dirichlet-multinomial sums run over all n + 1 values of the denominator
+    ru = {"reference_uncertainty": True}
+    assert _auto_methods("tpr", [10, 499_999, 500_000, 10**12], **ru) == [
+        "exact",
+        "exact",
+        "montecarlo",
+        "montecarlo",
+    ]
+    # the cost is per group: a group's method does not depend on the others
+    mixed = _auto_methods("tpr", [10**11, 10])
+    assert mixed == ["saddlepoint", "exact"]
+
+
+def test_explicit_exact_refuses_sums_beyond_its_limit(monkeypatch):
+    def forbidden(*args, **kwargs):  # pragma: no cover - only runs on failure
+        raise AssertionError("work started before the size check")
+
+    monkeypatch.setitem(_match_laws.LAWS, "exact", forbidden)
+    n = 10**16
+    cms = {"g": [n // 10, n // 10, n // 10, n - 3 * (n // 10)]}
+    with pytest.raises(ValueError, match=r"EXACT_MAX_TERMS.*'g'.*method='auto'"):
+        match_test(counts=cms, reference=[1, 1, 1, 1], method="exact")
+    with pytest.raises(ValueError, match=r"EXACT_MAX_TERMS"):
+        match_test(
+            counts={"g": [10**7, 0, 0, 1]},
+            reference=[1, 1, 1, 1],
+            method="exact",
+            reference_uncertainty=True,
+        )
+
+
+# Worst absolute errors of the saddle point (lower and upper) against the exact law
+# over 300 null groups from each of two references, measured (bounds ~20% above):
+#               n = 10     30       100      1000     10^4
+#   acc           3.4e-3   4.0e-4   6.0e-5   1.8e-6   5.8e-8
+#   mb            3.2e-3   5.4e-4   8.2e-5   2.5e-6   8.0e-8
+#   tpr           2.3e-1   5.1e-2   1.5e-2   5.3e-3   2.0e-3
+# (the user guide's table over observed values spanning the null law agrees).
+# Binomial metrics and mb: relative error O(1/n). Joint ratios: the discrete law of
+# c_i / K is smoothed, and the error decreases like 1/sqrt(n) only.
+SADDLEPOINT_BOUNDS = {
+    "acc": {10: 4e-3, 30: 5e-4, 100: 7e-5, 1000: 2.2e-6, 10**4: 7e-8},
+    "mb": {10: 4e-3, 30: 6.5e-4, 100: 1e-4, 1000: 3e-6, 10**4: 1e-7},
+    "tpr": {10: 0.27, 30: 0.06, 100: 0.018, 1000: 6.4e-3, 10**4: 2.4e-3},
+}
+
+
+@pytest.mark.parametrize("metric", list(SADDLEPOINT_BOUNDS))
+@pytest.mark.parametrize("n", [10, 30, 100, 1000, 10**4])
+def test_saddlepoint_within_its_measured_error(metric, n):
+    rng = np.random.default_rng(n)
+    errors = []
+    for ref in (COMPAS_REST, np.array([30, 10, 15, 45])):
+        cms = rng.multinomial(n, ref / ref.sum(), size=300)
+        exact = _run(cms, ref, metric, "exact")[["lower", "upper"]].to_numpy(float)
+        approx = _run(cms, ref, metric, "saddlepoint")
+        assert (approx["method"] == "saddlepoint").all() and approx["se"].isna().all()
+        approx = approx[["lower", "upper"]].to_numpy(float)
+        np.testing.assert_array_equal(np.isnan(exact), np.isnan(approx))
+        errors.append(np.nanmax(np.abs(exact - approx)))
+    assert max(errors) <= SADDLEPOINT_BOUNDS[metric][n]
+    assert max(errors) > 0  # an approximation, not the exact law again
+
+
+def test_saddlepoint_at_large_n_matches_the_exact_law():
+    # where auto switches (10^9 to 10^11 people), the approximation is within 1e-5
+    rng = np.random.default_rng(9)
+    for n in (10**9, 10**10):
+        cms = rng.multinomial(n, COMPAS_REST / 3276, size=5)
+        for metric, tol in (("tpr", 1e-6), ("mb", 1e-9), ("acc", 1e-9)):
+            exact = _run(cms, COMPAS_REST, metric, "exact")
+            approx = _run(cms, COMPAS_REST, metric, "saddlepoint")
+            for col in ("lower", "upper"):
+                np.testing.assert_allclose(approx[col], exact[col], rtol=0, atol=tol)
+
+
+def test_saddlepoint_edges_and_closed_forms():
+    ref = np.array([13, 4, 9, 21])
+    counts = {
+        "tpr0": [0, 5, 3, 12],  # score 0: lower is P(TP = 0 | defined)
+        "tpr1": [6, 0, 3, 11],  # score 1
+        "undefined": [0, 0, 9, 11],
+    }
+    exact = match_test(counts=counts, reference=ref, method="exact").frame
+    approx = match_test(counts=counts, reference=ref, method="saddlepoint").frame
+    # scores 0 and 1 sit at an end of the support: closed forms, equal to exact
+    for col in ("lower", "upper", "p_undefined"):
+        np.testing.assert_allclose(approx[col], exact[col], rtol=1e-12, atol=1e-15)
+    # a reference cell at 0 leaves a two-point law: exact again
+    zero = [13, 0, 9, 21]
+    a = match_test(counts={"g": [5, 1, 3, 11]}, reference=zero, method="saddlepoint")
+    e = match_test(counts={"g": [5, 1, 3, 11]}, reference=zero, method="exact")
+    np.testing.assert_allclose(a.frame["upper"], e.frame["upper"], rtol=1e-12)
+    # binomial metrics: P(K <= k) at the ends of the support
+    a = match_test(
+        counts={"lo": [0, 0, 3, 7], "hi": [3, 7, 0, 0]},
+        reference=ref,
+        metric="prev",
+        method="saddlepoint",
+    ).frame
+    q = 17 / 47
+    np.testing.assert_allclose(a["lower"].iloc[0], (1 - q) ** 10, rtol=1e-12)
+    np.testing.assert_allclose(a["upper"].iloc[1], q**10, rtol=1e-12)
+    assert a["upper"].iloc[0] == 1.0 and a["lower"].iloc[1] == 1.0
+
+
+# =====================================================================================
+# 12. Declared parameters (each case failed before the table)
+# =====================================================================================
+@pytest.mark.parametrize("value", ["no", "yes", 0, 1, None, "False"])
+@pytest.mark.parametrize("param", ["reference_uncertainty", "conditional"])
+def test_booleans_are_booleans(param, value, monkeypatch):
+    # Regression: reference_uncertainty="no" ran as if it were True (a truthiness
+    # test), moving a p-value from 0.024 to 0.316; conditional=0 was accepted
+    for ok in (True, False, np.True_, np.False_):
+        match_test(counts=GOOD, **{param: ok})
+    monkeypatch.setitem(_match_laws.LAWS, "exact", None)  # never reached
+    with pytest.raises(InvalidParameterError, match=_declared(param)):
+        match_test(counts=GOOD, **{param: value})
+    with pytest.raises(InvalidParameterError, match=rf"'{param}' parameter"):
+        MATCHTest(**{param: value}).fit(counts=GOOD)
+
+
+def test_reference_uncertainty_no_is_not_true():
+    # the published COMPAS example of the regression: PPV of the Black group
+    compas = load_published_confusion_matrices("COMPAS").set_index("group")
+    cells = ["TP", "FN", "FP", "TN"]
+    black = compas.loc[["Black"], cells]
+    rest = compas.loc["ALL", cells] - compas.loc["Black", cells]
+    plain = match_test(counts=black, reference=rest, metric="ppv")
+    assert round(plain.frame["p_value"].item(), 3) == 0.024
+    with pytest.raises(InvalidParameterError):
+        match_test(
+            counts=black, reference=rest, metric="ppv", reference_uncertainty="no"
+        )
+
+
+def test_metric_none_is_a_declared_error():
+    # Regression: TypeError: 'NoneType' object is not iterable
+    with pytest.raises(InvalidParameterError, match=_declared("metric")):
+        match_test(counts=GOOD, metric=None)
+    with pytest.raises(InvalidParameterError, match=_declared("metric")):
+        match_test(counts=GOOD, metric=3)
+    # a name, a Metric, or a list or tuple of them
+    for metric in ("tpr", get_metric("tpr"), ["tpr", "fpr"], ("tpr", get_metric("f1"))):
+        match_test(counts=GOOD, metric=metric)
+
+
+@pytest.mark.parametrize("seed", [True, False, np.True_, -1, 1.5, "0"])
+def test_random_state_is_a_seed(seed):
+    # Regression: random_state=True was accepted (as the seed 1)
+    with pytest.raises(InvalidParameterError, match=_declared("random_state")):
+        match_test(counts=GOOD, metric="mcc", method="montecarlo", random_state=seed)
+
+
+def test_n_draws_has_an_upper_bound(monkeypatch):
+    # Regression: n_draws=10**12 ran for minutes with no progress
+    monkeypatch.setitem(_match_laws.LAWS, "montecarlo", None)  # never reached
+    start = time.perf_counter()
+    with pytest.raises(InvalidParameterError, match=_declared("n_draws")):
+        match_test(counts=GOOD, method="montecarlo", n_draws=10**12)
+    assert time.perf_counter() - start < 1.0
+    assert _match.MAX_N_DRAWS == 10**8
+    with pytest.raises(InvalidParameterError, match=r"\[1, 100000000\]"):
+        match_test(counts=GOOD, method="montecarlo", n_draws=10**8 + 1)
+    with pytest.raises(InvalidParameterError, match=r"'n_draws' parameter"):
+        MATCHTest(n_draws=10**12).fit(counts=GOOD)
+
+
+def test_correction_none_is_no_correction():
+    counts = {"a": [3, 9, 2, 20], "b": [20, 2, 9, 3], "c": [8, 8, 8, 8]}
+    plain = match_test(counts=counts, metric="acc")
+    named = match_test(counts=counts, metric="acc", correction="none")
+    pd.testing.assert_frame_equal(plain.frame, named.frame)
+    np.testing.assert_array_equal(named.frame["p_adjusted"], named.frame["p_value"])
+
+
+def test_every_parameter_is_declared():
+    import inspect
+
+    table = match_test._skl_parameter_constraints
+    assert set(table) == set(inspect.signature(match_test).parameters)
+    assert set(MATCHTest._parameter_constraints) == set(MATCHTest().get_params())
+    for name in ("reference_uncertainty", "conditional"):
+        assert table[name] == ["boolean"]
+
+
+def test_reject_is_set_by_the_result_base():
+    # the frame's reject column comes from TestResult (p_adjusted <= alpha)
+    res = match_test(counts=COUNTS, metric="tpr", alpha=0.5)
+    f = res.frame
+    assert list(f.columns) == COLUMNS
+    np.testing.assert_array_equal(f["reject"], f["p_adjusted"] <= 0.5)
