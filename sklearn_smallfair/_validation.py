@@ -24,6 +24,7 @@ __all__ = [
     "check_zero_division",
     "format_label",
     "format_labels",
+    "warn_small_references",
 ]
 
 
@@ -528,3 +529,145 @@ def check_smoothing(smoothing, name="smoothing"):
         )
     smoothing.fit()  # validates eps / lam early
     return smoothing
+
+
+def _reference_names(shape, labels):
+    """Names of the references of leading shape ``shape``, as shown in warnings."""
+    if labels is not None:
+        labels = np.asarray(labels, dtype=object)
+        if labels.shape != shape:
+            raise ValueError(
+                f"labels must hold one label per reference matrix, shape {shape}; "
+                f"got shape {labels.shape}."
+            )
+        return lambda index: f"group {format_label(labels[index])}"
+    if len(shape) == 1:
+        return lambda index: f"group at position {index[0]}"
+    return lambda index: f"reference at position {index}"
+
+
+def _people(total):
+    """A number of people as shown in messages: ``1,234``, ``12.5`` or ``0.004``
+    (weighted counts)."""
+    if float(total).is_integer():
+        return f"{int(total):,}"
+    return f"{total:,.1f}" if total >= 1 else f"{total:.3g}"
+
+
+def warn_small_references(
+    reference_counts,
+    labels=None,
+    min_reference=100,
+    *,
+    what="Cross-Prior Smoothing",
+    hint="",
+    stacklevel=2,
+):
+    """Warn when reference matrices are too small, or degenerate, to be a prior.
+
+    A reference used as a prior (Cross-Prior Smoothing) or as a null law (the
+    MATCH test) should be known much better than the small group it serves. Two
+    :class:`~sklearn_smallfair.exceptions.ReferenceWarning` are possible, each
+    naming the references concerned (by group label, else by position) and the
+    fix:
+
+    - a reference with fewer than ``min_reference`` people: its proportions are
+      almost as noisy as a small group's;
+    - a reference with an empty cell: that cell has zero prior mass, so a
+      group's count in it can only be shrunk toward 0, and a rate built on it is
+      pulled toward 0 or 1 with no uncertainty.
+
+    Parameters
+    ----------
+    reference_counts : array-like of shape (..., 4)
+        Reference matrices ``(TP, FN, FP, TN)``, one per group (or a single one).
+    labels : array-like of shape (...), default=None
+        Group label of each reference matrix (the leading shape of
+        ``reference_counts``); references are named by position when ``None``.
+    min_reference : int, default=100
+        Fewest people a reference should hold; ``0`` disables the size check
+        (empty cells are still reported).
+    what : str, default="Cross-Prior Smoothing"
+        What the reference is used for, to start the message.
+    hint : str, default=""
+        One more remedy specific to the caller (e.g. ``"a smaller lam"``).
+    stacklevel : int, default=2
+        Passed to :func:`warnings.warn` (2: the caller's caller is shown).
+
+    Returns
+    -------
+    flagged : ndarray of bool, shape (...)
+        References that were reported (too small or with an empty cell).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn_smallfair._validation import warn_small_references
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_small_references([[30, 10, 5, 15], [500, 0, 200, 300]],
+    ...                           labels=["a", "b"])
+    array([ True,  True])
+    >>> for w in caught:
+    ...     print(str(w.message)[:72], "...")
+    Cross-Prior Smoothing: the reference of group 'a' (60 people) has fewer ...
+    Cross-Prior Smoothing: the reference of group 'b' (FN = 0) has an empty ...
+    """
+    import warnings
+
+    from .exceptions import ReferenceWarning
+
+    ref = check_counts(reference_counts, name="reference_counts").astype(np.float64)
+    shape = ref.shape[:-1]
+    name = _reference_names(shape, labels)
+    totals = ref.sum(axis=-1)
+    small = totals < min_reference
+    empty = (ref == 0).any(axis=-1)
+    remedies = [
+        "a larger reference (reference='rest' or 'total' rather than one group, "
+        "or a published population table)"
+    ]
+    if hint:
+        remedies.append(hint)
+
+    def listing(mask, describe):
+        """``(subject, verb)``: the references in ``mask``, described."""
+        where = [tuple(int(i) for i in index) for index in np.argwhere(mask)]
+        if not shape:  # a single reference matrix
+            return f"the reference{describe(())}", "has"
+        parts = [f"{name(index)}{describe(index)}" for index in where[:10]]
+        more = f", ... ({len(where)} in all)" if len(where) > 10 else ""
+        if len(where) == 1:
+            return f"the reference of {parts[0]}", "has"
+        return f"the references of {', '.join(parts)}{more}", "have"
+
+    if small.any():
+        which, verb = listing(
+            small, lambda index: f" ({_people(totals[index])} people)"
+        )
+        warnings.warn(
+            f"{what}: {which} {verb} fewer than min_reference={min_reference} "
+            f"people, so {'its' if verb == 'has' else 'their'} proportions are "
+            f"almost as noisy as a small group's and make a poor prior. Use "
+            f"{' or '.join(remedies)}; set min_reference=0 if this reference is "
+            f"known to be reliable.",
+            ReferenceWarning,
+            stacklevel=stacklevel,
+        )
+    if empty.any():
+
+        def cells(index):
+            zero = [c for c, v in zip(_CELL_NAMES, ref[index]) if v == 0]
+            return f" ({', '.join(f'{c} = 0' for c in zero)})"
+
+        which, verb = listing(empty, cells)
+        warnings.warn(
+            f"{what}: {which} {verb} an empty cell, which gets no prior mass: a "
+            f"group's count in that cell is only shrunk toward 0, and a rate built "
+            f"on it (e.g. TPR = TP / (TP + FN) when FN = 0) is pulled toward 0 or "
+            f"1 with no uncertainty. Use {' or '.join(remedies)}, or add a "
+            f"pseudo-count to the reference (reference_counts + 0.5).",
+            ReferenceWarning,
+            stacklevel=stacklevel,
+        )
+    return small | empty

@@ -2,7 +2,12 @@
 
 from sklearn.exceptions import UndefinedMetricWarning
 
-__all__ = ["CheckpointWarning", "DyadicDataWarning", "UndefinedGroupMetricWarning"]
+__all__ = [
+    "CheckpointWarning",
+    "DyadicDataWarning",
+    "ReferenceWarning",
+    "UndefinedGroupMetricWarning",
+]
 
 
 class UndefinedGroupMetricWarning(UndefinedMetricWarning):
@@ -66,5 +71,31 @@ class CheckpointWarning(UserWarning):
     ...         counts={"a": (6, 3, 4, 12), "b": (2, 1, 5, 20)}, metrics="tpr",
     ...         sizes=[5], estimators={"raw": None}, checkpoint=path)
     >>> issubclass(w[0].category, CheckpointWarning)
+    True
+    """
+
+
+class ReferenceWarning(UserWarning):
+    """Warning that a reference matrix is a poor prior for Cross-Prior Smoothing.
+
+    Cross-Prior Smoothing shrinks a group toward its reference's proportions, so
+    the reference must be known much better than the group. Raised, naming the
+    groups, when a reference has fewer people than ``min_reference`` (100 by
+    default: its proportions are then about as noisy as a small group's), or has
+    an empty cell, which gets no prior mass at all (a group's count in that cell
+    is only shrunk toward 0, and a joint ratio of that cell is pulled toward 0 or
+    1 with no uncertainty). The fix is a larger reference (``reference="rest"``
+    or ``"total"`` rather than one small group), a smaller ``lam``, or, for an
+    empty cell, a pseudo-count added to the reference (``reference + 0.5``).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn_smallfair.exceptions import ReferenceWarning
+    >>> from sklearn_smallfair.smoothing import CrossPriorSmoothing
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     _ = CrossPriorSmoothing(lam=10).transform([3, 0, 1, 0], [4, 1, 2, 3])
+    >>> issubclass(w[0].category, ReferenceWarning)
     True
     """

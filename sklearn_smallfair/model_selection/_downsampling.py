@@ -11,6 +11,7 @@ from math import comb
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._confusion import (
@@ -91,6 +92,20 @@ def _check_estimators(estimators):
             raise TypeError(f"estimator names must be strings; got {name!r}.")
         check_smoothing(est, name=f"estimators[{name!r}]")
     return dict(estimators)
+
+
+def _fit_estimators(estimators, groups, counts, refs):
+    """Smoothers that learn from the data (``CrossPriorSmoothing(lam="auto")``)
+    fitted once, on a copy, on the whole groups' matrices and their references:
+    what an auditor has. ``lam_`` then stays fixed for every subgroup drawn."""
+    learns = [n for n, e in estimators.items() if isinstance(getattr(e, "lam", 0), str)]
+    if not learns:
+        return estimators
+    labelled = pd.DataFrame(refs, index=pd.Index(groups, dtype=object))  # warnings
+    return {
+        name: clone(est).fit(counts, labelled) if name in learns else est
+        for name, est in estimators.items()
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -974,7 +989,11 @@ def downsampling_experiment(
         ``{name: None}`` scores the raw subgroup matrix, ``{name: smoothing}``
         the smoothed one (:class:`~sklearn_smallfair.smoothing.AdditiveSmoothing`,
         :class:`~sklearn_smallfair.smoothing.CrossPriorSmoothing`). ``None`` means
-        ``{"raw": None, "cps_10": CrossPriorSmoothing(10)}``.
+        ``{"raw": None, "cps_10": CrossPriorSmoothing(10)}``. A
+        ``CrossPriorSmoothing(lam="auto")`` is fitted (a copy) once, before the
+        experiment, on the whole groups' matrices and their references, as an
+        auditor would fit it on the groups at hand; its ``lam_`` is then fixed for
+        every subgroup drawn.
     sizes : iterable of int, default=range(5, 151)
         Subgroup sizes ``n >= 1`` (sorted and deduplicated in the output). With
         ``sampling="hypergeometric"`` every size must be at most each group's size.
@@ -1100,6 +1119,7 @@ def downsampling_experiment(
         refs = reference_counts(counts, reference, groups=groups).astype(np.float64)
     else:
         refs = None
+    estimators = _fit_estimators(estimators, groups, counts, refs)
     pkg_tqdm = None
     if progress:
         try:

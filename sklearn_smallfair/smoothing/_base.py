@@ -7,12 +7,13 @@ from .._validation import check_counts
 
 
 class BaseSmoothing(BaseEstimator):
-    """Base class: a stateless transform of confusion matrices ``(..., 4)``.
+    """Base class: a transform of confusion matrices ``(..., 4)``.
 
     Subclasses implement ``_coefficients(n, reference_counts)``: the affine map
     ``c -> scale * c + offset`` applied to matrices of total ``n``. Smoothers are
     scikit-learn estimators for the sake of ``get_params``, ``clone`` and ``repr``;
-    they learn nothing, so ``fit`` only validates the parameters.
+    with fixed parameters they learn nothing, so ``fit`` only validates the
+    parameters (:class:`CrossPriorSmoothing` with ``lam="auto"`` learns ``lam_``).
     """
 
     #: Whether :meth:`transform` needs ``reference_counts``.
@@ -24,7 +25,14 @@ class BaseSmoothing(BaseEstimator):
         self._validate_params()
 
     def fit(self, counts=None, reference_counts=None):
-        """Validate the parameters; smoothers have no learned state.
+        """Validate the parameters; smoothers with fixed parameters learn nothing.
+
+        Parameters
+        ----------
+        counts : array-like of shape (..., 4), default=None
+            Ignored by smoothers with fixed parameters.
+        reference_counts : array-like of shape (..., 4), default=None
+            Ignored by smoothers with fixed parameters.
 
         Returns
         -------
@@ -49,8 +57,41 @@ class BaseSmoothing(BaseEstimator):
         smoothed : ndarray of float64, shape (...broadcast..., 4)
         """
         self._check_params()
-        counts = check_counts(counts).astype(np.float64)
-        reference_counts = self._check_reference(reference_counts)
+        checked = check_counts(counts).astype(np.float64)
+        ref = self._check_reference(reference_counts)
+        return self._transform(
+            checked, ref, warn=True, source=(counts, reference_counts)
+        )
+
+    def fit_transform(self, counts, reference_counts=None):
+        """Fit on ``counts`` (and their references), then smooth them.
+
+        Equivalent to ``fit(counts, reference_counts).transform(counts,
+        reference_counts)``, with the references checked (and warned about) once.
+
+        Parameters
+        ----------
+        counts : array-like of shape (..., 4)
+            Cells ``(TP, FN, FP, TN)``.
+        reference_counts : array-like of shape (..., 4), default=None
+            Reference matrices, broadcast against ``counts`` (required by
+            :class:`CrossPriorSmoothing`).
+
+        Returns
+        -------
+        smoothed : ndarray of float64, shape (...broadcast..., 4)
+        """
+        self.fit(counts, reference_counts)
+        checked = check_counts(counts).astype(np.float64)
+        ref = self._check_reference(reference_counts)
+        return self._transform(checked, ref, warn=False, source=None)
+
+    def _transform(self, counts, reference_counts, *, warn, source):
+        """Smooth validated float counts.
+
+        ``warn``: whether to check the references (``False`` when :meth:`fit` just
+        did); ``source``: the arguments as given, for group labels in warnings.
+        """
         n = counts.sum(axis=-1, keepdims=True)
         scale, offset = self._coefficients(n, reference_counts)
         return scale * counts + offset
@@ -73,7 +114,9 @@ class BaseSmoothing(BaseEstimator):
         Every smoother here is affine in the counts once the total is fixed:
         ``transform(c) == scale * c + offset`` for every matrix ``c`` summing to
         ``n``. Tests and exact distributions use this to map thresholds on smoothed
-        scores back to integer counts.
+        scores back to integer counts. A :class:`CrossPriorSmoothing` with
+        ``lam="auto"`` must be fitted first (there are no groups here to learn
+        ``lam`` from).
 
         Parameters
         ----------

@@ -15,6 +15,12 @@ from sklearn_smallfair.smoothing import (
 
 REF = np.array([40, 10, 20, 30])
 
+# Most references below are tiny on purpose; the reference warnings are tested in
+# test_auto_lambda.py.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::sklearn_smallfair.exceptions.ReferenceWarning"
+)
+
 
 def _random_counts(seed, shape, high=20):
     return np.random.default_rng(seed).integers(0, high, size=shape)
@@ -169,13 +175,14 @@ def test_cps_bad_lam(lam, error):
 def test_cps_estimator_api():
     cps = CrossPriorSmoothing(lam=5)
     assert isinstance(cps, BaseSmoothing)
-    assert cps.get_params() == {"lam": 5}
+    assert cps.get_params() == {"lam": 5, "min_reference": 100}
     assert repr(cps) == "CrossPriorSmoothing(lam=5)"
     assert repr(CrossPriorSmoothing()) == "CrossPriorSmoothing()"
     other = clone(cps)
     assert other is not cps
-    assert other.get_params() == {"lam": 5}
+    assert other.get_params() == {"lam": 5, "min_reference": 100}
     assert cps.fit() is cps
+    assert cps.lam_ == 5.0
     assert cps.set_params(lam=2.5) is cps and cps.lam == 2.5
     assert_allclose(cps.transform([1, 1, 1, 1], [1, 1, 1, 1]), [1, 1, 1, 1])
     assert CrossPriorSmoothing().lam == 10.0
