@@ -198,38 +198,44 @@ def _resolve_method(method, variance):
     return mapped
 
 
+#: The tests a comparison can use, by code (the ``method`` column shows the name).
+_TESTS = np.array(["exact", "score", "wald", "permutation"], dtype=object)
+_EXACT, _SCORE, _WALD, _PERMUTATION = range(4)
+
+
 def _choose(method, x_a, n_a, x_b, n_b, whole):
-    """The test of each comparison: an array of method names."""
+    """The test of each comparison, as codes into ``_TESTS``."""
     rows = x_a.shape[0]
-    if method in ("score", "wald", "permutation"):
-        return np.full(rows, method, dtype=object)
+    fixed = {"score": _SCORE, "wald": _WALD, "permutation": _PERMUTATION}
+    if method in fixed:
+        return np.full(rows, fixed[method], dtype=np.int8)
     small = np.minimum(n_a, n_b)
     feasible = small <= MAX_EXACT_N
     if method == "exact":
-        return np.where(feasible, "exact", "score").astype(object)
+        return np.where(feasible, _EXACT, _SCORE).astype(np.int8)
     if not whole:  # fractional weights: no exact law of the counts
-        return np.full(rows, "score", dtype=object)
+        return np.full(rows, _SCORE, dtype=np.int8)
     with np.errstate(divide="ignore", invalid="ignore"):
         pooled = (x_a + x_b) / (n_a + n_b)
     expected = small * np.minimum(pooled, 1.0 - pooled)
     exact = feasible & ~(expected >= AUTO_MIN_EXPECTED)  # NaN (empty) -> exact
-    return np.where(exact, "exact", "score").astype(object)
+    return np.where(exact, _EXACT, _SCORE).astype(np.int8)
 
 
 def _compare(x_a, n_a, x_b, n_b, used, *, n_resamples, seed, keys):
-    """``(z, p)`` of each comparison by its method (``used``)."""
+    """``(z, p)`` of each comparison by its test (``used``, codes)."""
     defined = (n_a > 0) & (n_b > 0)
     z = np.where(defined, score_statistic(x_a, n_a, x_b, n_b), np.nan)
     p = 2.0 * ndtr(-np.abs(z))  # the score test; NaN where undefined
-    wald = used == "wald"
+    wald = used == _WALD
     if wald.any():
         z[wald], p[wald] = wald_test(x_a[wald], n_a[wald], x_b[wald], n_b[wald])
-    exact = np.flatnonzero((used == "exact") & defined)
+    exact = np.flatnonzero((used == _EXACT) & defined)
     if exact.size:
         p[exact] = barnard_exact_pvalues(
             x_a[exact], n_a[exact], x_b[exact], n_b[exact], gamma=BERGER_BOOS_GAMMA
         )
-    for k in np.flatnonzero((used == "permutation") & defined):
+    for k in np.flatnonzero((used == _PERMUTATION) & defined):
         p[k] = two_sample_permutation_pvalues(
             x_a[k],
             n_a[k],
@@ -447,8 +453,8 @@ default=None
     ):
         x_a, n_a, x_b, n_b = hits[qa], size[qa], hits[pb], size[pb]
         used = _choose(method, x_a, n_a, x_b, n_b, whole)
-        if method == "exact" and (used == "score").any():
-            big = used == "score"
+        if method == "exact" and (used == _SCORE).any():
+            big = used == _SCORE
             warnings.warn(
                 f"method='exact' enumerates the smaller group of a comparison, at "
                 f"most {MAX_EXACT_N} people; the {metric.upper()} comparisons of "
@@ -478,7 +484,7 @@ default=None
                     "value_a": rate[qa],
                     "value_b": rate[pb],
                     "difference": rate[qa] - rate[pb],
-                    "method": used,
+                    "method": _TESTS[used],
                     "z": z,
                     "p_value": p,
                     "p_adjusted": _adjust(p, correction),

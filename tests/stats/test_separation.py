@@ -33,7 +33,12 @@ from sklearn_smallfair.stats._exact import (
     score_statistic,
 )
 from sklearn_smallfair.stats._permutation import two_sample_permutation_pvalues
-from sklearn_smallfair.stats._separation import AUTO_MIN_EXPECTED, _choose, _compare
+from sklearn_smallfair.stats._separation import (
+    _TESTS,
+    AUTO_MIN_EXPECTED,
+    _choose,
+    _compare,
+)
 from sklearn_smallfair.stats._wald import wald_test
 
 ALPHA = 0.05
@@ -230,7 +235,7 @@ def test_auto_rule_exact_for_small_expected_counts():
     n_a = np.array([10, 60, 200, 400, 5000, 0])
     x_b = np.array([40, 50, 20, 150, 10, 3])
     n_b = np.array([100, 90, 1000, 300, 20, 9])
-    used = _choose("auto", x_a, n_a, x_b, n_b, True)
+    used = _TESTS[_choose("auto", x_a, n_a, x_b, n_b, True)]
     pooled = (x_a + x_b) / np.maximum(n_a + n_b, 1)
     expected = np.minimum(n_a, n_b) * np.minimum(pooled, 1 - pooled)
     assert used.tolist() == [
@@ -238,13 +243,12 @@ def test_auto_rule_exact_for_small_expected_counts():
     ]
     assert used.tolist() == ["exact", "score", "exact", "score", "score", "exact"]
     # fractional weights: the score test everywhere
-    assert set(_choose("auto", x_a, n_a, x_b, n_b, False)) == {"score"}
+    assert set(_TESTS[_choose("auto", x_a, n_a, x_b, n_b, False)]) == {"score"}
     # the exact test is only computed up to MAX_EXACT_N in the smaller group
     big = np.array([MAX_EXACT_N + 1])
-    assert _choose("auto", big // 100, big, big // 100, big, True).tolist() == ["score"]
-    assert _choose("exact", big // 100, big, big // 100, big, True).tolist() == [
-        "score"
-    ]
+    for method in ("auto", "exact"):
+        used = _choose(method, big // 100, big, big // 100, big, True)
+        assert _TESTS[used].tolist() == ["score"]
 
 
 def test_methods_agree_on_large_cells():
@@ -568,7 +572,7 @@ def _rejection_rates(n_small, rate_small, rate_large, rng, alpha=0.05):
     out = {"score": 2 * ndtr(-np.abs(z)) <= alpha}
     out["wald"] = wald_test(x_a, n_a, x_b, n_b)[1] <= alpha
     out["exact"] = _exact_rejects(x_a, n_small, x_b, LARGE_SIZE, alpha)
-    used = _choose("auto", x_a, n_a, x_b, n_b, True)
+    used = _TESTS[_choose("auto", x_a, n_a, x_b, n_b, True)]
     out["auto"] = np.where(used == "exact", out["exact"], out["score"])
     k = slice(0, N_PERM_SETS)
     perm = two_sample_permutation_pvalues(
@@ -632,7 +636,8 @@ def test_exact_rejection_by_critical_value_matches_the_pvalues():
 def test_compare_uses_each_rows_method():
     x_a, n_a = np.array([2, 2, 2, 2]), np.array([5, 5, 5, 0])
     x_b, n_b = np.array([8, 8, 8, 8]), np.array([10, 10, 10, 10])
-    used = np.array(["exact", "score", "wald", "exact"], dtype=object)
+    used = np.array([0, 1, 2, 0])  # codes into _TESTS
+    assert _TESTS[used].tolist() == ["exact", "score", "wald", "exact"]
     z, p = _compare(x_a, n_a, x_b, n_b, used, n_resamples=99, seed=None, keys=None)
     assert p[0] == pytest.approx(
         float(barnard_exact_pvalues(2, 5, 8, 10, gamma=BERGER_BOOS_GAMMA))
