@@ -467,20 +467,23 @@ def test_downsampling_fits_auto_once_on_the_whole_groups():
 @pytest.mark.slow
 def test_auto_lambda_on_the_published_groups():
     """Exact downsampling of the ten published groups, 19 metrics, sizes 5, 10, ...,
-    150 (30 of the 146 sizes, for time): pooled over the groups, the MSE of
-    ``lam="auto"`` (fitted per dataset on its whole groups) is at most 1.05 times
-    the best fixed lam in {5, 10, 20} and below the raw metric's in every
-    (metric, n) cell."""
+    150 (30 of the 146 sizes, for time; benchmarks/bench_auto_lambda.py runs all
+    146): with lam="auto" fitted per dataset on its whole groups, the MSE pooled
+    over groups, metrics and sizes is at most 1.05 times that of the best fixed
+    lam in {5, 10, 20} chosen in hindsight, and the MSE pooled over groups is
+    below the raw metric's in every (metric, n) cell."""
     from sklearn_smallfair.metrics import metric_names
 
+    fixed = [f"cps_{lam}" for lam in (5, 10, 20)]
     estimators = {
         "raw": None,
-        **{f"cps_{lam}": CrossPriorSmoothing(lam) for lam in (5, 10, 20)},
+        **{name: CrossPriorSmoothing(int(name[4:])) for name in fixed},
         "auto": CrossPriorSmoothing("auto"),
     }
-    frames = []
+    frames, lams = [], []
     for dataset in ("COMPAS", "Folktables"):
         counts, refs = load_published_groups(dataset)
+        lams.append(CrossPriorSmoothing("auto").fit(counts, refs).lam_)
         frames.append(
             downsampling_experiment(
                 counts=counts,
@@ -490,9 +493,13 @@ def test_auto_lambda_on_the_published_groups():
                 sizes=range(5, 151, 5),
             )
         )
+    assert_allclose(lams, [19.24, 23.81], atol=0.01)
     res = pd.concat(frames)
+    assert res["group"].nunique() == 10
     pooled = res.groupby(["metric", "n", "estimator"])["mse"].mean().unstack()
     assert pooled.shape == (19 * 30, 5) and np.isfinite(pooled.to_numpy()).all()
-    best = pooled[["cps_5", "cps_10", "cps_20"]].min(axis=1)
-    assert (pooled["auto"] <= 1.05 * best).all()
+    totals = pooled.sum()
+    assert totals["auto"] <= 1.05 * totals[fixed].min()
     assert (pooled["auto"] < pooled["raw"]).all()
+    # measured: 0.995 of the best fixed lam (20), and at worst 0.987 of the raw MSE
+    assert totals["auto"] / totals[fixed].min() == pytest.approx(0.995, abs=0.002)
