@@ -44,7 +44,7 @@ _AUDIT_PARAMETERS = {
     "reference": REFERENCE,
     "tests": [StrOptions(set(TESTS)), list, tuple, None],
     "alpha": [Number(0, 1, closed="neither")],
-    "correction": [StrOptions({"holm", "bonferroni", "fdr_bh"}), None],
+    "correction": [StrOptions({"holm", "bonferroni", "fdr_bh", "none"}), None],
     "n_draws": [Whole(100, MAX_N_DRAWS)],
     "random_state": RANDOM_STATE,
 }
@@ -133,10 +133,10 @@ def audit_predictions(
     value of each metric with its undefined flag; the reference's value and the
     range of values the reference's proportions give at the group's size; the
     MATCH test of each value against the reference; and the separation
-    (equalized odds) test between groups, with the pooled (score) variance
-    (:func:`~sklearn_smallfair.stats.separation_test` with
-    ``variance="pooled"``), which keeps its size when a small group's rate is 0
-    or 1.
+    (equalized odds) test between groups with the calibrated default of
+    :func:`~sklearn_smallfair.stats.separation_test` (``method="auto"``: an exact
+    unconditional test for small cells, the score test for large ones), which
+    keeps its size when a small group's rate is 0 or 1.
 
     Parameters
     ----------
@@ -159,8 +159,9 @@ def audit_predictions(
         Tests to run.
     alpha : float, default=0.05
         Significance level, also the reference ranges' ``1 - alpha`` coverage.
-    correction : {"holm", "bonferroni", "fdr_bh"} or None, default="holm"
-        Multiple-comparison correction of the tests' p-values.
+    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
+        Multiple-comparison correction of the tests' p-values (``"none"`` is
+        ``None``: no correction).
     sample_weight : array-like of shape (n_samples,), default=None
         Integer frequency weights of the rows.
     pos_label : int, float, bool or str, default=1
@@ -197,6 +198,7 @@ default=0
     smoothing = _resolve_smoothing(smoothing)
     tests = _check_tests(tests)
     alpha = float(alpha)
+    correction = None if correction == "none" else correction
     seed = resolve_seed(random_state)
     groups, cms, _ = rows_or_counts(
         y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
@@ -349,8 +351,8 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         Tests to run.
     alpha : float, default=0.05
         Significance level.
-    correction : {"holm", "bonferroni", "fdr_bh"} or None, default="holm"
-        Multiple-comparison correction.
+    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
+        Multiple-comparison correction (``"none"`` is ``None``).
     reference : {"rest", "total"}, group label or array-like, default="rest"
         Each group's reference.
     prefit : bool, default=False
