@@ -45,7 +45,7 @@ from ._match_laws import (
     subset,
     supports,
 )
-from ._multitest import adjust_pvalues
+from ._multitest import _CORRECTIONS, adjust_pvalues, check_correction
 from ._results import TestEstimator, TestResult
 
 __all__ = [
@@ -78,7 +78,6 @@ MAX_N_DRAWS = 100_000_000
 
 METHODS = ("auto", "exact", "saddlepoint", "normal", "beta", "enumerate", "montecarlo")
 ALTERNATIVES = ("two-sided", "less", "greater")
-CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
 COLUMNS = [
     "group",
     "n",
@@ -108,7 +107,7 @@ _OPTIONS = {
     "alternative": [StrOptions(set(ALTERNATIVES))],
     "reference_uncertainty": BOOLEAN,
     "reference_prior": [Number(0, None, closed="left")],
-    "correction": [StrOptions(set(CORRECTIONS)), None],
+    "correction": [StrOptions(set(_CORRECTIONS)), None],
     "smoothing": [BaseSmoothing, None],
     "conditional": BOOLEAN,
     "alpha": [Number(0, 1, closed="neither")],
@@ -498,8 +497,7 @@ def match_test(
     0   n=10^7  0.397022         0.395904  0.030659        exact
     1  n=10^12  0.395907         0.395904  0.171476  saddlepoint
     """
-    if correction == "none":
-        correction = None
+    correction = check_correction(correction)
     metrics = get_metrics(metric, name="metric")
     _check_options(method, metrics, reference_uncertainty, smoothing)
     smoothing = check_smoothing(smoothing)

@@ -66,6 +66,7 @@ _BLOCK = 1 << 16  # terms of a recursion between two anchors
 _MC_CHUNK = 250_000  # Monte Carlo draws per block
 _TIE_RTOL = 1e-12  # score comparisons in enumerate / montecarlo
 _SMOOTH_TOL = 1e-9  # thresholds of smoothed joint ratios (as before)
+_FEW = 8  # groups sharing an enumerated law below which masked sums beat a sort
 _FAMILIES = {
     "exact": ("binomial", "joint_ratio", "mb"),
     "saddlepoint": ("binomial", "joint_ratio", "mb"),
@@ -956,20 +957,26 @@ def enumerate_law(metric, batch):
             pmf = np.exp(dirichlet_multinomial_logpmf(cms, batch.dirichlet[g0]))
         values = score(metric, cms, batch.smoothing, batch.reference[g0])
         defined = ~np.isnan(values)
+        p_def[members] = pmf[defined].sum()
+        p_undef[members] = pmf[~defined].sum()
+        s = batch.score[members]
+        tol = _TIE_RTOL * np.maximum(1.0, np.abs(s))
+        if members.size <= _FEW:  # masked sums: no sort
+            mass = np.where(defined, pmf, 0.0)
+            for k, g in enumerate(members):
+                lower_u[g] = mass[values <= s[k] + tol[k]].sum()
+                upper_u[g] = mass[values >= s[k] - tol[k]].sum()
+            continue
         order = np.argsort(values[defined], kind="stable")
         sorted_values = values[defined][order]
         mass = pmf[defined][order]
         from_below = np.concatenate([[0.0], np.cumsum(mass)])
         from_above = np.concatenate([np.cumsum(mass[::-1])[::-1], [0.0]])
-        s = batch.score[members]
-        tol = _TIE_RTOL * np.maximum(1.0, np.abs(s))
         with np.errstate(invalid="ignore"):
             below = np.searchsorted(sorted_values, s + tol, side="right")
             above = np.searchsorted(sorted_values, s - tol, side="left")
         lower_u[members] = from_below[below]
         upper_u[members] = from_above[above]
-        p_def[members] = mass.sum()
-        p_undef[members] = pmf[~defined].sum()
     return _tails(lower_u, upper_u, p_def, p_undef, batch)
 
 
