@@ -38,8 +38,18 @@ class BaseSmoothing(BaseEstimator):
         -------
         self : object
         """
+        return self._fit(counts, reference_counts, stacklevel=3)
+
+    def _fit(self, counts, reference_counts, *, stacklevel):
+        """:meth:`fit`; ``stacklevel`` is the one of a warning issued right here
+        (each call level adds one, so that warnings point at the user's call)."""
         self._check_params()
         return self
+
+    def _fit_checks_references(self):
+        """Whether :meth:`fit` itself checks (and warns about) the references, so
+        that :meth:`fit_transform` does not do it twice."""
+        return False
 
     def transform(self, counts, reference_counts=None):
         """Smooth confusion matrices.
@@ -56,11 +66,19 @@ class BaseSmoothing(BaseEstimator):
         -------
         smoothed : ndarray of float64, shape (...broadcast..., 4)
         """
+        return self._smooth(counts, reference_counts, warn=True, stacklevel=3)
+
+    def _smooth(self, counts, reference_counts, *, warn, stacklevel):
+        """Validate, then :meth:`_transform` (``stacklevel``: see :meth:`_fit`)."""
         self._check_params()
         checked = check_counts(counts).astype(np.float64)
         ref = self._check_reference(reference_counts)
         return self._transform(
-            checked, ref, warn=True, source=(counts, reference_counts)
+            checked,
+            ref,
+            warn=warn,
+            source=(counts, reference_counts),
+            stacklevel=stacklevel + 1,
         )
 
     def fit_transform(self, counts, reference_counts=None):
@@ -81,16 +99,20 @@ class BaseSmoothing(BaseEstimator):
         -------
         smoothed : ndarray of float64, shape (...broadcast..., 4)
         """
-        self.fit(counts, reference_counts)
-        checked = check_counts(counts).astype(np.float64)
-        ref = self._check_reference(reference_counts)
-        return self._transform(checked, ref, warn=False, source=None)
+        self._fit(counts, reference_counts, stacklevel=3)
+        return self._smooth(
+            counts,
+            reference_counts,
+            warn=not self._fit_checks_references(),
+            stacklevel=3,
+        )
 
-    def _transform(self, counts, reference_counts, *, warn, source):
+    def _transform(self, counts, reference_counts, *, warn, source, stacklevel):
         """Smooth validated float counts.
 
         ``warn``: whether to check the references (``False`` when :meth:`fit` just
-        did); ``source``: the arguments as given, for group labels in warnings.
+        did); ``source``: the arguments as given, for group labels in warnings;
+        ``stacklevel``: see :meth:`_fit`.
         """
         n = counts.sum(axis=-1, keepdims=True)
         scale, offset = self._coefficients(n, reference_counts)

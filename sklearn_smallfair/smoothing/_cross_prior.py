@@ -156,15 +156,17 @@ class CrossPriorSmoothing(BaseSmoothing):
         return fit_lam(c.reshape(-1, 4), r.reshape(-1, 4))[0]
 
     def _warn_references(self, reference_counts, source, stacklevel):
-        """The reference checks; ``stacklevel`` counts from the caller of this
-        method (1: the method that calls it)."""
+        """The reference checks (``stacklevel``: see ``BaseSmoothing._fit``)."""
         warn_small_references(
             reference_counts,
             labels=_labels(source, reference_counts.shape[:-1]),
             min_reference=self.min_reference,
             hint="a smaller lam",
-            stacklevel=stacklevel + 2,
+            stacklevel=stacklevel + 1,
         )
+
+    def _fit_checks_references(self):
+        return self._is_auto()
 
     def fit(self, counts=None, reference_counts=None):
         """Learn ``lam_``: ``lam`` itself, or for ``"auto"`` its empirical-Bayes value.
@@ -203,6 +205,9 @@ class CrossPriorSmoothing(BaseSmoothing):
             For ``"auto"``, when a reference has fewer than ``min_reference``
             people or an empty cell.
         """
+        return self._fit(counts, reference_counts, stacklevel=3)
+
+    def _fit(self, counts, reference_counts, *, stacklevel):
         self._check_params()
         if not self._is_auto():
             if counts is not None:
@@ -223,7 +228,7 @@ class CrossPriorSmoothing(BaseSmoothing):
         ref = self._check_reference(reference_counts)
         self.lam_ = self._learn(checked, ref)
         self._auto_fitted = True
-        self._warn_references(ref, (counts, reference_counts), stacklevel=2)
+        self._warn_references(ref, (counts, reference_counts), stacklevel + 1)
         return self
 
     # ------------------------------------------------------------ transforming
@@ -255,16 +260,15 @@ class CrossPriorSmoothing(BaseSmoothing):
             When ``lam > 0`` (or ``"auto"``) and a reference has fewer than
             ``min_reference`` people or an empty cell.
         """
-        return super().transform(counts, reference_counts)
+        return self._smooth(counts, reference_counts, warn=True, stacklevel=3)
 
-    def _transform(self, counts, reference_counts, *, warn, source):
+    def _transform(self, counts, reference_counts, *, warn, source, stacklevel):
         _check_reference_totals(reference_counts)
         lam = self._fitted_lam()
         if lam is None:
             lam = self._learn(counts, reference_counts)
         if warn and (lam > 0 or self._is_auto()):
-            # shown at the caller of transform (via BaseSmoothing.transform)
-            self._warn_references(reference_counts, source, stacklevel=4)
+            self._warn_references(reference_counts, source, stacklevel + 1)
         n = counts.sum(axis=-1, keepdims=True)
         scale, offset = self._affine(lam, n, reference_counts)
         return scale * counts + offset

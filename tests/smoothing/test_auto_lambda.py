@@ -402,15 +402,19 @@ def test_no_warning_without_smoothing_or_with_good_references():
     assert caught == []  # lam = 0: the reference is not used
 
 
-def test_auto_warns_in_fit_and_once_in_fit_transform():
+@pytest.mark.parametrize("lam", ["auto", 10.0])
+@pytest.mark.parametrize("method", ["fit", "fit_transform", "transform"])
+def test_references_checked_once_per_call_and_shown_at_the_caller(lam, method):
     counts = np.array([[5, 1, 2, 9], [3, 2, 1, 4], [6, 1, 1, 8]])
-    refs = reference_counts(counts)  # 18 to 20 people each
-    _, caught = _caught(lambda: CrossPriorSmoothing("auto").fit(counts, refs))
-    assert len(caught) == 1 and "3 in all" not in str(caught[0].message)
-    _, caught = _caught(lambda: CrossPriorSmoothing("auto").fit_transform(counts, refs))
+    refs = reference_counts(counts)  # 26 to 33 people each
+    cps = CrossPriorSmoothing(lam)
+    _, caught = _caught(lambda: getattr(cps, method)(counts, refs))
+    if lam != "auto" and method == "fit":
+        assert caught == []  # a fixed lam learns nothing from the references
+        return
     assert len(caught) == 1
-    _, caught = _caught(lambda: CrossPriorSmoothing("auto").transform(counts, refs))
-    assert len(caught) == 1
+    assert "the references of group at position 0 (26 people)" in str(caught[0].message)
+    assert caught[0].filename == __file__
 
 
 def test_warn_small_references_helper():
@@ -458,6 +462,22 @@ def test_downsampling_fits_auto_once_on_the_whole_groups():
     )
     pd.testing.assert_frame_equal(got, expected)
     assert not hasattr(auto, "lam_")  # the caller's object is left alone
+
+
+def test_downsampling_auto_names_groups_with_small_references():
+    counts = {"a": (6, 3, 4, 12), "b": (2, 1, 5, 20), "c": (30, 9, 20, 140)}
+    _, caught = _caught(
+        lambda: downsampling_experiment(
+            counts=counts,
+            metrics="tpr",
+            sizes=[5],
+            estimators={"auto": CrossPriorSmoothing("auto")},
+        )
+    )
+    assert len(caught) == 1  # once, when lam is fitted
+    message = str(caught[0].message)
+    assert "the reference of group 'c' (53 people) has fewer" in message
+    assert "'a'" not in message and "'b'" not in message  # 224 and 227 people
 
 
 # ------------------------------------------------------------------------------
