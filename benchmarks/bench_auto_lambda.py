@@ -20,11 +20,19 @@
    ``bench_group_metrics.py``), 1,000,000 and 100,000 rows; the fit alone is
    timed too.
 
-The validation enumerates about 22 million matrices per group; it takes a few
-minutes on 2 cores (``--quick``: sizes 5, 10, ..., 150 and the speed rows at
-100,000 and 1,000,000 rows, about a minute).
+The validation enumerates about 22 million matrices per group: about 75 s with
+``--n-jobs 2`` on 2 cores (``--quick``: sizes 5, 10, ..., 150 and the speed rows
+at 1,000,000 and 100,000 rows, about 30 s). Not part of ``run.py``.
 
-Run ``python benchmarks/bench_auto_lambda.py [--quick] [--n-jobs N]``.
+Measured (2 cores): ``lam_`` 19.24 (COMPAS) and 23.81 (Folktables); pooled MSE
+0.995 times that of the best fixed ``lam`` (20), below the raw metric's in all
+2,774 cells (worst ratio 0.987); 580 cells (prevalence, positive prediction rate
+and complements) more than 5 % above the best fixed ``lam`` of the cell (worst
+1.129). The fit takes about 3 ms for 1,000 groups: +9 % on a call of 1,000,000
+rows (37 ms), under 1 % at 10,000,000 rows, +80 % at 100,000 rows (6 ms).
+
+Run ``python benchmarks/bench_auto_lambda.py [--quick] [--n-jobs N]
+[--speed-only]``.
 """
 
 import argparse
