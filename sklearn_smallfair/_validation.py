@@ -561,6 +561,7 @@ def warn_small_references(
     *,
     what="Cross-Prior Smoothing",
     hint="",
+    parameter="min_reference",
     stacklevel=2,
 ):
     """Warn when reference matrices are too small, or degenerate, to be a prior.
@@ -591,8 +592,12 @@ def warn_small_references(
         What the reference is used for, to start the message.
     hint : str, default=""
         One more remedy specific to the caller (e.g. ``"a smaller lam"``).
+    parameter : str or None, default="min_reference"
+        The caller's parameter that sets ``min_reference``, named in the message
+        (with how to silence it); ``None`` when the caller has none.
     stacklevel : int, default=2
-        Passed to :func:`warnings.warn` (2: the caller's caller is shown).
+        Passed to :func:`warnings.warn` (2: the function calling this one is
+        shown).
 
     Returns
     -------
@@ -645,12 +650,17 @@ def warn_small_references(
         which, verb = listing(
             small, lambda index: f" ({_people(totals[index])} people)"
         )
+        threshold = f"{parameter}={min_reference}" if parameter else min_reference
+        silence = (
+            f"; set {parameter}=0 if this reference is known to be reliable"
+            if parameter
+            else ""
+        )
         warnings.warn(
-            f"{what}: {which} {verb} fewer than min_reference={min_reference} "
-            f"people, so {'its' if verb == 'has' else 'their'} proportions are "
-            f"almost as noisy as a small group's and make a poor prior. Use "
-            f"{' or '.join(remedies)}; set min_reference=0 if this reference is "
-            f"known to be reliable.",
+            f"{what}: {which} {verb} fewer than {threshold} people, so "
+            f"{'its' if verb == 'has' else 'their'} proportions are almost as "
+            f"noisy as a small group's and make a poor prior. Use "
+            f"{' or '.join(remedies)}{silence}.",
             ReferenceWarning,
             stacklevel=stacklevel,
         )

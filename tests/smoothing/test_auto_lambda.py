@@ -432,6 +432,13 @@ def test_warn_small_references_helper():
     assert str(caught[0].message).startswith(
         "The MATCH test: the references of group 'a' (40 people), group 'd' (4 people)"
     )
+    _, caught = _caught(
+        lambda: warn_small_references(refs[1, 1], what="The MATCH test", parameter=None)
+    )
+    assert str(caught[0].message).startswith(
+        "The MATCH test: the reference (4 people) has fewer than 100 people, so"
+    )
+    assert "min_reference" not in str(caught[0].message)
     many = np.tile([[5, 5, 5, 5]], (12, 1))
     _, caught = _caught(lambda: warn_small_references(many))
     assert "... (12 in all)" in str(caught[0].message)
