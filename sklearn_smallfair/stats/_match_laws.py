@@ -684,12 +684,12 @@ def _solve_saddle(dev, probs, on, delta, kappa2):
         hi = np.where(f > 0, s, hi)
         with np.errstate(divide="ignore", invalid="ignore"):
             step = s - f / var
-        ok = np.isfinite(step) & (step > lo) & (step < hi)
-        both = np.isfinite(lo) & np.isfinite(hi)
-        widen = np.maximum(1.0, np.abs(s))
-        fallback = np.where(
-            both, 0.5 * (lo + hi), np.where(np.isfinite(lo), s + widen, s - widen)
-        )
+            ok = np.isfinite(step) & (step > lo) & (step < hi)
+            both = np.isfinite(lo) & np.isfinite(hi)
+            widen = np.maximum(1.0, np.abs(s))
+            fallback = np.where(
+                both, 0.5 * (lo + hi), np.where(np.isfinite(lo), s + widen, s - widen)
+            )
         new = np.where(f == 0, s, np.where(ok, step, fallback))
         done = np.abs(new - s) <= 1e-15 * np.maximum(np.abs(s), 1e-300)
         s = new
