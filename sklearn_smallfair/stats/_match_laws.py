@@ -11,11 +11,12 @@ errors of the two tails (0 for the exact laws, NaN for the approximations).
 The laws (DESIGN 5.3):
 
 * :func:`exact` -- binomial metrics by one incomplete beta function per group (any
-  ``n``); marginal benefit and joint ratios by a sum over one conditioning count,
-  restricted to the window of counts whose binomial mass outside is below
-  ``WINDOW_MASS`` (Bernstein's inequality), and computed together for all the
-  groups of the batch; with ``reference_uncertainty`` the beta-binomial sums over
-  all ``n + 1`` values of the denominator (Polya-urn recursion), group by group.
+  ``n``); marginal benefit and joint ratios by the sum over the denominator
+  ``K = c_i + c_j``, restricted to the window of ``K`` whose binomial mass outside
+  is below ``WINDOW_MASS`` (Bernstein's inequality), each term from the previous
+  one by recursion, all the groups of the batch together; with
+  ``reference_uncertainty`` the beta-binomial sums over all ``n + 1`` values of
+  the denominator (Polya-urn recursion), group by group.
 * :func:`saddlepoint` -- Lugannani-Rice with Daniels' second continuity correction
   for the linear form of counts whose sign decides the event (``S <= s`` is
   ``u c_i - v c_j <= r``), vectorized over groups.
@@ -299,10 +300,10 @@ def exact_terms(metric, batch):
     """Number of terms of the exact sum of each group (its cost), shape (G,)."""
     n = batch.n
     fam = family(metric)
+    if batch.dirichlet is not None:  # beta-binomial pmfs summed over 0..n
+        return n + 1
     if fam == "binomial":
         return np.ones_like(n)
-    if batch.dirichlet is not None:
-        return n + 1
     i, j = (FP, FN) if fam == "mb" else joint_cells(metric)
     lo, hi = window(n, batch.p[:, i] + batch.p[:, j])
     return hi - lo + 1

@@ -1378,8 +1378,19 @@ def test_groups_computed_together_equal_groups_alone():
                 )
 
 
-@pytest.mark.parametrize("metric", ["tpr", "ppv", "mb", "acc"])
-def test_huge_counts_do_not_exhaust_memory(metric):
+@pytest.mark.parametrize(
+    "metric, reference_uncertainty, expected",
+    [
+        ("tpr", False, "saddlepoint"),
+        ("ppv", False, "saddlepoint"),
+        ("mb", False, "saddlepoint"),
+        ("acc", False, "exact"),
+        ("mcc", False, "montecarlo"),
+        ("tpr", True, "montecarlo"),
+        ("acc", True, "montecarlo"),
+    ],
+)
+def test_huge_counts_do_not_exhaust_memory(metric, reference_uncertainty, expected):
     # Regression: counts with 10^12 people raised "MemoryError: Unable to allocate
     # 16.0 TiB" (a sum over every k = 0..n)
     n = 10**12
@@ -1388,11 +1399,16 @@ def test_huge_counts_do_not_exhaust_memory(metric):
     cms[0] += 200_000
     cms[1] -= 200_000
     start = time.perf_counter()
-    res = match_test(counts={"huge": cms}, reference=COMPAS_REST, metric=metric)
+    res = match_test(
+        counts={"huge": cms},
+        reference=COMPAS_REST,
+        metric=metric,
+        reference_uncertainty=reference_uncertainty,
+        random_state=0,
+    )
     assert time.perf_counter() - start < 5.0  # well under a second when alone
     row = res.frame.iloc[0]
     assert row["n"] == n
-    expected = "exact" if metric == "acc" else "saddlepoint"
     assert row["method"] == expected
     assert 0 < row["p_value"] <= 1 and row["lower"] + row["upper"] >= 1 - 1e-9
 
@@ -1453,12 +1469,13 @@ def test_auto_chooses_by_cost():
     ]
     # the Dirichlet-multinomial sums run over all n + 1 values of the denominator
     ru = {"reference_uncertainty": True}
-    assert _auto_methods("tpr", [10, 499_999, 500_000, 10**12], **ru) == [
-        "exact",
-        "exact",
-        "montecarlo",
-        "montecarlo",
-    ]
+    for metric in ("tpr", "mb", "acc"):
+        assert _auto_methods(metric, [10, 499_999, 500_000, 10**12], **ru) == [
+            "exact",
+            "exact",
+            "montecarlo",
+            "montecarlo",
+        ]
     # the cost is per group: a group's method does not depend on the others
     mixed = _auto_methods("tpr", [10**11, 10])
     assert mixed == ["saddlepoint", "exact"]
