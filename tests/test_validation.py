@@ -258,7 +258,7 @@ def test_bad_smoothing_parameters(make, name, value, shown):
     smoother = make(**{name: value})
     match = (
         rf"The '{name}' parameter of {make.__name__} must be a float in the range "
-        rf"\[0.0, inf\). Got {shown} instead"
+        rf"\[0.0, inf\)(?: or a str among \{{'auto'\}})?. Got {shown} instead"
     )
     with pytest.raises(ValueError, match=match):  # also a TypeError
         smoother.transform([1, 2, 3, 4], [1, 1, 1, 1])

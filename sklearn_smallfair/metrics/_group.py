@@ -5,7 +5,6 @@ import warnings
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
-from sklearn.exceptions import NotFittedError
 
 from .._confusion import (
     FN,
@@ -29,7 +28,7 @@ from .._params import (
 from .._random import resolve_seed
 from .._validation import check_smoothing, check_zero_division, format_label
 from ..exceptions import UndefinedGroupMetricWarning
-from ..smoothing import BaseSmoothing
+from ..smoothing import BaseSmoothing, CrossPriorSmoothing
 from ._intervals import (
     CI_METHODS,
     DEFAULT_N_DRAWS,
@@ -56,6 +55,7 @@ class _GroupCounts:
         self._smoothed = None
         self._prior = None
         self._comparison = None
+        self._fitted = None
 
     @property
     def ref(self):
@@ -66,10 +66,26 @@ class _GroupCounts:
         return self._ref
 
     @property
+    def fitted_smoothing(self):
+        """A copy of the smoothing fitted on the groups and their references.
+
+        A smoother with a fixed strength learns nothing; ``lam="auto"`` learns its
+        ``lam_`` here, once, for every column, interval and consumer of the call.
+        """
+        if self._fitted is None:
+            ref = self.ref if self.smoothing.requires_reference else None
+            self._fitted = clone(self.smoothing).fit(self.counts, ref)
+        return self._fitted
+
+    def _coefficients(self):
+        ref = self.ref if self.smoothing.requires_reference else None
+        return self.fitted_smoothing.coefficients(self.counts.sum(axis=1), ref)
+
+    @property
     def smoothed(self):
         if self._smoothed is None:
             ref = self.ref if self.smoothing.requires_reference else None
-            self._smoothed = self.smoothing.transform(self.counts, ref)
+            self._smoothed = self.fitted_smoothing.transform(self.counts, ref)
         return self._smoothed
 
     @property
@@ -82,18 +98,7 @@ class _GroupCounts:
         ``c + a``, the mean of the Dirichlet posterior with prior ``a`` (times n).
         """
         if self._prior is None:
-            ref = self.ref if self.smoothing.requires_reference else None
-            n = self.counts.sum(axis=1)
-            try:
-                scale, offset = self.smoothing.coefficients(n, ref)
-            except NotFittedError:
-                # a smoother that learns from the groups (and did so, for this call
-                # only, in ``smoothed``): learn the same on a copy; its warnings
-                # were shown by ``smoothed`` already
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    fitted = clone(self.smoothing).fit(self.counts, ref)
-                scale, offset = fitted.coefficients(n, ref)
+            scale, offset = self._coefficients()
             self._prior = np.broadcast_to(offset / scale, self.counts.shape)
         return self._prior
 
@@ -278,7 +283,9 @@ def group_metrics(
     -------
     table : pandas.DataFrame
         One row per group (index: the group labels), columns ``n``, ``n_pos``,
-        ``n_neg``, then per metric ``<metric>``, ``<metric>_undefined`` and, with
+        ``n_neg`` (and ``lam``, the strength used, with
+        :class:`~sklearn_smallfair.smoothing.CrossPriorSmoothing`, learned from
+        the groups with ``lam="auto"``), then per metric ``<metric>``, ``<metric>_undefined`` and, with
         ``smoothing``, ``<metric>_smoothed``, ``<metric>_smoothed_undefined``.
         Metric columns use the canonical names. With ``ci``, each value column is
         followed by its ``_ci_low`` and ``_ci_high`` columns.
@@ -358,6 +365,9 @@ def group_metrics(
         "n_pos": counts[:, TP] + counts[:, FN],
         "n_neg": counts[:, FP] + counts[:, TN],
     }
+    if isinstance(smoothing, CrossPriorSmoothing):
+        # the strength used, learned from the groups with lam="auto"
+        columns["lam"] = np.full(len(groups), gc.fitted_smoothing.lam_)
     variants = [(False, "")] + ([(True, "_smoothed")] if smoothing is not None else [])
     methods = {}
     for metric in resolved:

@@ -286,3 +286,23 @@ def test_intervals_leave_the_values_unchanged(rows):
         y_true, y_pred, sensitive_features=groups, ci=0.8, random_state=0, **kw
     )
     pd.testing.assert_frame_equal(with_ci[plain.columns], plain)
+
+
+def test_group_metrics_reports_the_learned_lambda():
+    from sklearn_smallfair.datasets import load_published_confusion_matrices
+
+    counts = load_published_confusion_matrices("Folktables", include_all=False)
+    auto = group_metrics(counts=counts, smoothing=CrossPriorSmoothing("auto"))
+    fixed = group_metrics(counts=counts, smoothing=CrossPriorSmoothing(10))
+    learned = CrossPriorSmoothing("auto").fit(
+        counts[["TP", "FN", "FP", "TN"]].to_numpy(),
+        reference_counts(counts[["TP", "FN", "FP", "TN"]].to_numpy()),
+    )
+    np.testing.assert_allclose(auto["lam"], learned.lam_)
+    assert (fixed["lam"] == 10.0).all()
+    # the smoothed values use the learned strength
+    again = group_metrics(
+        counts=counts, smoothing=CrossPriorSmoothing(float(learned.lam_))
+    )
+    np.testing.assert_allclose(auto["tpr_smoothed"], again["tpr_smoothed"])
+    assert "lam" not in group_metrics(counts=counts).columns

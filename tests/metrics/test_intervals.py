@@ -410,6 +410,7 @@ def test_columns_follow_each_value():
         "n",
         "n_pos",
         "n_neg",
+        "lam",
         "tpr",
         "tpr_ci_low",
         "tpr_ci_high",
