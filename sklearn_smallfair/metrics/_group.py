@@ -285,8 +285,9 @@ def group_metrics(
         One row per group (index: the group labels), columns ``n``, ``n_pos``,
         ``n_neg`` (and ``lam``, the strength used, with
         :class:`~sklearn_smallfair.smoothing.CrossPriorSmoothing`, learned from
-        the groups with ``lam="auto"``), then per metric ``<metric>``, ``<metric>_undefined`` and, with
-        ``smoothing``, ``<metric>_smoothed``, ``<metric>_smoothed_undefined``.
+        the groups with ``lam="auto"``), then per metric ``<metric>``,
+        ``<metric>_undefined`` and, with ``smoothing``, ``<metric>_smoothed``,
+        ``<metric>_smoothed_undefined``.
         Metric columns use the canonical names. With ``ci``, each value column is
         followed by its ``_ci_low`` and ``_ci_high`` columns.
 
