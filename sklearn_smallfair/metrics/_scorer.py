@@ -8,6 +8,7 @@ from .._params import (
     POS_LABEL,
     REFERENCE,
     ZERO_DIVISION,
+    Number,
     StrOptions,
     validate_params,
 )
@@ -15,18 +16,27 @@ from .._scoring import GroupScorer
 from .._validation import check_smoothing, check_zero_division, format_labels
 from ..smoothing import BaseSmoothing
 from ._group import _GroupCounts
+from ._intervals import disparity_intervals
 from ._registry import Metric, get_metric
 
 __all__ = ["aggregate_group_metric", "make_group_scorer"]
 
-_AGGREGATES = ("difference", "ratio", "worst", "max", "min")
+#: Aggregates of a confidence bound (lower is better for a gap, higher for a ratio).
+_BOUNDS = ("difference_upper", "ratio_lower")
+_AGGREGATES = ("difference", "ratio", "worst", "max", "min", *_BOUNDS)
 _AGGREGATE = [StrOptions(set(_AGGREGATES)), callable]
 _RESPONSE_METHODS = {"predict", "predict_proba", "decision_function"}
 
 
-def _check_aggregate(aggregate, metric):
+def _check_aggregate(aggregate, metric, smoothing=None):
     if callable(aggregate):
         return aggregate
+    if aggregate in _BOUNDS and smoothing is not None:
+        raise ValueError(
+            f"aggregate={aggregate!r} bounds the raw gaps to the reference "
+            f"(disparity_intervals has no smoothed intervals); pass smoothing=None "
+            f"or a point aggregate such as 'difference'."
+        )
     if aggregate == "worst" and metric.greater_is_better is None:
         raise ValueError(
             f"aggregate='worst' needs a metric with a direction, but {metric.name!r} "
@@ -34,6 +44,49 @@ def _check_aggregate(aggregate, metric):
             f"'min'."
         )
     return aggregate
+
+
+def _bound(
+    y_true,
+    y_pred,
+    sensitive_features,
+    sample_weight,
+    pos_label,
+    *,
+    metric,
+    aggregate,
+    reference,
+    ci,
+):
+    """The confidence bound of the largest gap (or smallest ratio) to the reference.
+
+    ``"difference_upper"``: the largest, over groups, upper bound of ``|group -
+    reference|`` (the range of ``|x|`` over Newcombe's interval of the signed
+    difference); ``"ratio_lower"``: the smallest lower bound of ``min(r, 1 / r)``
+    for the ratio ``r = group / reference`` (Katz's interval). NaN when a group's
+    or a reference's value is undefined.
+    """
+    table = disparity_intervals(
+        y_true,
+        y_pred,
+        sensitive_features=sensitive_features,
+        metrics=[metric.name],
+        reference=reference,
+        ci=ci,
+        sample_weight=sample_weight,
+        pos_label=pos_label,
+        random_state=0,  # draws only for metrics without a closed form
+    )
+    if aggregate == "difference_upper":
+        low = table["difference_ci_low"].to_numpy(dtype=float)
+        high = table["difference_ci_high"].to_numpy(dtype=float)
+        per_group = np.maximum(np.abs(low), np.abs(high))
+        return np.nan if np.isnan(per_group).any() else float(per_group.max())
+    low = table["ratio_ci_low"].to_numpy(dtype=float)
+    high = table["ratio_ci_high"].to_numpy(dtype=float)
+    with np.errstate(divide="ignore"):
+        per_group = np.minimum(low, 1.0 / high)
+    return np.nan if np.isnan(per_group).any() else float(per_group.min())
 
 
 def _aggregate(values, aggregate, metric):
@@ -76,6 +129,7 @@ _ROUTING_HINT = (
         "zero_division": ZERO_DIVISION,
         "sample_weight": ["array-like", None],
         "pos_label": POS_LABEL,
+        "ci": [Number(0, 1, closed="neither")],
     }
 )
 def aggregate_group_metric(
@@ -90,6 +144,7 @@ def aggregate_group_metric(
     zero_division=np.nan,
     sample_weight=None,
     pos_label=1,
+    ci=0.95,
 ):
     """One number summarising a metric across groups (the scorers' score function).
 
@@ -101,12 +156,23 @@ def aggregate_group_metric(
         Group labels (required; ``None`` raises an error explaining metadata routing).
     metric : str, default="tpr"
         A single-group or two-group metric of :func:`metric_names`.
-    aggregate : {"difference", "ratio", "worst", "max", "min"} or callable, \
-            default="difference"
+    aggregate : {"difference", "ratio", "worst", "max", "min", \
+            "difference_upper", "ratio_lower"} or callable, default="difference"
         ``"difference"``: max minus min over groups; ``"ratio"``: min over max;
         ``"worst"``: the group value furthest from the best (min for
         greater-is-better metrics, max otherwise); ``"max"``, ``"min"``; or a
         callable mapping the 1-D array of group values to a float.
+
+        Confidence bounds of the gap of each group to its ``reference``, from
+        :func:`disparity_intervals` at level ``ci`` (Newcombe's interval of a
+        difference and Katz's of a ratio for proportions such as ``tpr``; posterior
+        draws with a fixed seed for the other metrics): ``"difference_upper"``, the
+        largest over groups of the upper bound of ``|group - reference|`` (a model
+        scores low only if every gap is small *with confidence*: a small group
+        with a wide interval keeps the bound high); ``"ratio_lower"``, the
+        smallest over groups of the lower bound of ``min(r, 1/r)``, ``r = group /
+        reference``. Raw values only (``smoothing`` must be None); an undefined
+        group or reference value makes the bound NaN whatever ``zero_division``.
     smoothing : AdditiveSmoothing, CrossPriorSmoothing or None, default=None
         Score the smoothed matrices instead of the raw ones.
     reference : {"rest", "total"}, group label or array-like, default="rest"
@@ -122,6 +188,9 @@ def aggregate_group_metric(
         Sample weights.
     pos_label : int, float, bool or str, default=1
         The positive class.
+    ci : float, default=0.95
+        Confidence level of the ``"difference_upper"`` and ``"ratio_lower"``
+        aggregates, in (0, 1); unused by the others.
 
     Returns
     -------
@@ -136,11 +205,14 @@ def aggregate_group_metric(
     >>> aggregate_group_metric(y_true, y_pred, sensitive_features=groups,
     ...                        metric="tpr", aggregate="difference")
     0.5
+    >>> round(aggregate_group_metric(y_true, y_pred, sensitive_features=groups,
+    ...                              metric="tpr", aggregate="difference_upper"), 3)
+    0.905
     """
     if sensitive_features is None:
         raise ValueError(_ROUTING_HINT)
     m = get_metric(metric)
-    aggregate = _check_aggregate(aggregate, m)
+    aggregate = _check_aggregate(aggregate, m, smoothing)
     zero_division = check_zero_division(zero_division)
     smoothing = check_smoothing(smoothing)
     groups, counts, _ = _grouped_counts(
@@ -156,6 +228,18 @@ def aggregate_group_metric(
     values, _ = gc.values(
         m, smoothed=smoothing is not None, zero_division=zero_division
     )
+    if aggregate in _BOUNDS:
+        return _bound(
+            y_true,
+            y_pred,
+            sensitive_features,
+            sample_weight,
+            pos_label,
+            metric=m,
+            aggregate=aggregate,
+            reference=reference,
+            ci=ci,
+        )
     return _aggregate(values, aggregate, m)
 
 
@@ -169,6 +253,7 @@ def aggregate_group_metric(
         "greater_is_better": [*BOOLEAN, None],
         "response_method": [StrOptions(_RESPONSE_METHODS), list, tuple],
         "pos_label": POS_LABEL,
+        "ci": [Number(0, 1, closed="neither")],
     }
 )
 def make_group_scorer(
@@ -181,6 +266,7 @@ def make_group_scorer(
     greater_is_better=None,
     response_method="predict",
     pos_label=1,
+    ci=0.95,
 ):
     """Make a scikit-learn scorer from a group metric and an aggregate.
 
@@ -197,23 +283,31 @@ def make_group_scorer(
         A metric name or alias of :func:`metric_names`.
     smoothing : AdditiveSmoothing, CrossPriorSmoothing or None, default=None
         Score smoothed group matrices (references are computed on each test fold).
-    aggregate : {"difference", "ratio", "worst", "max", "min"} or callable, \
-            default="difference"
+    aggregate : {"difference", "ratio", "worst", "max", "min", \
+            "difference_upper", "ratio_lower"} or callable, default="difference"
         How group values become one score; see :func:`aggregate_group_metric`.
+        ``"difference_upper"`` scores a model by the ``ci`` upper confidence
+        bound of its largest gap to the reference, so that model selection prefers
+        a model whose gap is small with confidence, not one whose small groups
+        happen to look alike.
     reference : {"rest", "total"}, group label or array-like, default="rest"
         Reference for Cross-Prior Smoothing and two-group metrics.
     zero_division : {np.nan, "warn", 0.0, 1.0}, default=np.nan
         Value of an undefined group metric; NaN (and ``"warn"``, which also warns)
         makes the score NaN.
     greater_is_better : bool or None, default=None
-        ``None`` infers it: ``False`` for ``"difference"``, ``True`` for
-        ``"ratio"``, and the metric's own direction for ``"worst"``, ``"max"`` and
+        ``None`` infers it: ``False`` for ``"difference"`` and
+        ``"difference_upper"``, ``True`` for ``"ratio"`` and ``"ratio_lower"``,
+        and the metric's own direction for ``"worst"``, ``"max"`` and
         ``"min"`` (an error for descriptive metrics and callables, which need it
         explicitly).
     response_method : str, default="predict"
         Estimator method giving the predictions; group metrics need class labels.
     pos_label : int, float, bool or str, default=1
         The positive class.
+    ci : float, default=0.95
+        Confidence level of the ``"difference_upper"`` and ``"ratio_lower"``
+        aggregates.
 
     Returns
     -------
@@ -243,13 +337,13 @@ def make_group_scorer(
     ['mean_fit_time', 'mean_score_time']
     """
     m = get_metric(metric)
-    aggregate = _check_aggregate(aggregate, m)
+    aggregate = _check_aggregate(aggregate, m, smoothing)
     zero_division = check_zero_division(zero_division)
     check_smoothing(smoothing)
     if greater_is_better is None:
-        if aggregate == "difference":
+        if aggregate in ("difference", "difference_upper"):
             greater_is_better = False
-        elif aggregate == "ratio":
+        elif aggregate in ("ratio", "ratio_lower"):
             greater_is_better = True
         elif callable(aggregate) or m.greater_is_better is None:
             raise ValueError(
@@ -265,6 +359,7 @@ def make_group_scorer(
         reference=reference,
         zero_division=zero_division,
         pos_label=pos_label,
+        ci=ci,
     )
     sign = 1 if greater_is_better else -1
     return GroupScorer(aggregate_group_metric, sign, kwargs, response_method)

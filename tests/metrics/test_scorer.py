@@ -118,3 +118,96 @@ def test_single_group_aggregate_is_an_error_not_perfect_fairness():
         aggregate_group_metric(
             [1, 0, 1, 0], [1, 0, 0, 0], sensitive_features=["a"] * 4, metric="tpr"
         )
+
+
+def test_difference_upper_is_largest_bound_of_disparity_intervals(scored_data):
+    from sklearn_smallfair.metrics import disparity_intervals
+
+    X, y, A = scored_data
+    y_pred = (X["x0"] > 0).astype(int)
+    for ci in (0.9, 0.95):
+        table = disparity_intervals(
+            y, y_pred, sensitive_features=A, metrics="tpr", ci=ci
+        )
+        low = table["difference_ci_low"].to_numpy()
+        high = table["difference_ci_high"].to_numpy()
+        assert (table["difference_method"] == "newcombe").all()
+        got = aggregate_group_metric(
+            y,
+            y_pred,
+            sensitive_features=A,
+            metric="tpr",
+            aggregate="difference_upper",
+            ci=ci,
+        )
+        assert got == pytest.approx(np.maximum(np.abs(low), np.abs(high)).max())
+        # the bound covers the point gap to the reference
+        assert got >= np.abs(table["difference"]).max()
+        ratio = aggregate_group_metric(
+            y,
+            y_pred,
+            sensitive_features=A,
+            metric="tpr",
+            aggregate="ratio_lower",
+            ci=ci,
+        )
+        r_low = table["ratio_ci_low"].to_numpy()
+        r_high = table["ratio_ci_high"].to_numpy()
+        assert ratio == pytest.approx(np.minimum(r_low, 1 / r_high).min())
+
+
+def test_bound_aggregates_infer_direction_and_refuse_smoothing():
+    scorer = make_group_scorer("tpr", aggregate="difference_upper")
+    assert scorer._sign == -1
+    assert make_group_scorer("tpr", aggregate="ratio_lower")._sign == 1
+    with pytest.raises(ValueError, match="smoothing=None"):
+        make_group_scorer(
+            "tpr", aggregate="difference_upper", smoothing=CrossPriorSmoothing()
+        )
+    with pytest.raises(ValueError, match="ci"):
+        make_group_scorer("tpr", aggregate="difference_upper", ci=1.5)
+
+
+def test_difference_upper_nan_when_undefined():
+    y_true = [1, 1, 0, 0, 0, 0]
+    y_pred = [1, 0, 0, 1, 0, 0]
+    groups = ["a", "a", "a", "b", "b", "b"]  # b has no positives
+    got = aggregate_group_metric(
+        y_true,
+        y_pred,
+        sensitive_features=groups,
+        metric="tpr",
+        aggregate="difference_upper",
+    )
+    assert np.isnan(got)
+
+
+def test_difference_upper_in_grid_search(routing, scored_data):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    X, y, A = scored_data
+    scorer = make_group_scorer("tpr", aggregate="difference_upper", ci=0.9)
+    cv = KFold(3, shuffle=True, random_state=0)
+    search = GridSearchCV(
+        LogisticRegression(), {"C": [0.01, 1.0]}, scoring=scorer, cv=cv
+    ).fit(X, y, sensitive_features=A)
+    A = np.asarray(A)
+    for i, C in enumerate([0.01, 1.0]):
+        expected = []
+        for train, test in cv.split(X):
+            model = LogisticRegression(C=C).fit(X.iloc[train], y.iloc[train])
+            expected.append(
+                -aggregate_group_metric(
+                    y.iloc[test],
+                    model.predict(X.iloc[test]),
+                    sensitive_features=A[test],
+                    metric="tpr",
+                    aggregate="difference_upper",
+                    ci=0.9,
+                )
+            )
+        assert search.cv_results_["mean_test_score"][i] == pytest.approx(
+            np.mean(expected)
+        )
+    assert np.isfinite(search.best_score_) and search.best_score_ < 0
