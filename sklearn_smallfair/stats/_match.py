@@ -378,13 +378,14 @@ def match_test(
             "montecarlo"}, default="auto"
         - ``"exact"``: binomial metrics by the binomial CDF (one regularized
           incomplete beta function, any ``n``); marginal benefit and joint-ratio
-          metrics by a sum over one conditioning count (``c_i + c_j``, ``c_i`` or
-          ``c_j``, whichever has the narrowest window) of binomial weights times
-          binomial CDFs at integer thresholds, restricted to the window of counts
-          outside which the binomial mass is below 1e-15 (Bernstein's inequality:
-          mean +- about 8.4 standard deviations), all groups computed together.
-          With ``reference_uncertainty`` the beta-binomial sums run over all
-          ``n + 1`` values. Refused above ``EXACT_MAX_TERMS`` terms per group;
+          metrics by the sum over the denominator ``K = c_i + c_j`` of binomial
+          weights times binomial CDFs at integer thresholds (DESIGN 5.3),
+          restricted to the window of ``K`` outside which the binomial mass is
+          below ``WINDOW_MASS`` = 1e-15 (Bernstein's inequality: the mean +-
+          about 8.4 standard deviations, ``O(sqrt(n))`` terms), each term from
+          the previous one by recursion, all groups computed together. With
+          ``reference_uncertainty`` the beta-binomial sums run over all ``n + 1``
+          values. Refused above ``EXACT_MAX_TERMS`` (10^7) terms per group;
         - ``"saddlepoint"``: the Lugannani-Rice approximation, with Daniels'
           continuity correction, of the linear form of counts that decides the
           event (``S <= a/b`` is ``(b - a) c_i - a c_j <= 0``), for the same
@@ -402,18 +403,18 @@ def match_test(
           is never exactly 0, and its standard error is in the ``se`` column;
         - ``"auto"``: by cost, per group (the ``method`` column says which).
           Binomial metrics: ``"exact"`` at any size. ``mb`` and joint ratios:
-          ``"exact"`` while the sum has at most ``AUTO_EXACT_MAX_TERMS``
-          (400,000) terms (``n`` up to about 10^9 to 10^10 for rates near 0.1),
-          ``"saddlepoint"`` beyond. With ``reference_uncertainty`` (sums of
-          ``n + 1`` terms): ``"exact"`` up to 400,000 terms, ``"montecarlo"``
-          beyond. Other metrics (``f1``, ``mcc``, ``pt``, ...): ``"enumerate"``
-          up to ``n = AUTO_ENUMERATE_MAX_N`` (200), ``"montecarlo"`` beyond.
-          Each choice takes well under a second per metric and group at any
-          size up to 10^12 and beyond (Monte Carlo: its ``n_draws``). The
-          saddle-point approximation is within 1e-8 of the exact law from
-          ``n = 10^5`` on for binomial metrics and ``mb``, within about 1e-4
-          for joint ratios, whose discrete law it smooths (the user guide lists
-          the errors measured at each size).
+          ``"exact"`` while the window has at most ``AUTO_EXACT_MAX_TERMS``
+          (500,000) terms (``n q (1 - q) <= 9e8``: ``n`` up to about 10^10 for
+          rates near 0.1), ``"saddlepoint"`` beyond. With
+          ``reference_uncertainty`` (sums of ``n + 1`` terms): ``"exact"`` up to
+          500,000 people, ``"montecarlo"`` beyond. Other metrics (``f1``,
+          ``mcc``, ``pt``, ...): ``"enumerate"`` up to ``AUTO_ENUMERATE_MAX_N``
+          (200) people, ``"montecarlo"`` beyond. Every choice returns in under a
+          second per metric and group at any size up to 10^12 and beyond
+          (Monte Carlo: in proportion to ``n_draws``). Where ``auto`` uses it,
+          the saddle-point approximation is within 1e-10 of the exact law for
+          ``mb`` and within about 1e-6 for joint ratios, whose discrete law it
+          smooths (the user guide lists the errors measured at each size).
     alternative : {"two-sided", "less", "greater"}, default="two-sided"
         ``"two-sided"``: ``min(1, 2 min(lower, upper))``; ``"less"``: ``lower``
         (the group scores lower than the reference would); ``"greater"``: ``upper``.
