@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 
 from .._confusion import reference_counts, rows_or_counts
 from .._params import (
@@ -32,8 +33,8 @@ from .._params import (
     validate_params,
 )
 from .._random import resolve_seed
-from .._validation import check_smoothing, format_label
-from ..exceptions import UndefinedGroupMetricWarning
+from .._validation import check_smoothing, format_label, warn_small_references
+from ..exceptions import ReferenceWarning, UndefinedGroupMetricWarning
 from ..metrics import Metric, get_metrics
 from ..smoothing import BaseSmoothing
 from ._match_laws import (
@@ -507,6 +508,18 @@ def match_test(
     )
     cms = _check_integer_counts(cms)
     refs = reference_counts(cms, reference, groups=groups).astype(np.float64)
+    warn_small_references(
+        refs,
+        groups,
+        what="The MATCH test",
+        hint="reference_uncertainty=True",
+        parameter=None,
+    )
+    if smoothing is not None:
+        # learned once on the groups (lam="auto"), then fixed for every law
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ReferenceWarning)
+            smoothing = clone(smoothing).fit(cms, refs)
     base = Batch(
         counts=cms,
         reference=refs,
