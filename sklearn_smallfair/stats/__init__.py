@@ -1,11 +1,10 @@
 """Statistical tests: the MATCH test, separation and comparative separation tests,
 their power analysis, and multiple-comparison adjustments."""
 
-from ._comparative import (
-    ComparativeSeparationResult,
+from ._comparative import ComparativeSeparationResult, comparative_separation_test
+from ._comparative_scoring import (
     ComparativeSeparationTest,
     comparative_separation_statistic,
-    comparative_separation_test,
     make_comparative_separation_scorer,
 )
 from ._match import ENUMERATE_MAX_N, MAX_N_DRAWS, MatchResult, MATCHTest, match_test

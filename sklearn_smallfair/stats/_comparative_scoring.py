@@ -1,0 +1,365 @@
+"""Comparative separation in scikit-learn: the test as an estimator, and a scorer.
+
+:class:`ComparativeSeparationTest` runs :func:`comparative_separation_test` with
+its parameters; :func:`comparative_separation_statistic` summarises the test in
+one number, which :func:`make_comparative_separation_scorer` turns into a
+scorer that receives the group labels through metadata routing.
+"""
+
+import warnings
+
+import numpy as np
+
+from .._params import StrOptions, validate_params
+from .._scoring import GroupScorer
+from ..exceptions import UndefinedGroupMetricWarning
+from ._comparative import (
+    _SHARED_PARAMS,
+    _TEST_PARAMS,
+    STATISTICS,
+    _empty_cells,
+    comparative_separation_test,
+)
+from ._results import TestEstimator
+
+__all__ = [
+    "ComparativeSeparationTest",
+    "comparative_separation_statistic",
+    "make_comparative_separation_scorer",
+]
+
+
+class ComparativeSeparationTest(TestEstimator):
+    """The comparative separation test as a scikit-learn estimator.
+
+    Holds the parameters of :func:`comparative_separation_test`; :meth:`fit` checks
+    them against ``_parameter_constraints``, runs the test and stores its results.
+
+    Parameters
+    ----------
+    alpha : float, default=0.05
+    n_pairs : int, default=None
+    tie : {"incorrect", "half", "drop"}, default="incorrect"
+    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
+    variance : {"auto", "u_statistic", "clustered", "independent"}, \
+            default="auto"
+    method : {"asymptotic", "permutation"}, default="asymptotic"
+    n_resamples : int, default=9999
+    random_state : None, int, numpy Generator, RandomState or SeedSequence, \
+            default=None
+        See :func:`comparative_separation_test`.
+
+    Attributes
+    ----------
+    result_ : ComparativeSeparationResult
+        What :func:`comparative_separation_test` returned.
+    results_ : pandas.DataFrame
+        A copy of its table of tests, ``result_.frame``.
+    table_ : pandas.DataFrame
+        The ``K x K`` cell table ``result_.table``.
+    pvalues_ : pandas.Series
+        ``result_.pvalues``: the p-value deciding each test, indexed by
+        ``(test, higher_a, lower_a, higher_b, lower_b)``.
+    reject_ : pandas.Series of bool
+        ``result_.reject``: ``pvalues_ <= alpha``.
+    violated_ : bool
+        Whether comparative separation is violated at ``alpha`` (any test
+        rejects).
+    pairs_ : ndarray of shape (m, 2) or None
+        The pairs passed or drawn (None when all pairs were counted).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_smallfair.stats import ComparativeSeparationTest
+    >>> rng = np.random.default_rng(1)
+    >>> y = rng.normal(size=400)
+    >>> s = y + rng.normal(size=400)
+    >>> groups = rng.choice(["a", "b"], size=400)
+    >>> test = ComparativeSeparationTest().fit(y, s, sensitive_features=groups)
+    >>> test.table_.shape, test.violated_, test.result_.pair_source
+    ((4, 4), False, 'all')
+    """
+
+    _parameter_constraints: dict = dict(_TEST_PARAMS)
+
+    def __init__(
+        self,
+        alpha=0.05,
+        n_pairs=None,
+        tie="incorrect",
+        correction="holm",
+        variance="auto",
+        method="asymptotic",
+        n_resamples=9999,
+        random_state=None,
+    ):
+        self.alpha = alpha
+        self.n_pairs = n_pairs
+        self.tie = tie
+        self.correction = correction
+        self.variance = variance
+        self.method = method
+        self.n_resamples = n_resamples
+        self.random_state = random_state
+
+    def fit(
+        self,
+        y_true=None,
+        y_score=None,
+        *,
+        sensitive_features,
+        pairs=None,
+        judgments=None,
+    ):
+        """Run the test on labels and scores, or on judgments and scores.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_items,), default=None
+            Item labels (omit with ``judgments``).
+        y_score : array-like of shape (n_items,)
+            Model scores.
+        sensitive_features : array-like of shape (n_items,) or (n_items, k)
+            Group labels.
+        pairs : array-like of shape (m, 2), default=None
+            Item index pairs (``None`` and ``y_true`` given: all pairs, or
+            ``n_pairs`` drawn pairs).
+        judgments : array-like of shape (m,), default=None
+            ``+1``/``-1`` judgments of ``pairs``.
+
+        Returns
+        -------
+        self : ComparativeSeparationTest
+        """
+        self._validate_params()
+        result = comparative_separation_test(
+            y_true,
+            y_score,
+            sensitive_features=sensitive_features,
+            pairs=pairs,
+            judgments=judgments,
+            n_pairs=self.n_pairs if pairs is None else None,
+            alpha=self.alpha,
+            tie=self.tie,
+            correction=self.correction,
+            variance=self.variance,
+            method=self.method,
+            n_resamples=self.n_resamples,
+            random_state=self.random_state,
+        )
+        self.table_ = result.table.copy()
+        self.pairs_ = result.pairs
+        return self._keep(result)
+
+
+# =====================================================================================
+# Scorer
+# =====================================================================================
+_ROUTING_HINT = (
+    "The comparative separation scorer needs the group labels. In model selection "
+    "enable metadata routing with sklearn.set_config(enable_metadata_routing=True) "
+    "and pass them as GridSearchCV(...).fit(X, y, sensitive_features=A) or "
+    "cross_validate(..., params={'sensitive_features': A}). Outside model "
+    "selection call comparative_separation_statistic(y, scores, "
+    "sensitive_features=A)."
+)
+_STATISTIC_PARAMS = {
+    "statistic": [StrOptions(set(STATISTICS))],
+    **_SHARED_PARAMS,
+}
+
+
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "y_score": ["array-like"],
+        "sensitive_features": ["array-like", None],
+        **_STATISTIC_PARAMS,
+    }
+)
+def comparative_separation_statistic(
+    y_true,
+    y_score,
+    *,
+    sensitive_features=None,
+    statistic="max_gap",
+    n_pairs=None,
+    tie="incorrect",
+    variance="auto",
+    correction="holm",
+    random_state=0,
+):
+    """One number summarising comparative separation (the scorer's function).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_items,)
+        Numeric labels (class labels or regression targets).
+    y_score : array-like of shape (n_items,)
+        Model scores.
+    sensitive_features : array-like of shape (n_items,) or (n_items, k)
+        Group labels (required; ``None`` raises an error explaining metadata
+        routing).
+    statistic : {"max_gap", "min_pvalue"}, default="max_gap"
+        ``"max_gap"``: the largest absolute difference ``|tpr_a - tpr_b|`` over all
+        tests of :func:`comparative_separation_test` (cross and within; lower is
+        better). ``"min_pvalue"``: ``min(pvalue_cross, pvalue_within)`` (higher is
+        better).
+    n_pairs, tie, variance, correction
+        See :func:`comparative_separation_test`; by default all pairs of items
+        are counted.
+    random_state : None, int, numpy Generator, RandomState or SeedSequence, \
+            default=0
+        Seed of the pair draws when ``n_pairs`` is given; a fixed seed makes
+        scores reproducible. Unused with all pairs.
+
+    Returns
+    -------
+    value : float
+        With ``"max_gap"``, NaN when a compared cell has no usable pairs (e.g. a
+        group whose items all have the same label); with ``"min_pvalue"``, the
+        smallest p-value of the tests that could be run (NaN if none).
+
+    Warns
+    -----
+    UndefinedGroupMetricWarning
+        When a cell has no usable pairs, naming the cells. In model selection a
+        NaN score of a fold makes the mean over folds (``mean_test_score``) NaN;
+        use folds stratified on the groups and labels, or merge small groups.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.stats import comparative_separation_statistic
+    >>> y = [3, 2, 1, 3, 2, 1]
+    >>> s = [0.9, 0.5, 0.1, 0.2, 0.8, 0.0]
+    >>> groups = ["a", "a", "a", "b", "b", "b"]
+    >>> gap = comparative_separation_statistic(y, s, sensitive_features=groups)
+    >>> round(gap, 4)
+    0.3333
+    """
+    if sensitive_features is None:
+        raise ValueError(_ROUTING_HINT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
+        res = comparative_separation_test(
+            y_true,
+            y_score,
+            sensitive_features=sensitive_features,
+            n_pairs=n_pairs,
+            tie=tie,
+            variance=variance,
+            correction=correction,
+            random_state=random_state,
+        )
+    if statistic == "min_pvalue":
+        value = float(np.fmin(res.pvalue_cross, res.pvalue_within))
+    else:
+        gaps = res.frame["difference"].to_numpy(dtype=np.float64)
+        value = float(np.abs(gaps).max()) if not np.isnan(gaps).any() else np.nan
+    n = res.table["n"].to_numpy().reshape(res.groups.shape[0], -1)
+    cells = _empty_cells(n, res.groups)
+    if cells:
+        if np.isnan(value):
+            effect = (
+                "so the statistic is NaN. As a scorer, this fold's score is NaN and "
+                "so is the mean over folds"
+            )
+        else:
+            effect = "so the tests involving them are left out of the statistic"
+        warnings.warn(
+            f"comparative_separation_statistic({statistic!r}): cell(s) {cells} "
+            f"(group of the truly-higher item, of the truly-lower item) have no "
+            f"usable pairs among these items, {effect}; use folds stratified on "
+            f"the groups and labels, or merge small groups.",
+            UndefinedGroupMetricWarning,
+            stacklevel=4,  # the caller of the decorated function
+        )
+    return value
+
+
+@validate_params(
+    {
+        **_STATISTIC_PARAMS,
+        "response_method": [
+            StrOptions({"decision_function", "predict_proba", "predict"}),
+            tuple,
+            list,
+        ],
+    }
+)
+def make_comparative_separation_scorer(
+    *,
+    statistic="max_gap",
+    n_pairs=None,
+    tie="incorrect",
+    variance="auto",
+    correction="holm",
+    random_state=0,
+    response_method=("decision_function", "predict_proba", "predict"),
+):
+    """Make a scikit-learn scorer of comparative separation.
+
+    The scorer evaluates the estimator's scores on the test fold (the first of
+    ``response_method`` it has: a classifier's decision function or positive-class
+    probability, a regressor's prediction), compares all pairs of the fold's items
+    (or ``n_pairs`` drawn pairs) and returns
+    :func:`comparative_separation_statistic`. With metadata routing enabled
+    (``sklearn.set_config(enable_metadata_routing=True)``) model selection routes
+    ``sensitive_features`` to it: the scorer requests it by default.
+
+    A fold on which a compared cell has no usable pairs (say, a small group whose
+    items in the fold all have the same label) scores NaN, with an
+    :class:`~sklearn_smallfair.exceptions.UndefinedGroupMetricWarning` naming the
+    cells; scikit-learn's mean over the folds is then NaN too. Stratify the folds
+    on the groups and labels, or merge small groups.
+
+    Parameters
+    ----------
+    statistic : {"max_gap", "min_pvalue"}, default="max_gap"
+        ``"max_gap"`` (lower is better: the scorer negates it, as scikit-learn
+        does for losses) or ``"min_pvalue"`` (higher is better).
+    n_pairs : int, default=None
+        Pairs drawn per fold (``None``: all pairs of the fold's items).
+    tie, variance, correction
+        See :func:`comparative_separation_test`.
+    random_state : None or int, default=0
+        Seed of the pair draws with ``n_pairs``, the same for every fold and
+        candidate.
+    response_method : str or tuple of str, \
+            default=("decision_function", "predict_proba", "predict")
+        Estimator methods tried in order for the scores.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y, sensitive_features=...)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import sklearn
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn_smallfair.stats import make_comparative_separation_scorer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 3))
+    >>> y = X[:, 0] + rng.normal(size=300)
+    >>> A = rng.choice(["a", "b"], size=300)
+    >>> scorer = make_comparative_separation_scorer(statistic="max_gap")
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     search = GridSearchCV(Ridge(), {"alpha": [0.1, 10.0]}, scoring=scorer,
+    ...                           cv=3).fit(X, y, sensitive_features=A)
+    >>> bool((search.cv_results_["mean_test_score"] <= 0).all())
+    True
+    """
+    kwargs = dict(
+        statistic=statistic,
+        n_pairs=n_pairs,
+        tie=tie,
+        variance=variance,
+        correction=correction,
+        random_state=random_state,
+    )
+    sign = -1 if statistic == "max_gap" else 1
+    return GroupScorer(comparative_separation_statistic, sign, kwargs, response_method)
