@@ -44,6 +44,7 @@ _AUDIT_PARAMETERS = {
     "reference": REFERENCE,
     "tests": [StrOptions(set(TESTS)), list, tuple, None],
     "alpha": [Number(0, 1, closed="neither")],
+    "ci": [Number(0, 1, closed="neither"), None],
     "correction": [StrOptions({"holm", "bonferroni", "fdr_bh", "none"}), None],
     "n_draws": [Whole(100, MAX_N_DRAWS)],
     "random_state": RANDOM_STATE,
@@ -120,6 +121,7 @@ def audit_predictions(
     reference="rest",
     tests=TESTS,
     alpha=0.05,
+    ci=None,
     correction="holm",
     sample_weight=None,
     pos_label=1,
@@ -130,7 +132,9 @@ def audit_predictions(
     """Audit predictions (or per-group confusion matrices) group by group.
 
     Computes, for every group: its size and class counts; the raw and smoothed
-    value of each metric with its undefined flag; the reference's value and the
+    value of each metric with its undefined flag and the group's confidence
+    interval of each (``ci_method="auto"`` of
+    :func:`~sklearn_smallfair.metrics.group_metrics`); the reference's value and the
     range of values the reference's proportions give at the group's size; the
     MATCH test of each value against the reference; and the separation
     (equalized odds) test between groups with the calibrated default of
@@ -159,6 +163,10 @@ def audit_predictions(
         Tests to run.
     alpha : float, default=0.05
         Significance level, also the reference ranges' ``1 - alpha`` coverage.
+    ci : float or None, default=None
+        Level of each group's confidence intervals (``<metric>_ci_low``,
+        ``<metric>_ci_high`` and their ``_smoothed`` counterparts), in (0, 1);
+        ``None`` uses ``1 - alpha``.
     correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
         Multiple-comparison correction of the tests' p-values (``"none"`` is
         ``None``: no correction).
@@ -170,7 +178,8 @@ def audit_predictions(
         Monte Carlo draws per group for the reference ranges.
     random_state : int, numpy Generator, RandomState, SeedSequence or None, \
 default=0
-        Seed of the reference ranges and of Monte Carlo MATCH tests.
+        Seed of the reference ranges, of the posterior draws of the intervals of
+        metrics without a closed form, and of Monte Carlo MATCH tests.
     title : str, default="Fairness audit"
         Title of the report.
 
@@ -198,6 +207,7 @@ default=0
     smoothing = _resolve_smoothing(smoothing)
     tests = _check_tests(tests)
     alpha = float(alpha)
+    level = 1.0 - alpha if ci is None else float(ci)
     correction = None if correction == "none" else correction
     seed = resolve_seed(random_state)
     groups, cms, _ = rows_or_counts(
@@ -217,6 +227,9 @@ default=0
         smoothing=smoothing,
         reference=reference,
         zero_division=np.nan,
+        ci=level,
+        ci_method="auto",
+        random_state=child_seed(seed, "ci"),
     )
     ref = reference_counts(cms, reference, groups=groups)
     n = cms.sum(axis=1)
@@ -224,11 +237,13 @@ default=0
     frame = table[["n", "n_pos", "n_neg"]].copy()
     for m in resolved:
         frame[m] = table[m]
+        frame[f"{m}_ci_low"] = table[f"{m}_ci_low"]
+        frame[f"{m}_ci_high"] = table[f"{m}_ci_high"]
         frame[f"{m}_undefined"] = table[f"{m}_undefined"]
-        if smoothing is not None:
-            frame[f"{m}_smoothed"] = table[f"{m}_smoothed"]
-        else:
-            frame[f"{m}_smoothed"] = table[m]
+        source = f"{m}_smoothed" if smoothing is not None else m
+        frame[f"{m}_smoothed"] = table[source]
+        frame[f"{m}_smoothed_ci_low"] = table[f"{source}_ci_low"]
+        frame[f"{m}_smoothed_ci_high"] = table[f"{source}_ci_high"]
         frame[f"{m}_reference"] = compute_metric(m, ref, zero_division=np.nan)
         rng = child_rng(seed, "interval", m)
         low, high = _reference_intervals(m, n_int, ref, alpha, n_draws, rng)
@@ -314,6 +329,7 @@ default=0
         separation_violated=violated,
         metrics=resolved,
         alpha=alpha,
+        ci=level,
         correction=correction,
         smoothing=_describe(smoothing),
         reference=reference if isinstance(reference, str) else "given",
@@ -351,6 +367,8 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         Tests to run.
     alpha : float, default=0.05
         Significance level.
+    ci : float or None, default=None
+        Level of each group's confidence intervals; ``None`` uses ``1 - alpha``.
     correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
         Multiple-comparison correction (``"none"`` is ``None``).
     reference : {"rest", "total"}, group label or array-like, default="rest"
@@ -406,6 +424,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         smoothing=_DEFAULT_SMOOTHING,
         tests=TESTS,
         alpha=0.05,
+        ci=None,
         correction="holm",
         reference="rest",
         prefit=False,
@@ -417,6 +436,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         self.smoothing = smoothing
         self.tests = tests
         self.alpha = alpha
+        self.ci = ci
         self.correction = correction
         self.reference = reference
         self.prefit = prefit
@@ -552,6 +572,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
             reference=self.reference,
             tests=self.tests,
             alpha=self.alpha,
+            ci=self.ci,
             correction=self.correction,
             n_draws=self.n_draws,
             random_state=self.random_state,

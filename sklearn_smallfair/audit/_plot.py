@@ -1,4 +1,4 @@
-"""Plot of an audit: per-group raw and smoothed values with the reference ranges."""
+"""Plot of an audit: per-group values with their intervals and the reference ranges."""
 
 import numpy as np
 
@@ -27,14 +27,22 @@ def _columns(metric):
     )
 
 
+#: Vertical offset of the reference's range below each group's row.
+_RANGE_OFFSET = 0.22
+
+
 class AuditDisplay:
-    """Per-group raw and smoothed values of an audit with the MATCH ranges.
+    """Per-group values of an audit with their intervals and the reference ranges.
 
     One panel per metric, one row per group. For each group: the raw value
-    (circle; missing when undefined), the smoothed value (diamond) and, as a
-    grey bar, the central ``1 - alpha`` range of the metric under the
-    reference's proportions at the group's size: a raw value outside its bar is
-    unlikely to be sample-size noise. Group labels are shown with control and
+    (circle; missing when undefined) with the group's confidence interval as a
+    thin line through it (where the group's true value may be; drawn when the
+    frame has ``m_ci_low`` and ``m_ci_high``), the smoothed value (diamond)
+    and, as a grey bar just below, the reference's range at the group's size:
+    the central ``1 - alpha`` range of the metric under the reference's
+    proportions for a group of that size. A raw value outside its grey bar is
+    unlikely to be sample-size noise; a long thin line says the group's data
+    pin its value down poorly. Group labels are shown with control and
     Unicode bidirectional characters escaped (``\\u202e``), and ``$`` as
     written (never as mathtext). Prefer :meth:`from_report` (or
     :meth:`AuditReport.plot`) to create a display; all parameters are stored as
@@ -46,9 +54,14 @@ class AuditDisplay:
         One row per group, indexed by group, as :attr:`AuditReport.frame`:
         column ``n`` and, for every metric ``m`` in ``metrics``, the columns
         ``m`` (raw value, NaN when undefined), ``m_smoothed``,
-        ``m_interval_low`` and ``m_interval_high``.
+        ``m_interval_low`` and ``m_interval_high`` (the reference's range), and
+        optionally ``m_ci_low`` and ``m_ci_high`` (the group's interval).
     metrics : list of str
         The metrics to draw, one panel each, in this order.
+    ci : float or None, default=None
+        Level of the groups' intervals, for the legend.
+    alpha : float or None, default=None
+        ``1 - alpha`` is the coverage of the reference's ranges, for the legend.
 
     Attributes
     ----------
@@ -57,7 +70,10 @@ class AuditDisplay:
     smoothed_ : dict of str to matplotlib Line2D
         The smoothed values (diamonds), keyed by metric.
     ranges_ : dict of str to matplotlib LineCollection
-        The reference ranges (grey bars), keyed by metric.
+        The reference's ranges at each group's size (grey bars), keyed by metric.
+    intervals_ : dict of str to matplotlib LineCollection or None
+        The groups' confidence intervals (thin lines), keyed by metric; None for
+        a metric whose frame has no ``m_ci_low``/``m_ci_high`` columns.
     legend_ : matplotlib Legend
         The legend: below the panels of a new figure, in the first panel when
         ``ax`` was given.
@@ -96,9 +112,11 @@ class AuditDisplay:
     >>> plt.close(fig)
     """
 
-    def __init__(self, *, frame, metrics):
+    def __init__(self, *, frame, metrics, ci=None, alpha=None):
         self.frame = frame
         self.metrics = metrics
+        self.ci = ci
+        self.alpha = alpha
 
     def plot(self, *, ax=None, figsize=None):
         """Draw the panels.
@@ -118,7 +136,7 @@ class AuditDisplay:
         -------
         display : AuditDisplay
             The display, with ``ax_``, ``figure_``, ``raw_``, ``smoothed_``,
-            ``ranges_`` and ``legend_``.
+            ``ranges_``, ``intervals_`` and ``legend_``.
         """
         plt = _check_matplotlib("AuditDisplay.plot")
         from matplotlib.axes import Axes
@@ -171,15 +189,39 @@ class AuditDisplay:
 
         ypos = np.arange(len(frame))
         labels = [_tick_label(g, n) for g, n in zip(frame.index, frame["n"])]
-        self.raw_, self.smoothed_, self.ranges_ = {}, {}, {}
+        ci_label = "group's confidence interval"
+        if self.ci is not None:
+            ci_label = f"group's {self.ci:.0%} confidence interval"
+        range_label = "reference's range at the group's size"
+        if self.alpha is not None:
+            range_label = f"reference's {1 - self.alpha:.0%} range at the group's size"
+        self.raw_, self.smoothed_, self.ranges_, self.intervals_ = {}, {}, {}, {}
         for panel, metric in zip(axes, metrics):
             raw, smoothed, low, high = (
                 frame[c].to_numpy(float) for c in _columns(metric)
             )
             ok = ~(np.isnan(low) | np.isnan(high))
             self.ranges_[metric] = panel.hlines(
-                ypos[ok], low[ok], high[ok], color="0.75", lw=6, label="reference range"
+                ypos[ok] + _RANGE_OFFSET,
+                low[ok],
+                high[ok],
+                color="0.78",
+                lw=4,
+                label=range_label,
             )
+            self.intervals_[metric] = None
+            if {f"{metric}_ci_low", f"{metric}_ci_high"} <= set(frame.columns):
+                c_low = frame[f"{metric}_ci_low"].to_numpy(float)
+                c_high = frame[f"{metric}_ci_high"].to_numpy(float)
+                has = ~(np.isnan(c_low) | np.isnan(c_high))
+                self.intervals_[metric] = panel.hlines(
+                    ypos[has],
+                    c_low[has],
+                    c_high[has],
+                    color="C0",
+                    lw=1.5,
+                    label=ci_label,
+                )
             (self.raw_[metric],) = panel.plot(raw, ypos, "o", color="C0", label="raw")
             (self.smoothed_[metric],) = panel.plot(
                 smoothed, ypos, "D", color="C1", ms=5, mfc="none", label="smoothed"
@@ -188,11 +230,12 @@ class AuditDisplay:
             panel.set_title(metric)
             panel.grid(axis="x", color="0.92")
         for panel in axes:
-            panel.yaxis.set_inverted(True)  # the first group on top
+            # one band per group, holding its row and its reference's range
+            panel.set_ylim(len(frame) - 0.5, -0.5)  # the first group on top
         handles, names = axes[0].get_legend_handles_labels()
         if created:
             self.legend_ = fig.legend(
-                handles, names, loc="outside lower center", ncols=3, frameon=False
+                handles, names, loc="outside lower center", ncols=2, frameon=False
             )
         else:
             self.legend_ = axes[0].legend(handles, names)
@@ -252,5 +295,7 @@ class AuditDisplay:
             raise ValueError(
                 f"metrics {unknown} were not audited; choose from {report.metrics}."
             )
-        display = cls(frame=report.frame, metrics=metrics)
+        display = cls(
+            frame=report.frame, metrics=metrics, ci=report.ci, alpha=report.alpha
+        )
         return display.plot(ax=ax, figsize=figsize)

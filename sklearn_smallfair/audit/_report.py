@@ -28,6 +28,13 @@ def _fmt(x, digits=3):
     return f"{x:.{digits}f}"
 
 
+def _fmt_ci(low, high, digits=2):
+    """A group's interval for prose and tables: ``[0.41, 0.80]``."""
+    if np.isnan(low) or np.isnan(high):
+        return "[undefined]"
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
 def _fmt_p(p):
     if np.isnan(p):
         return "undefined"
@@ -56,11 +63,14 @@ class AuditReport:
     ----------
     frame : pandas.DataFrame
         One row per group: ``n``, ``n_pos``, ``n_neg`` and, for every metric
-        ``m``: ``m`` (raw value, NaN when undefined), ``m_undefined``,
-        ``m_smoothed``, ``m_reference`` (the reference group's value),
-        ``m_interval_low``/``m_interval_high`` (the central ``1 - alpha`` range
-        of the metric under the reference's proportions at the group's size, from
-        the MATCH null law), and the MATCH test's ``m_match_lower``,
+        ``m``: ``m`` (raw value, NaN when undefined), ``m_ci_low``/``m_ci_high``
+        (the group's own ``ci`` confidence interval: where its true value may
+        be), ``m_undefined``, ``m_smoothed`` with ``m_smoothed_ci_low``/
+        ``m_smoothed_ci_high``, ``m_reference`` (the reference group's value),
+        ``m_interval_low``/``m_interval_high`` (the *reference's range at this
+        size*: the central ``1 - alpha`` range of the metric under the
+        reference's proportions at the group's size, from the MATCH null law; not
+        an interval of the group's value), and the MATCH test's ``m_match_lower``,
         ``m_match_upper`` (percentiles of the observed value), ``m_match_p``,
         ``m_match_p_adjusted`` and ``m_match_reject``; then, with the separation
         test, ``separation_p_tpr`` and ``separation_p_fpr``: the smallest
@@ -76,6 +86,9 @@ class AuditReport:
         The audited metrics.
     alpha : float
         Significance level of the tests.
+    ci : float
+        Level of the groups' confidence intervals (``1 - alpha`` unless the audit
+        was given ``ci=``).
     correction : str or None
         Multiple-comparison correction of the p-values.
     smoothing : str
@@ -111,6 +124,7 @@ class AuditReport:
         smoothing,
         reference,
         title,
+        ci=None,
     ):
         self.frame = frame
         self.match = match
@@ -118,6 +132,7 @@ class AuditReport:
         self.separation_violated = separation_violated
         self.metrics = list(metrics)
         self.alpha = alpha
+        self.ci = 1.0 - alpha if ci is None else ci
         self.correction = correction
         self.smoothing = smoothing
         self.reference = reference
@@ -139,6 +154,13 @@ class AuditReport:
             "total": "everyone",
         }.get(self.reference, "the reference")
         adjusted = "adjusted " if self.correction else ""
+        level = f"{self.ci:.0%}"
+
+        def interval(row, column):
+            low = row.get(f"{column}_ci_low", np.nan)
+            high = row.get(f"{column}_ci_high", np.nan)
+            return f", {level} CI {_fmt_ci(low, high)}," if not np.isnan(low) else ""
+
         for metric in self.metrics:
             for group, row in f.iterrows():
                 value = row[metric]
@@ -151,7 +173,8 @@ class AuditReport:
                             0.0,
                             f"{who}: {label} is undefined (0/0: no one in its "
                             f"denominator); the smoothed value is "
-                            f"{_fmt(row[f'{metric}_smoothed'])}.",
+                            f"{_fmt(row[f'{metric}_smoothed'])}"
+                            f"{interval(row, f'{metric}_smoothed').rstrip(',')}.",
                         )
                     )
                     continue
@@ -164,7 +187,8 @@ class AuditReport:
                         (
                             0,
                             p,
-                            f"{who}: {label} = {_fmt(value)} is unlikely under the "
+                            f"{who}: {label} = {_fmt(value)}"
+                            f"{interval(row, metric)} is unlikely under the "
                             f"reference ({ref_word}: {_fmt(ref)}) at this group's "
                             f"size ({adjusted}p = {_fmt_p(p)}).",
                         )
@@ -176,7 +200,8 @@ class AuditReport:
                         (
                             1,
                             -abs(value - ref),
-                            f"{who}: {label} = {_fmt(value)} differs from the "
+                            f"{who}: {label} = {_fmt(value)}"
+                            f"{interval(row, metric)} differs from the "
                             f"reference ({ref_word}: {_fmt(ref)}) but is consistent "
                             f"with sample-size noise ({adjusted}p = {_fmt_p(p)}; "
                             f"{_fmt(low)} to {_fmt(high)} is the reference's "
@@ -207,9 +232,9 @@ class AuditReport:
             names = ", ".join(_name(g) for g in small)
             lines.append(
                 f"Small group(s) with fewer than {_SMALL_N} people: {names}. Their "
-                f"raw values are noisy; compare the smoothed values and the MATCH "
-                f"ranges, and read a large p-value as 'not enough data', not as "
-                f"'fair'."
+                f"raw values are noisy; read their confidence intervals, compare "
+                f"the smoothed values and the reference ranges, and read a large "
+                f"p-value as 'not enough data', not as 'fair'."
             )
         return lines
 
@@ -242,7 +267,7 @@ class AuditReport:
         if not per_group:
             body.append(
                 "- No group's metric is unlikely under the reference at its size, and "
-                "none differs from it by 0.05 or more."
+                "none differs from it by 0.05 or more" + self._widest() + "."
             )
         body += [f"- {x}" for x in rest]
         tail = (
@@ -250,6 +275,29 @@ class AuditReport:
             "noise, not that the groups are alike: small groups have little power."
         )
         return "\n".join([head, *body, tail])
+
+    def _widest(self):
+        """``; the widest 95% CI is b's TPR, [0.19, 0.81]`` (empty without any)."""
+        best = None
+        for metric in self.metrics:
+            low = self.frame.get(f"{metric}_ci_low")
+            high = self.frame.get(f"{metric}_ci_high")
+            if low is None or high is None:
+                continue
+            width = (high - low).to_numpy(dtype=float)
+            if np.isnan(width).all():
+                continue
+            i = int(np.nanargmax(width))
+            if best is None or width[i] > best[0]:
+                best = (width[i], metric, i, low.iloc[i], high.iloc[i])
+        if best is None:
+            return ""
+        _, metric, i, low, high = best
+        label = metric.upper() if len(metric) <= 4 else metric
+        return (
+            f"; but the widest {self.ci:.0%} CI, {_name(self.frame.index[i])}'s "
+            f"{label} {_fmt_ci(low, high)}, says how little that shows"
+        )
 
     # -- plots ---------------------------------------------------------------------
     def plot(self, *, metrics=None, figsize=None, ax=None):
@@ -426,17 +474,24 @@ class AuditReport:
                 plots = (
                     '<figure><img alt="Per-group metric values with the '
                     'reference ranges" src="data:image/png;base64,'
-                    f'{data}"><figcaption>Circles: raw values; diamonds: smoothed '
-                    f"values ({esc(self.smoothing)}); grey bars: the central "
+                    f"{data}\"><figcaption>Circles: raw values, with the group's "
+                    f"{self.ci:.0%} confidence interval as a thin line (where "
+                    f"the group's true value may be); diamonds: smoothed values "
+                    f"({esc(self.smoothing)}); grey bars just below: the "
+                    f"reference's range at the group's size (the central "
                     f"{1 - self.alpha:.0%} range of the metric under the "
-                    f"reference's proportions at the group's size.</figcaption>"
+                    f"reference's proportions for a group of that size; a raw "
+                    f"value outside it is unlikely to be sample-size noise)."
+                    "</figcaption>"
                     "</figure>"
                 )
         findings = "".join(f"<li>{esc(x)}</li>" for x in self.findings())
         groups = _html_table(self._display_table())
         sections = [
             f"<section id='summary'><h2>Findings</h2><ul>{findings}</ul></section>",
-            f"<section id='groups'><h2>Per-group metrics</h2>{groups}</section>",
+            f"<section id='groups'><h2>Per-group metrics</h2><p>Each value with "
+            f"the group's {self.ci:.0%} confidence interval in brackets.</p>"
+            f"{groups}</section>",
         ]
         if self.match is not None:
             sections.append(
@@ -474,12 +529,37 @@ class AuditReport:
         return page
 
     def _display_table(self):
-        cols = ["n", "n_pos", "n_neg"]
+        """Counts, then per metric: value [CI], smoothed [CI], reference, p.
+
+        Each value and its confidence interval share a cell (``0.62 [0.41,
+        0.80]``); the header names the interval's level.
+        """
+        f = self.frame
+        out = _round(f[["n", "n_pos", "n_neg"]])
+        level = f"{self.ci:.0%} CI"
         for m in self.metrics:
-            cols += [m, f"{m}_smoothed", f"{m}_reference"]
-            if f"{m}_match_p_adjusted" in self.frame:
-                cols += [f"{m}_match_p_adjusted"]
-        return _round(self.frame[cols])
+            for col, head in ((m, m), (f"{m}_smoothed", f"{m} smoothed")):
+                if f"{col}_ci_low" in f:
+                    out[f"{head} [{level}]"] = [
+                        _with_ci(v, lo, hi)
+                        for v, lo, hi in zip(
+                            f[col], f[f"{col}_ci_low"], f[f"{col}_ci_high"]
+                        )
+                    ]
+                else:
+                    out[head] = _round(f[[col]])[col]
+            out[f"{m} reference"] = _round(f[[f"{m}_reference"]])[f"{m}_reference"]
+            if f"{m}_match_p_adjusted" in f:
+                p = f"{m}_match_p_adjusted"
+                out[f"{m} MATCH p"] = _round(f[[p]])[p]
+        return out
+
+
+def _with_ci(value, low, high):
+    """``0.62 [0.41, 0.80]``; ``undefined`` for a NaN value."""
+    if np.isnan(value):
+        return "undefined"
+    return f"{value:.3g} {_fmt_ci(low, high)}"
 
 
 def _round(frame):
@@ -543,10 +623,14 @@ _HOW_TO_READ = """<section id='notes'><h2>How to read this report</h2>
 <li>Raw values come straight from each group's confusion matrix; they are
 undefined (0/0) when a group has no one in the denominator, and noisy when a group
 is small.</li>
+<li>Each value's bracket <code>[low, high]</code> is the group's confidence
+interval: the true rates compatible with its data. A wide interval means the data
+say little about the group, whatever the test says.</li>
 <li>Smoothed values shrink a group's confusion matrix toward the reference's
 proportions; the shrinkage fades as the group grows.</li>
 <li>The MATCH test asks whether a group's value is consistent with the reference's
-proportions at the group's size. A small p-value says the difference is unlikely
+proportions at the group's size (the reference's range in the plot; not an
+interval of the group's own value). A small p-value says the difference is unlikely
 to be sample-size noise. A large p-value does not show that the group is treated
 alike: small groups have little power.</li>
 <li>The separation test compares true and false positive rates between groups

@@ -2,6 +2,7 @@
 
 import json
 import pickle
+import re
 
 import numpy as np
 import pandas as pd
@@ -165,7 +166,10 @@ def test_summary_wording():
     )
     text = report.summary()
     assert "big2 (n = 1000): TPR" in text and "unlikely under the reference" in text
-    assert "tiny (n = 6): TPR = 0.500 differs from the reference" in text
+    assert (
+        "tiny (n = 6): TPR = 0.500, 95% CI [0.19, 0.81], differs from the reference"
+        in text
+    )
     assert "consistent with sample-size noise" in text
     assert "nopos (n = 8): TPR is undefined" in text
     assert "Separation (equalized odds): violated" in text
@@ -342,3 +346,93 @@ def test_correction_none_means_no_correction():
     plain = audit_predictions(y, p, sensitive_features=g, correction=None)
     pd.testing.assert_frame_equal(none.frame, plain.frame)
     assert "adjusted" not in none.summary().splitlines()[0]
+
+
+def test_group_intervals_in_frame_match_group_metrics():
+    from sklearn_smallfair.metrics import group_metrics
+    from sklearn_smallfair.smoothing import CrossPriorSmoothing
+
+    counts = {"a": [40, 10, 5, 45], "b": [6, 4, 1, 9], "c": [2, 1, 0, 3]}
+    for kwargs, level in (({}, 0.95), ({"alpha": 0.1}, 0.9), ({"ci": 0.8}, 0.8)):
+        report = audit_predictions(
+            counts=counts, metrics=["tpr", "ppv", "mcc"], tests=(), **kwargs
+        )
+        assert report.ci == pytest.approx(level)
+        table = group_metrics(
+            counts=counts,
+            metrics=["tpr", "ppv", "mcc"],
+            smoothing=CrossPriorSmoothing(lam=10.0),
+            ci=level,
+            zero_division=np.nan,
+        )
+        f = report.frame
+        for m in ("tpr", "ppv"):  # closed form (Wilson): no draws
+            for col in (f"{m}_ci_low", f"{m}_ci_high"):
+                np.testing.assert_allclose(f[col], table[col])
+            np.testing.assert_allclose(
+                f[f"{m}_smoothed_ci_low"], table[f"{m}_smoothed_ci_low"]
+            )
+        for m in ("tpr", "ppv", "mcc"):
+            assert (f[f"{m}_ci_low"] <= f[m]).all()
+            assert (f[m] <= f[f"{m}_ci_high"]).all()
+    narrow = audit_predictions(counts=counts, metrics="tpr", tests=(), ci=0.5)
+    wide = audit_predictions(counts=counts, metrics="tpr", tests=(), ci=0.99)
+    w = wide.frame["tpr_ci_high"] - wide.frame["tpr_ci_low"]
+    n = narrow.frame["tpr_ci_high"] - narrow.frame["tpr_ci_low"]
+    assert (w > n).all()
+
+
+def test_no_smoothing_copies_the_raw_intervals():
+    counts = {"a": [40, 10, 5, 45], "b": [6, 4, 1, 9]}
+    f = audit_predictions(counts=counts, metrics="tpr", tests=(), smoothing=None).frame
+    np.testing.assert_array_equal(f["tpr_smoothed_ci_low"], f["tpr_ci_low"])
+    np.testing.assert_array_equal(f["tpr_smoothed_ci_high"], f["tpr_ci_high"])
+
+
+def test_ci_parameter_validated_and_passed_by_the_estimator():
+    from sklearn.linear_model import LogisticRegression
+
+    from sklearn_smallfair.audit import FairnessAudit
+
+    with pytest.raises(ValueError, match="ci"):
+        audit_predictions(counts={"a": [1, 1, 1, 1], "b": [1, 1, 1, 1]}, ci=1.0)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    g = np.where(rng.random(200) < 0.2, "s", "l")
+    report = (
+        FairnessAudit(LogisticRegression(), ci=0.8, tests=())
+        .fit(X, y)
+        .audit(X, y, sensitive_features=g)
+    )
+    assert report.ci == 0.8
+    assert "80% CI" in report.to_html(include_plots=False)
+
+
+def test_every_non_rejection_finding_states_the_interval():
+    counts = {"big": [300, 100, 60, 540], "tiny": [2, 3, 1, 4]}
+    report = audit_predictions(counts=counts, metrics=["tpr", "fpr"])
+    f = report.frame
+    lines = [x for x in report.findings() if "consistent with sample-size" in x]
+    assert lines
+    for line in lines:
+        assert re.search(r"= \d\.\d{3}, 95% CI \[\d\.\d\d, \d\.\d\d\], differs", line)
+    low, high = f.loc["tiny", "tpr_ci_low"], f.loc["tiny", "tpr_ci_high"]
+    assert f"TPR = 0.400, 95% CI [{low:.2f}, {high:.2f}], differs" in "\n".join(lines)
+
+
+def test_summary_without_findings_names_the_widest_interval():
+    counts = {"a": [5, 5, 5, 5], "b": [6, 6, 6, 6]}
+    text = audit_predictions(counts=counts, metrics="tpr", tests=()).summary()
+    assert "none differs from it by 0.05 or more" in text
+    assert "the widest 95% CI, a's TPR [" in text
+
+
+def test_html_tables_show_value_with_interval():
+    counts = {"a": [40, 10, 5, 45], "b": [6, 4, 1, 9]}
+    report = audit_predictions(counts=counts, metrics=["tpr"], tests=("match",))
+    page = report.to_html(include_plots=False)
+    low, high = report.frame.loc["b", ["tpr_ci_low", "tpr_ci_high"]]
+    assert f"0.6 [{low:.2f}, {high:.2f}]" in page
+    assert "tpr [95% CI]" in page and "tpr smoothed [95% CI]" in page
+    assert "group&#x27;s 95% confidence interval" in page or "95% confidence" in page

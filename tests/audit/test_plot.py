@@ -59,10 +59,19 @@ def test_draws_on_the_given_axes(report):
     assert len(disp.ranges_["fpr"].get_segments()) == len(report.frame)
     assert disp.legend_.axes is ax  # the legend in the panel, not below the figure
     assert [t.get_text() for t in disp.legend_.get_texts()] == [
-        "reference range",
+        "reference's 95% range at the group's size",
+        "group's 95% confidence interval",
         "raw",
         "smoothed",
     ]
+    # the group's interval on its row, the reference's range just below
+    segments = disp.intervals_["fpr"].get_segments()
+    defined = ~report.frame["fpr_ci_low"].isna().to_numpy()
+    assert len(segments) == defined.sum()
+    for seg, (_, row) in zip(segments, report.frame[defined].iterrows()):
+        np.testing.assert_allclose(seg[:, 0], [row["fpr_ci_low"], row["fpr_ci_high"]])
+    ref_y = [seg[0, 1] for seg in disp.ranges_["fpr"].get_segments()]
+    assert all(y % 1 > 0 for y in ref_y)
     assert fig.axes == [ax]  # nothing added to the user's figure
 
 
@@ -146,3 +155,12 @@ def test_errors(report):
     frame = report.frame.drop(columns="fpr_interval_low")
     with pytest.raises(ValueError, match=r"missing column\(s\) \['fpr_interval_low'\]"):
         AuditDisplay(frame=frame, metrics=["tpr", "fpr"]).plot()
+
+
+def test_frame_without_group_intervals_still_draws(report):
+    cols = [c for c in report.frame.columns if "_ci_" not in c]
+    disp = AuditDisplay(frame=report.frame[cols], metrics=["tpr"]).plot()
+    assert disp.intervals_["tpr"] is None
+    labels = [t.get_text() for t in disp.legend_.get_texts()]
+    assert labels[0] == "reference's range at the group's size"
+    plt.close(disp.figure_)
