@@ -408,6 +408,7 @@ class AuditReport:
             "version": __version__,
             "metrics": self.metrics,
             "alpha": self.alpha,
+            "ci": self.ci,
             "correction": self.correction,
             "smoothing": self.smoothing,
             "reference": str(self.reference),

@@ -436,3 +436,14 @@ def test_html_tables_show_value_with_interval():
     assert f"0.6 [{low:.2f}, {high:.2f}]" in page
     assert "tpr [95% CI]" in page and "tpr smoothed [95% CI]" in page
     assert "group&#x27;s 95% confidence interval" in page or "95% confidence" in page
+
+
+def test_json_records_the_interval_level_and_columns():
+    counts = {"a": [40, 10, 5, 45], "b": [6, 4, 1, 9]}
+    payload = json.loads(
+        audit_predictions(counts=counts, metrics="tpr", tests=(), ci=0.9).to_json()
+    )
+    assert payload["ci"] == 0.9
+    assert {"tpr_ci_low", "tpr_ci_high", "tpr_smoothed_ci_low"} <= set(
+        payload["groups"][0]
+    )
