@@ -244,6 +244,12 @@ def test_report_renders_and_runs_no_hostile_script(browser, report_files):
     groups_table = result["table_text"][0]
     for name in HOSTILE:
         assert name in groups_table, f"{name!r} is not shown as text"
+    # each value is shown with the group's interval, e.g. "0.62 [0.41, 0.80]"
+    assert "tpr [95% CI]" in groups_table
+    f = report.frame
+    for group in f.index:
+        low, high = f.loc[group, "tpr_ci_low"], f.loc[group, "tpr_ci_high"]
+        assert f"{f.loc[group, 'tpr']:.3g} [{low:.2f}, {high:.2f}]" in groups_table
     assert HOSTILE_TITLE in result["body_text"]
 
     # (2) every image decoded

@@ -182,3 +182,37 @@ def test_german_credit_grid_search(routing, german_path):
     ).fit(X, y, sensitive_features=A)
     gaps = search.cv_results_["mean_test_gap"]
     assert np.isfinite(gaps).all() and (gaps <= 0).all()
+
+
+def test_gap_bound_scorer_with_sample_weight_and_multimetric(scored_data, routing):
+    """The confidence-bound aggregate next to the point gap in cross_validate."""
+    X, y, A = scored_data
+    w = np.where(np.arange(len(y)) % 3 == 0, 2, 1)
+    scoring = {
+        "gap": make_group_scorer("tpr", aggregate="difference"),
+        "gap_bound": make_group_scorer("tpr", aggregate="difference_upper"),
+    }
+    for s in scoring.values():
+        s.set_score_request(sample_weight=True)
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    res = cross_validate(
+        LogisticRegression().set_fit_request(sample_weight=False),
+        X,
+        y,
+        scoring=scoring,
+        cv=cv,
+        params={"sensitive_features": A, "sample_weight": w},
+    )
+    assert np.all(np.isfinite(res["test_gap_bound"]))
+    assert np.all(-res["test_gap_bound"] > 0)
+    for k, (train, test) in enumerate(cv.split(X, y)):
+        model = LogisticRegression().fit(X.iloc[train], y.iloc[train])
+        expected = aggregate_group_metric(
+            y.iloc[test],
+            model.predict(X.iloc[test]),
+            sensitive_features=A.iloc[test],
+            sample_weight=w[test],
+            metric="tpr",
+            aggregate="difference_upper",
+        )
+        assert -res["test_gap_bound"][k] == pytest.approx(expected)
