@@ -99,6 +99,7 @@ VALID_BY_NAME = {
     "alpha": np.ones(4),
     "population": np.array([5, 5, 5, 5]),
     "pvalues": np.array([0.01, 0.04, 0.03]),
+    "reference": np.array([40, 10, 20, 30]),
 }
 REQUIRED = {}
 

@@ -10,6 +10,11 @@ from ._comparative_scoring import (
 from ._match import ENUMERATE_MAX_N, MAX_N_DRAWS, MatchResult, MATCHTest, match_test
 from ._multitest import adjust_pvalues
 from ._pairs import make_comparative_pairs
+from ._planning import (
+    match_min_detectable_effect,
+    match_power,
+    match_sample_size,
+)
 from ._power import (
     comparative_separation_power,
     comparative_separation_sample_size,
@@ -35,6 +40,9 @@ __all__ = [
     "comparative_separation_test",
     "make_comparative_pairs",
     "make_comparative_separation_scorer",
+    "match_min_detectable_effect",
+    "match_power",
+    "match_sample_size",
     "match_test",
     "separation_power",
     "separation_sample_size",

@@ -1,0 +1,607 @@
+"""Planning a MATCH audit: exact power, sample size and minimum detectable effect.
+
+The power of the exact MATCH test (:func:`match_test` with ``method="exact"``) of a
+group of size ``n`` is computed in two steps (DESIGN 5.9): the rejection region of
+the exact null law (the reference proportions), then its probability under an
+alternative law. The test's statistic has a monotone null law, so its rejection
+region is one tail (``"less"``, ``"greater"``) or two tails (``"two-sided"``, each
+at ``alpha / 2``: the two-sided p-value is ``min(1, 2 min(lower, upper))``), each cut
+at a critical value found by integer bisection on the exact tail.
+
+The tails are the test's laws (DESIGN 5.3): binomial metrics by the binomial CDF
+kernels of :mod:`._match_laws`; joint ratios and marginal benefit by the sum over
+the denominator ``K = c_i + c_j`` (over ``t = FP + FN`` for marginal benefit) of
+``Bin(K; n, q) P(X_K <= m_K)``, on the window of :func:`._match_laws.window`,
+conditional on the metric being defined. The laws of :mod:`._match_laws` take the
+observed matrices of the groups, and a joint ratio's critical value need not be
+the score of a matrix of size ``n`` that the search visits, so the sums over
+``K`` are made here by :func:`_linear_tail`, a thin vectorized helper on the same
+kernels (:func:`._match_laws._cdf`, :func:`._match_laws._sf`,
+:func:`._match_laws.window`) with thresholds ``floor((a + c K) / d)`` in exact
+integer arithmetic (:func:`._match_laws._floor_div`).
+
+The alternative law changes the reference proportions ``p`` by the metric's family:
+
+* joint ratio ``c_i / (c_i + c_j)``: the mass ``p_i + p_j`` is kept and shared as
+  ``(target, 1 - target)`` between the two cells; the other two cells keep their
+  probabilities (for ``tpr``: TP and FN change, the prevalence and FP, TN stay);
+* binomial ``(c_i + c_j) / n``: the two cells are scaled by ``target / q`` and the
+  two complementary cells by ``(1 - target) / (1 - q)`` (``q = p_i + p_j``), keeping
+  the proportions within each pair;
+* marginal benefit ``(FP - FN) / n``: ``p_FP + p_FN`` is kept and ``p_FP - p_FN``
+  becomes the target (TP and TN stay); targets lie in ``[-(p_FP + p_FN), p_FP +
+  p_FN]``.
+
+Other metrics (``f1``, ``mcc``, ...) have no closed-form law and are refused.
+"""
+
+import math
+from numbers import Integral
+
+import numpy as np
+from scipy.special import gammaln
+
+from .._confusion import FN, FP
+from .._params import Number, StrOptions, Whole, validate_params
+from ..metrics import get_metric
+from ._match_laws import _cdf, _floor_div, _sf, family, joint_cells, window
+
+__all__ = ["match_min_detectable_effect", "match_power", "match_sample_size"]
+
+_ALTERNATIVES = ("two-sided", "less", "greater")
+_SUPPORTED = "binomial metrics (acc, prev, ppr, inacc, nprev, pnr), joint ratios "
+_SUPPORTED += "(tpr, fnr, fpr, tnr, ppv, fdr, npv, for) and mb"
+#: Consecutive sizes after the first size at which power reaches the target that
+#: match_sample_size checks (its stability window).
+SAMPLE_SIZE_WINDOW = 20
+_GRID_POINTS = 64  # geometric grid of sizes searched by match_sample_size
+_GRID_CHUNK = 8  # grid sizes evaluated at once
+_MDE_STEPS = 40  # bisection steps on the effect
+
+_COMMON = {
+    "metric": [str],
+    "reference": ["array-like"],
+    "effect": [Number(), None],
+    "target": [Number(), None],
+    "alpha": [Number(0, 1, closed="neither")],
+    "alternative": [StrOptions(set(_ALTERNATIVES))],
+}
+
+
+# =====================================================================================
+# inputs
+# =====================================================================================
+def _metric(metric):
+    m = get_metric(metric)
+    if family(m) is None:
+        raise ValueError(
+            f"metric={metric!r} has no exact MATCH law; planning supports "
+            f"{_SUPPORTED}. For other metrics simulate match_test(method="
+            f"'montecarlo') on matrices drawn from the alternative law."
+        )
+    return m
+
+
+def _proportions(reference):
+    ref = np.asarray(reference)
+    if ref.dtype.kind not in "biuf":
+        raise TypeError(f"reference must hold numeric counts, got dtype {ref.dtype}.")
+    if ref.shape != (4,):
+        raise ValueError(
+            f"reference must be 4 counts (TP, FN, FP, TN); got shape {ref.shape}."
+        )
+    ref = ref.astype(np.float64)
+    if not np.isfinite(ref).all() or (ref < 0).any() or ref.sum() <= 0:
+        raise ValueError(
+            "reference must be finite non-negative counts with a positive total; "
+            f"got {reference!r}."
+        )
+    return ref / ref.sum()
+
+
+def _sizes(n):
+    arr = np.asarray(n)
+    if arr.dtype.kind not in "iu" and not (
+        arr.dtype.kind == "f"
+        and np.isfinite(arr).all()
+        and (arr == np.round(arr)).all()
+    ):
+        raise TypeError(f"n must be whole sizes; got {n!r}.")
+    if arr.ndim > 1 or arr.size == 0:
+        raise ValueError(f"n must be a size or a 1-D array of sizes; got {n!r}.")
+    if (arr < 1).any():
+        raise ValueError(f"n must be >= 1; got {n!r}.")
+    return np.atleast_1d(arr).astype(np.int64)
+
+
+def _null_value(metric, p):
+    """The metric's value under the law ``p``."""
+    fam = family(metric)
+    if fam == "mb":
+        return p[FP] - p[FN]
+    if fam == "binomial":
+        return p[list(metric.numerator)].sum()
+    i, j = joint_cells(metric)
+    return p[i] / (p[i] + p[j])
+
+
+def _value_range(metric, p):
+    if family(metric) == "mb":
+        return -(p[FP] + p[FN]), p[FP] + p[FN]
+    return 0.0, 1.0
+
+
+def _check_null(metric, p):
+    if family(metric) == "joint_ratio":
+        i, j = joint_cells(metric)
+        if p[i] + p[j] <= 0:
+            raise ValueError(
+                f"reference has no mass in the cells of {metric.name}: the null law "
+                "never defines the metric."
+            )
+
+
+def _alternative_law(metric, p, value):
+    """The reference proportions moved so that the metric is ``value``."""
+    fam = family(metric)
+    p1 = p.copy()
+    if fam == "mb":
+        total = p[FP] + p[FN]
+        p1[FP], p1[FN] = (total + value) / 2, (total - value) / 2
+    elif fam == "joint_ratio":
+        i, j = joint_cells(metric)
+        q = p[i] + p[j]
+        p1[i], p1[j] = q * value, q * (1 - value)
+    else:
+        inside = np.zeros(4, bool)
+        inside[list(metric.numerator)] = True
+        q = p[inside].sum()
+        p1[inside] = p[inside] * value / q if q > 0 else value / 2
+        p1[~inside] = p[~inside] * (1 - value) / (1 - q) if q < 1 else (1 - value) / 2
+    return np.clip(p1, 0.0, 1.0)
+
+
+def _target_value(metric, p, effect, target, alternative):
+    """The metric's value under the alternative, from ``effect`` or ``target``."""
+    if (effect is None) == (target is None):
+        raise ValueError(
+            "give exactly one of effect (a difference on the metric's scale) and "
+            f"target (a value of the metric); got effect={effect!r}, target={target!r}."
+        )
+    s0 = _null_value(metric, p)
+    value = s0 + effect if target is None else float(target)
+    lo, hi = _value_range(metric, p)
+    name, given = ("effect", effect) if target is None else ("target", target)
+    if not lo - 1e-12 <= value <= hi + 1e-12:
+        raise ValueError(
+            f"{name}={given!r} puts {metric.name} at {value:.6g}, outside its range "
+            f"[{lo:.6g}, {hi:.6g}] under this reference (reference value {s0:.6g})."
+        )
+    diff = value - s0
+    if (alternative == "greater" and diff < 0) or (alternative == "less" and diff > 0):
+        raise ValueError(
+            f"{name}={given!r} moves {metric.name} from {s0:.6g} to {value:.6g}, "
+            f"against alternative={alternative!r}: use a "
+            f"{'non-negative' if alternative == 'greater' else 'non-positive'} effect "
+            "or the other alternative."
+        )
+    return float(np.clip(value, lo, hi))
+
+
+# =====================================================================================
+# exact tails
+# =====================================================================================
+def _log_binom_pmf(k, n, q):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (
+            gammaln(n + 1.0)
+            - gammaln(k + 1.0)
+            - gammaln(n - k + 1.0)
+            + np.where(k > 0, k * np.log(q), 0.0)
+            + np.where(n - k > 0, (n - k) * np.log1p(-q), 0.0)
+        )
+    return out
+
+
+class _LinearTail:
+    """Tails of ``X_K`` summed over ``K ~ Bin(n, q)``, vectorized over groups.
+
+    ``K = c_i + c_j`` (the denominator of a joint ratio, ``FP + FN`` for marginal
+    benefit) and ``X_K = c_i | K ~ Bin(K, theta)``, ``theta = p_i / q``. For integer
+    ``a`` (per group), ``c`` and ``d``, :meth:`lower` is ``sum_K Bin(K; n, q)
+    P(X_K <= floor((a + c K) / d))`` and :meth:`upper` the same with ``P(X_K >=
+    .)``, both divided by ``P(K >= 1)`` when ``joint`` (conditional on the metric
+    being defined). The sums run over the window of :func:`window` (the terms left
+    out weigh at most ``WINDOW_MASS``).
+    """
+
+    def __init__(self, n, p, i, j, joint):
+        n = np.asarray(n, np.int64)
+        q = p[..., i] + p[..., j]
+        q = np.broadcast_to(q, n.shape).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            theta = np.where(q > 0, np.broadcast_to(p[..., i], n.shape) / q, 0.0)
+        lo, hi = window(n, q)
+        if joint:
+            lo = np.maximum(lo, 1)
+        width = int(max(1, (hi - lo + 1).max()))
+        K = lo[:, None] + np.arange(width)[None, :]
+        valid = K <= hi[:, None]
+        self.K = np.where(valid, K, hi[:, None]).astype(np.int64)
+        logw = _log_binom_pmf(self.K.astype(np.float64), n[:, None], q[:, None])
+        self.w = np.where(valid, np.exp(logw), 0.0)
+        if joint:
+            with np.errstate(divide="ignore"):
+                self.w = self.w / -np.expm1(n * np.log1p(-q))[:, None]
+        self.theta = theta[:, None]
+        self.lo, self.hi = np.zeros_like(self.K), self.K
+
+    def _m(self, a, c, d):
+        G = self.K.shape[0]
+        a, c, d = (
+            np.broadcast_to(np.asarray(v, np.int64), (G,))[:, None] for v in (a, c, d)
+        )
+        return _floor_div(a, c, self.K, d, self.lo, self.hi)
+
+    def lower(self, a, c, d):
+        return (self.w * _cdf(self._m(a, c, d), self.K, self.theta)).sum(axis=1)
+
+    def upper(self, a, c, d):
+        return (self.w * _sf(self._m(a, c, d), self.K, self.theta)).sum(axis=1)
+
+
+class _Law:
+    """Lower and upper tails of the exact MATCH statistic at integer points ``x``.
+
+    Binomial metrics: ``x = k`` the count, in ``[0, n]``. Marginal benefit: ``x =
+    FP - FN`` in ``[-n, n]``. Joint ratios: the score ``x / 2^D`` (``D`` bits fine
+    enough that two such points have at most one score of size ``n`` between
+    them), ``x`` in ``[0, 2^D]``.
+    """
+
+    def __init__(self, metric, n, p):
+        self.fam = family(metric)
+        self.n = n
+        if self.fam == "binomial":
+            self.q = p[..., list(metric.numerator)].sum(axis=-1)
+            self.lo, self.hi = np.zeros_like(n), n.copy()
+            return
+        if self.fam == "mb":
+            self.tail = _LinearTail(n, p, FP, FN, joint=False)
+            self.lo, self.hi = -n, n.copy()
+            return
+        i, j = joint_cells(metric)
+        self.tail = _LinearTail(n, p, i, j, joint=True)
+        bits = min(62, math.ceil(2 * math.log2(max(2, int(n.max())))) + 1)
+        self.den = np.full(n.shape, 1 << bits, np.int64)
+        self.lo, self.hi = np.zeros_like(n), self.den.copy()
+
+    def lower(self, x):
+        """``P(S <= s(x))``."""
+        if self.fam == "binomial":
+            return _cdf(x, self.n, self.q)
+        if self.fam == "mb":  # FP <= floor((x + t) / 2)
+            return self.tail.lower(x, 1, 2)
+        return self.tail.lower(0, x, self.den)
+
+    def upper(self, x):
+        """``P(S >= s(x))``."""
+        if self.fam == "binomial":
+            return _sf(x, self.n, self.q)
+        if self.fam == "mb":  # FP >= ceil((x + t) / 2)
+            return self.tail.upper(x + 1, 1, 2)
+        return self.tail.upper(self.den - 1, x, self.den)
+
+
+def _largest(f, lo, hi, level):
+    """Per group the largest integer ``x`` in ``[lo, hi]`` with ``f(x) <= level``
+    (``f`` nondecreasing), or ``lo - 1`` when there is none."""
+    L, H = lo - 1, hi + 1
+    while True:
+        active = H - L > 1
+        if not active.any():
+            return L
+        mid = np.where(active, (L + H) // 2, lo)
+        ok = f(mid) <= level
+        L = np.where(active & ok, mid, L)
+        H = np.where(active & ~ok, mid, H)
+
+
+def _critical(law, level, side):
+    """The rejection region of one tail: ``x <= x_L`` (lower) or ``x >= x_U``."""
+    if side == "lower":
+        return _largest(law.lower, law.lo, law.hi, level)
+    return -_largest(lambda y: law.upper(-y), -law.hi, -law.lo, level)
+
+
+def _power(metric, p0, p1, n, alpha, alternative):
+    """Exact power at the sizes ``n`` (int64 array)."""
+    null, alt = _Law(metric, n, p0), _Law(metric, n, p1)
+    sides = {"two-sided": ("lower", "upper"), "less": ("lower",)}
+    sides = sides.get(alternative, ("upper",))
+    level = alpha / 2 if alternative == "two-sided" else alpha
+    power = np.zeros(n.shape)
+    for side in sides:
+        x = _critical(null, level, side)
+        if side == "lower":
+            some = x >= null.lo
+            power += np.where(some, alt.lower(np.where(some, x, null.lo)), 0.0)
+        else:
+            some = x <= null.hi
+            power += np.where(some, alt.upper(np.where(some, x, null.hi)), 0.0)
+    return np.clip(power, 0.0, 1.0)
+
+
+def _setup(metric, reference, effect, target, alternative):
+    m = _metric(metric)
+    p0 = _proportions(reference)
+    _check_null(m, p0)
+    value = _target_value(m, p0, effect, target, alternative)
+    return m, p0, _alternative_law(m, p0, value)
+
+
+# =====================================================================================
+# public functions
+# =====================================================================================
+@validate_params({**_COMMON, "n": [Whole(1, None, closed="left"), "array-like"]})
+def match_power(
+    metric,
+    reference,
+    n,
+    *,
+    effect=None,
+    target=None,
+    alpha=0.05,
+    alternative="two-sided",
+):
+    """Exact power of the MATCH test of a group of size ``n``.
+
+    The rejection region of :func:`match_test` with ``method="exact"`` (and
+    ``conditional=True``) under the null law ``reference / sum(reference)``, then its
+    probability under the alternative law in which the metric takes the value
+    ``target`` (or the reference's value plus ``effect``). How the alternative law is
+    made from the reference depends on the metric's family: a joint ratio
+    ``c_i / (c_i + c_j)`` moves mass between its two cells and keeps the others (for
+    ``tpr``: TP and FN change, prevalence, FP and TN stay); a binomial metric scales
+    its two cells and the two complementary cells proportionally; marginal benefit
+    keeps ``p_FP + p_FN`` and sets ``p_FP - p_FN``.
+
+    Parameters
+    ----------
+    metric : str
+        A binomial metric (``acc``, ``prev``, ``ppr``, ``inacc``, ``nprev``,
+        ``pnr``), a joint ratio (``tpr``, ``fnr``, ``fpr``, ``tnr``, ``ppv``, ``fdr``,
+        ``npv``, ``for``) or ``mb``; other metrics raise ``ValueError``.
+    reference : array-like of shape (4,)
+        Reference counts ``(TP, FN, FP, TN)``; their proportions are the null law.
+    n : int or array-like of int
+        Group size(s).
+    effect : float, default=None
+        Difference between the group's metric and the reference's, on the metric's
+        scale. Exactly one of ``effect`` and ``target``.
+    target : float, default=None
+        The group's value of the metric under the alternative.
+    alpha : float, default=0.05
+        Level of the test.
+    alternative : {"two-sided", "less", "greater"}, default="two-sided"
+        As in :func:`match_test`; ``"greater"`` needs a non-negative effect and
+        ``"less"`` a non-positive one.
+
+    Returns
+    -------
+    power : float or ndarray
+        Probability of rejecting at level ``alpha``; an array when ``n`` is one.
+        At ``effect=0`` it is the test's exact size (at most ``alpha``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_smallfair.stats import match_power
+    >>> reference = np.array([389, 347, 1597, 4121])  # COMPAS, all defendants
+    >>> round(match_power("tpr", reference, 200, effect=-0.15), 3)
+    0.278
+    >>> match_power("tpr", reference, [50, 100], effect=0.0) <= 0.05
+    array([ True,  True])
+    """
+    m, p0, p1 = _setup(metric, reference, effect, target, alternative)
+    sizes = _sizes(n)
+    power = _power(m, p0, p1, sizes, alpha, alternative)
+    return float(power[0]) if np.ndim(n) == 0 else power
+
+
+@validate_params(
+    {
+        **_COMMON,
+        "power": [Number(0, 1, closed="neither")],
+        "max_n": [Whole(1, None, closed="left")],
+    }
+)
+def match_sample_size(
+    metric,
+    reference,
+    *,
+    effect=None,
+    target=None,
+    power=0.8,
+    alpha=0.05,
+    alternative="two-sided",
+    max_n=100_000,
+):
+    """Smallest group size from which the exact MATCH test keeps the given power.
+
+    Exact power is saw-toothed in ``n`` (the rejection region changes by whole
+    matrices), so the first size at which it reaches ``power`` may be followed by
+    sizes at which it falls below again. The size returned is the smallest ``n``
+    such that the power is at least ``power`` at every size from ``n`` to ``n +
+    SAMPLE_SIZE_WINDOW`` (20) and at every point of a geometric grid of 64 sizes
+    between 1 and ``max_n`` that lies between ``n`` and twice the first grid size
+    from which the power holds.
+
+    The search evaluates :func:`match_power` on the geometric grid, bisects the
+    last crossing of the target between two grid points, and scans every size
+    around it; each evaluation costs O(sqrt(n)) terms (the window of the exact sums)
+    times the bisection of the critical value.
+
+    Parameters
+    ----------
+    metric, reference, effect, target, alpha, alternative
+        As in :func:`match_power`.
+    power : float, default=0.8
+        Target power, in (0, 1).
+    max_n : int, default=100_000
+        Largest size considered.
+
+    Returns
+    -------
+    n : int
+
+    Raises
+    ------
+    ValueError
+        When the power stays below ``power`` up to ``max_n``; the message gives the
+        largest power reached.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_smallfair.stats import match_sample_size, match_power
+    >>> reference = np.array([389, 347, 1597, 4121])
+    >>> n = match_sample_size("tpr", reference, effect=-0.15)
+    >>> n
+    760
+    >>> bool(match_power("tpr", reference, n, effect=-0.15) >= 0.8)
+    True
+    """
+    m, p0, p1 = _setup(metric, reference, effect, target, alternative)
+    goal = power
+
+    def at(sizes):
+        return _power(m, p0, p1, np.asarray(sizes, np.int64), alpha, alternative)
+
+    grid = np.unique(np.round(np.geomspace(1, max_n, _GRID_POINTS)).astype(np.int64))
+    values = np.full(grid.size, np.nan)
+    for start in range(0, grid.size, _GRID_CHUNK):  # walk up the grid
+        values[start : start + _GRID_CHUNK] = at(grid[start : start + _GRID_CHUNK])
+        done = values[: start + _GRID_CHUNK]
+        below = np.flatnonzero(done < goal)
+        first = below[-1] + 1 if below.size else 0
+        if first < done.size and grid[done.size - 1] >= 2 * grid[first]:
+            break
+    else:
+        if below.size and below[-1] == grid.size - 1:
+            raise ValueError(
+                f"power={goal} is not reached up to max_n={max_n}: the largest "
+                f"power on the sizes searched is {np.nanmax(values):.4f}. Increase "
+                "max_n or the effect."
+            )
+    # the last crossing lies in (grid[first - 1], grid[first]]
+    lo = int(grid[first - 1]) if first else 0
+    hi = int(grid[first])
+    while hi - lo > 2 * SAMPLE_SIZE_WINDOW:  # bisect the trend's crossing
+        mid = (lo + hi) // 2
+        if at([mid])[0] >= goal:
+            hi = mid
+        else:
+            lo = mid
+    start = max(1, lo - SAMPLE_SIZE_WINDOW)
+    stop = min(max_n, hi + 2 * SAMPLE_SIZE_WINDOW)
+    sizes = np.arange(start, stop + 1)
+    ok = at(sizes) >= goal
+    for k in range(sizes.size - 1, -1, -1):
+        end = min(k + SAMPLE_SIZE_WINDOW, sizes.size - 1)
+        if not ok[k : end + 1].all():
+            if k == sizes.size - 1:
+                break
+            return int(sizes[k + 1])
+    else:
+        return int(sizes[0])
+    raise ValueError(  # pragma: no cover - the grid says the power holds at max_n
+        f"power={goal} is not kept up to max_n={max_n}."
+    )
+
+
+@validate_params(
+    {
+        "metric": [str],
+        "reference": ["array-like"],
+        "n": [Whole(1, None, closed="left")],
+        "power": [Number(0, 1, closed="neither")],
+        "alpha": [Number(0, 1, closed="neither")],
+        "alternative": [StrOptions(set(_ALTERNATIVES))],
+    }
+)
+def match_min_detectable_effect(
+    metric, reference, n, *, power=0.8, alpha=0.05, alternative="two-sided"
+):
+    """Smallest effect the exact MATCH test detects with the given power at size n.
+
+    Bisection on the effect (40 steps) of :func:`match_power`, whose power grows with
+    the effect's size in the alternative's direction. With ``"greater"`` the effect
+    is positive, with ``"less"`` negative; with ``"two-sided"`` both directions are
+    searched and the effect of smaller magnitude is returned (with its sign).
+
+    Parameters
+    ----------
+    metric, reference, alpha, alternative
+        As in :func:`match_power`.
+    n : int
+        Group size.
+    power : float, default=0.8
+        Target power, in (0, 1).
+
+    Returns
+    -------
+    effect : float
+        Difference on the metric's scale (signed).
+
+    Raises
+    ------
+    ValueError
+        When even the largest possible effect does not reach ``power``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_smallfair.stats import match_min_detectable_effect
+    >>> reference = np.array([389, 347, 1597, 4121])
+    >>> round(match_min_detectable_effect("tpr", reference, 200, alternative="less"), 3)
+    -0.258
+    """
+    m = _metric(metric)
+    p0 = _proportions(reference)
+    _check_null(m, p0)
+    if isinstance(n, Integral) is False:  # pragma: no cover - validated
+        raise TypeError("n must be an int.")
+    s0 = _null_value(m, p0)
+    lo_v, hi_v = _value_range(m, p0)
+    sizes = np.array([n], np.int64)
+    directions = {"greater": (1,), "less": (-1,)}.get(alternative, (1, -1))
+    found, best = [], 0.0
+
+    def pw(effect):
+        p1 = _alternative_law(m, p0, s0 + effect)
+        return _power(m, p0, p1, sizes, alpha, alternative)[0]
+
+    for sign in directions:
+        room = (hi_v - s0) if sign > 0 else (s0 - lo_v)
+        if room <= 0:
+            continue
+        top = pw(sign * room)
+        best = max(best, top)
+        if top < power:
+            continue
+        a, b = 0.0, room
+        for _ in range(_MDE_STEPS):
+            mid = (a + b) / 2
+            if pw(sign * mid) >= power:
+                b = mid
+            else:
+                a = mid
+        found.append(sign * b)
+    if not found:
+        raise ValueError(
+            f"power={power} is not reached at n={n} by any effect in the direction "
+            f"of alternative={alternative!r}; the largest power is {best:.4f}. "
+            "Increase n."
+        )
+    return float(min(found, key=abs))
