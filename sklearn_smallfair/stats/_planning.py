@@ -39,12 +39,20 @@ import math
 from numbers import Integral
 
 import numpy as np
-from scipy.special import gammaln
 
 from .._confusion import FN, FP
 from .._params import Number, StrOptions, Whole, validate_params
 from ..metrics import get_metric
-from ._match_laws import _cdf, _floor_div, _sf, family, joint_cells, window
+from ._match_laws import (
+    _binomial_run,
+    _cdf,
+    _floor_div,
+    _path_tail,
+    _sf,
+    family,
+    joint_cells,
+    window,
+)
 
 __all__ = ["match_min_detectable_effect", "match_power", "match_sample_size"]
 
@@ -191,18 +199,6 @@ def _target_value(metric, p, effect, target, alternative):
 # =====================================================================================
 # exact tails
 # =====================================================================================
-def _log_binom_pmf(k, n, q):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = (
-            gammaln(n + 1.0)
-            - gammaln(k + 1.0)
-            - gammaln(n - k + 1.0)
-            + np.where(k > 0, k * np.log(q), 0.0)
-            + np.where(n - k > 0, (n - k) * np.log1p(-q), 0.0)
-        )
-    return out
-
-
 class _LinearTail:
     """Tails of ``X_K`` summed over ``K ~ Bin(n, q)``, vectorized over groups.
 
@@ -226,28 +222,32 @@ class _LinearTail:
             lo = np.maximum(lo, 1)
         width = int(max(1, (hi - lo + 1).max()))
         K = lo[:, None] + np.arange(width)[None, :]
-        valid = K <= hi[:, None]
-        self.K = np.where(valid, K, hi[:, None]).astype(np.int64)
-        logw = _log_binom_pmf(self.K.astype(np.float64), n[:, None], q[:, None])
-        self.w = np.where(valid, np.exp(logw), 0.0)
+        self.valid = K <= hi[:, None]
+        self.K = np.where(self.valid, K, lo[:, None]).astype(np.int64)
+        self.w = _binomial_run(self.K, self.valid, n, q)
         if joint:
             with np.errstate(divide="ignore"):
                 self.w = self.w / -np.expm1(n * np.log1p(-q))[:, None]
-        self.theta = theta[:, None]
-        self.lo, self.hi = np.zeros_like(self.K), self.K
+        self.theta = theta
+        self.zeros = np.zeros_like(self.K)
 
     def _m(self, a, c, d):
         G = self.K.shape[0]
         a, c, d = (
             np.broadcast_to(np.asarray(v, np.int64), (G,))[:, None] for v in (a, c, d)
         )
-        return _floor_div(a, c, self.K, d, self.lo, self.hi)
+        return _floor_div(a, c, self.K, d, self.zeros, self.K)
 
     def lower(self, a, c, d):
-        return (self.w * _cdf(self._m(a, c, d), self.K, self.theta)).sum(axis=1)
+        path = self._m(a, c, d)
+        tail = _path_tail(path, self.K, self.valid, self.theta, lower=True)
+        return (self.w * tail).sum(axis=1)
 
     def upper(self, a, c, d):
-        return (self.w * _sf(self._m(a, c, d), self.K, self.theta)).sum(axis=1)
+        # P(X >= m) is _path_tail's P(X >= path + 1) on the path m - 1
+        path = self._m(a, c, d) - 1
+        tail = _path_tail(path, self.K, self.valid, self.theta, lower=False)
+        return (self.w * tail).sum(axis=1)
 
 
 class _Law:
