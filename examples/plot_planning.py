@@ -32,8 +32,8 @@ print("reference (TP, FN, FP, TN):", reference)
 # Exact power against n
 # ---------------------
 # The power is saw-toothed: one more person changes the rejection region by
-# whole matrices. Every size from 5 to 800 is evaluated exactly.
-sizes = np.arange(5, 801)
+# whole matrices. Every size from 5 to 600 is evaluated exactly.
+sizes = np.arange(5, 601)
 fig, ax = plt.subplots(figsize=(7, 4))
 for gap in (0.3, 0.2, 0.1):
     power = match_power("tpr", reference, sizes, effect=-gap)
