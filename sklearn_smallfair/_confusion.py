@@ -393,7 +393,7 @@ def reference_counts(counts, reference="rest", *, groups=None):
     elif isinstance(reference, str) and reference == "total":
         ref = np.broadcast_to(counts.sum(axis=0), counts.shape).copy()
     elif _is_explicit_counts(reference):
-        ref = check_counts(np.asarray(reference), name="reference")
+        ref = check_counts(reference, name="reference")
         if ref.shape not in ((4,), (n_groups, 4)):
             raise ValueError(
                 f"explicit reference counts must have shape (4,) or ({n_groups}, 4); "

@@ -5,6 +5,7 @@ Every public function validates its inputs here, before any work, and raises a
 """
 
 import inspect
+import warnings
 from collections.abc import Mapping
 from numbers import Integral, Real
 
@@ -26,6 +27,12 @@ __all__ = [
     "format_labels",
     "warn_small_references",
 ]
+
+
+#: numpy's warning for ragged nested sequences (an error from numpy 1.24 on)
+_VisibleDeprecationWarning = getattr(
+    getattr(np, "exceptions", np), "VisibleDeprecationWarning", Warning
+)
 
 
 def _reject_mapping(value, name):
@@ -72,8 +79,11 @@ def _asarray(values, name):
         # pandas nullable dtypes: missing values become NaN (numbers) or None
         values = np.asarray(values.to_numpy(dtype=object, na_value=None))
     try:
-        arr = np.asarray(values)
-    except ValueError as exc:
+        with warnings.catch_warnings():
+            # numpy < 1.24 builds an object array from ragged lists, with a warning
+            warnings.simplefilter("error", _VisibleDeprecationWarning)
+            arr = np.asarray(values)
+    except (ValueError, _VisibleDeprecationWarning) as exc:
         raise ValueError(
             f"{name} is ragged (nested sequences of different lengths) and has no "
             f"array shape; pass a rectangular array-like. ({exc})"
@@ -418,7 +428,16 @@ def _cells_by_name(counts, name):
             f"{[str(c) for c in unknown]}, missing: {missing}). Rename them, or "
             f"pass a NumPy array ordered (TP, FN, FP, TN)."
         )
-    return counts[[keys[c] for c in _CELL_NAMES]].to_numpy()
+    cells = counts[[keys[c] for c in _CELL_NAMES]]
+    try:  # a row of a mixed-type table is an object Series of numbers
+        cells = (
+            cells.apply(pd.to_numeric)
+            if isinstance(cells, pd.DataFrame)
+            else pd.to_numeric(cells)
+        )
+    except (ValueError, TypeError):
+        pass  # not numbers: reported by the caller
+    return cells.to_numpy()
 
 
 def check_counts(counts, *, name="counts", n_groups=None):

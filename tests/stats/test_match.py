@@ -1537,7 +1537,9 @@ def test_saddlepoint_at_large_n_matches_the_exact_law():
     rng = np.random.default_rng(9)
     for n in (10**9, 10**10):
         cms = rng.multinomial(n, COMPAS_REST / 3276, size=5)
-        for metric, tol in (("tpr", 1e-6), ("mb", 1e-9), ("acc", 1e-9)):
+        # (1e-7: the exact side's incomplete beta differs by up to 2e-8 between
+        # scipy releases at these sizes)
+        for metric, tol in (("tpr", 1e-6), ("mb", 1e-7), ("acc", 1e-7)):
             exact = _run(cms, COMPAS_REST, metric, "exact")
             approx = _run(cms, COMPAS_REST, metric, "saddlepoint")
             for col in ("lower", "upper"):
