@@ -53,7 +53,7 @@ positive; 3 % of groups of 5 at prevalence 0.5 have none).
 Data sets per cell: ``--sets`` (10,000 by default) for the non-random methods;
 ``--perm-sets`` (2,000) for the permutation tests, MATCH's Monte Carlo and the
 power of the comparative tests. ``--quick`` uses 200 and 100 sets, group sizes 5
-and 50, true rates 0.05 and 0.5 and 50 items (about 16 s). Seeds are fixed; within
+and 50, true rates 0.05 and 0.5 and 50 items (16 to 24 s). Seeds are fixed; within
 a cell all methods see the same data sets.
 
 Targets: the exact and permutation tests (and MATCH's ``"enumerate"`` and
@@ -68,12 +68,14 @@ Run ``python benchmarks/bench_calibration.py [--quick] [--sets N] [--perm-sets N
 [--only PART] [--out results.json] [--rst]``: it prints the tables (rates in %,
 Wilson intervals in parentheses) and the targets, and writes every cell as JSON
 (default ``benchmarks/results/calibration.json``, ``calibration_quick.json`` with
-``--quick``); ``--from-json PATH`` prints the tables of a saved run (``--rst`` as
-reStructuredText for the user guide). The full study takes about 30 minutes on 2
-cores (comparative tests 16, MATCH 6-7, separation 6).
+``--quick``); ``--from-json PATH`` prints the tables of a saved run; ``--rst``
+prints them also as reStructuredText, rates without intervals, as in the user
+guide. The full study takes about 30 minutes on 2 cores (comparative tests 16,
+MATCH 6-7, separation 6).
 """
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -616,12 +618,14 @@ def _pct(entry, interval=True):
     return text
 
 
-def _tables(result):
+def _tables(result, intervals=True):
     """``(title, header, body)`` of every table, rates in percent.
 
     In the MATCH tables, methods whose rates agree at every size at the precision
-    shown share their rows (``auto = exact = enumerate``).
+    shown share their rows (``auto = exact = enumerate``). ``intervals`` adds the
+    Wilson interval of every rate in parentheses.
     """
+    pct = functools.partial(_pct, interval=intervals)
     rows = result["rows"]
     rates = result["config"]["rates"]
     tables = []
@@ -639,9 +643,9 @@ def _tables(result):
                     if r["method"] == method and r["n"] == n
                 }
                 line = [method, str(n)]
-                line += [_pct(cells.get((rate, True))) for rate in rates]
+                line += [pct(cells.get((rate, True))) for rate in rates]
                 power = cells.get((alt[0], False))
-                line += [_pct(power), f"{cells[(rates[0], True)]['sets']:,}"]
+                line += [pct(power), f"{cells[(rates[0], True)]['sets']:,}"]
                 body.append(line)
         title = "separation_test: rejection rate (%) at alpha = 5 %"
         tables.append((title, header, body))
@@ -681,9 +685,9 @@ def _tables(result):
                     if not sel:
                         continue
                     line = [kind, str(n), method, f"{sel[('joint', True)]['sets']:,}"]
-                    line += [_pct(sel[(w, True)]) for w in ("cross", "within", "joint")]
+                    line += [pct(sel[(w, True)]) for w in ("cross", "within", "joint")]
                     line += [
-                        _pct(sel[("joint", False)]),
+                        pct(sel[("joint", False)]),
                         f"{sel[('joint', False)]['sets']:,}",
                     ]
                     body.append(line)
@@ -719,9 +723,9 @@ def _tables(result):
                     if not cells:
                         continue
                     line = [str(n)]
-                    line += [_pct(cells.get((rate, True))) for rate in rates]
+                    line += [pct(cells.get((rate, True))) for rate in rates]
                     line += [
-                        _pct(cells.get((alt[1], False))),
+                        pct(cells.get((alt[1], False))),
                         f"{max(r['sets'] for r in cells.values()):,}",
                     ]
                     lines.setdefault(method, []).append(line)
@@ -752,9 +756,10 @@ def format_text(result):
 
 
 def format_rst(result):
-    """The tables as reStructuredText simple tables."""
+    """The tables as reStructuredText simple tables, rates without intervals (the
+    user guide states their width)."""
     out = []
-    for title, header, body in _tables(result):
+    for title, header, body in _tables(result, intervals=False):
         widths = [max(len(str(x)) for x in col) for col in zip(header, *body)]
         rule = "  ".join("=" * w for w in widths)
         out += [f".. {title}", "", rule]
