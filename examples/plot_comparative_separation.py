@@ -28,7 +28,6 @@ people". See the user guide, :ref:`separation`.
 # Each law lists the joint probabilities of ``(TP, FN, FP, TN)`` of group
 # ``A=1`` followed by those of group ``A=0``. The first satisfies separation
 # (TPR 0.8 and FPR 0.4 in both groups); the others violate it.
-import os
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -129,11 +128,7 @@ axes[0].set_ylabel("power of the joint test (alpha = 0.05)")
 axes[0].set_ylim(0, 1.02)
 axes[0].legend(loc="lower right", fontsize=9)
 
-out = os.environ.get("SMALLFAIR_EXAMPLE_SAVEFIG")
-if out:
-    fig.savefig(out, dpi=120)
-else:
-    plt.show()
+plt.show()
 
 # %%
 # Reading the figure

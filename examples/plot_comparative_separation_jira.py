@@ -218,11 +218,7 @@ else:
         )
     fig.colorbar(image, ax=axes, label="comparative TPR", shrink=0.8)
 
-out = os.environ.get("SMALLFAIR_EXAMPLE_SAVEFIG")
-if out:
-    fig.savefig(out, dpi=120)
-else:
-    plt.show()
+plt.show()
 
 # %%
 # Reading the results

@@ -22,7 +22,6 @@ contains defendants of other races).
 # Published matrices and true proportions
 # ---------------------------------------
 # Cells are ordered ``(TP, FN, FP, TN)``.
-import os
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -169,11 +168,7 @@ handles = [
 fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=9)
 fig.suptitle(f"COMPAS: {n_draws:,} multinomial subgroups per size")
 
-out = os.environ.get("SMALLFAIR_EXAMPLE_SAVEFIG")
-if out:
-    fig.savefig(out, dpi=120)
-else:
-    plt.show()
+plt.show()
 
 # %%
 # Reading the figure

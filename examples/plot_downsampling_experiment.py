@@ -24,7 +24,6 @@ See the user guide, :ref:`downsampling`, for the definitions.
 # Cells are ordered ``(TP, FN, FP, TN)``. The reference of a group, toward which
 # Cross-Prior Smoothing shrinks it, is its dataset's ``ALL`` matrix minus the
 # group.
-import os
 import time
 
 import matplotlib.pyplot as plt
@@ -106,11 +105,7 @@ fig.suptitle(
     fontsize=12,
 )
 
-out = os.environ.get("SMALLFAIR_EXAMPLE_SAVEFIG")
-if out:
-    fig.savefig(out, dpi=120)
-else:
-    plt.show()
+plt.show()
 
 # %%
 # What the plot shows

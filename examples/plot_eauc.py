@@ -23,7 +23,6 @@ the rating scale (strong non-uniformity), fits three models and compares them:
 # %%
 # Data and models
 # ---------------
-import os
 import warnings
 
 import matplotlib.pyplot as plt
@@ -98,11 +97,7 @@ ax.plot([0, 2], [0, 2], color="0.6", linestyle=":", label="error = eccentricity"
 ax.legend(loc="upper left", fontsize=9)
 ax.set_title("Generated ratings with strong non-uniformity")
 
-out = os.environ.get("SMALLFAIR_EXAMPLE_SAVEFIG")
-if out:
-    fig.savefig(out, dpi=120)
-else:
-    plt.show()
+plt.show()
 
 # %%
 # Non-uniformity and eccentricity bias

@@ -224,11 +224,7 @@ else:
     ax.grid(axis="y", color="0.93")
     ax.set_axisbelow(True)
 
-out = os.environ.get("SMALLFAIR_EXAMPLE_SAVEFIG")
-if out:
-    fig.savefig(out, dpi=120)
-else:
-    plt.show()
+plt.show()
 
 # %%
 # Reading the figure
