@@ -4,6 +4,12 @@ from .._confusion import ConfusionCounts, confusion_counts
 from ..exceptions import UndefinedGroupMetricWarning
 from ._group import group_metrics
 from ._intervals import disparity_intervals
+from ._multiclass import (
+    MulticlassCounts,
+    multiclass_confusion_counts,
+    multiclass_metric,
+    one_vs_rest,
+)
 from ._registry import Metric, compute_metric, get_metric, get_metrics, metric_names
 from ._scorer import aggregate_group_metric, make_group_scorer
 from ._undefined import count_undefined
@@ -11,6 +17,7 @@ from ._undefined import count_undefined
 __all__ = [
     "ConfusionCounts",
     "Metric",
+    "MulticlassCounts",
     "UndefinedGroupMetricWarning",
     "aggregate_group_metric",
     "compute_metric",
@@ -22,4 +29,7 @@ __all__ = [
     "group_metrics",
     "make_group_scorer",
     "metric_names",
+    "multiclass_confusion_counts",
+    "multiclass_metric",
+    "one_vs_rest",
 ]

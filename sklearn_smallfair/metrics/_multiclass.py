@@ -1,0 +1,425 @@
+"""Multiclass confusion matrices: counting per group, one-vs-rest metrics, averages.
+
+A multiclass confusion matrix is an array of shape ``(..., K, K)`` with rows the true
+class and columns the predicted class, in the order of ``labels`` (scikit-learn's
+orientation). The class-``k`` one-vs-rest matrix is derived from it in one
+vectorized step (:func:`one_vs_rest`), so every binary metric of the registry is
+reused, not re-typed, for each class; the averages follow scikit-learn's
+``average=`` conventions. Four metrics are defined on the whole matrix: accuracy,
+balanced accuracy, the multiclass Matthews correlation (Gorodkin's R_K) and Cohen's
+kappa.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from .._confusion import FN, FP, TN, TP
+from .._params import ZERO_DIVISION, StrOptions, validate_params
+from .._validation import (
+    _sorted_labels,
+    check_paired_targets,
+    check_sample_weight,
+    check_sensitive_features,
+    check_zero_division,
+    format_labels,
+)
+from ._registry import _apply_zero_division, get_metric
+
+__all__ = [
+    "MULTICLASS_METRICS",
+    "MulticlassCounts",
+    "multiclass_confusion_counts",
+    "multiclass_metric",
+    "one_vs_rest",
+]
+
+#: Metrics defined on the whole K x K matrix (not per class).
+MULTICLASS_METRICS = ("accuracy", "balanced_accuracy", "mcc", "kappa")
+_MULTICLASS_ALIASES = {
+    "accuracy": "accuracy",
+    "acc": "accuracy",
+    "balanced_accuracy": "balanced_accuracy",
+    "bacc": "balanced_accuracy",
+    "mcc": "mcc",
+    "matthews_corrcoef": "mcc",
+    "rk": "mcc",
+    "kappa": "kappa",
+    "cohen_kappa": "kappa",
+    "cohen_kappa_score": "kappa",
+}
+_AVERAGES = ("macro", "weighted", "micro")
+
+
+class MulticlassCounts(NamedTuple):
+    """Multiclass confusion matrices with their group and class labels.
+
+    A named tuple, so ``groups, labels, counts = multiclass_confusion_counts(...)``
+    unpacks it.
+
+    Attributes
+    ----------
+    groups : ndarray of shape (n_groups,) or None
+        Sorted group labels; ``None`` when no ``sensitive_features`` were given.
+    labels : ndarray of shape (n_classes,)
+        The class order of the matrices' rows and columns.
+    counts : ndarray of shape (n_groups, n_classes, n_classes) or \
+            (n_classes, n_classes)
+        ``counts[..., i, j]``: samples of true class ``labels[i]`` predicted as
+        ``labels[j]``.
+    """
+
+    groups: np.ndarray | None
+    labels: np.ndarray
+    counts: np.ndarray
+
+    def to_frame(self):
+        """The counts in long format: one row per (group, true class, predicted class).
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+            Columns ``group`` (when there are groups), ``true``, ``predicted`` and
+            ``count``, ready for ``pivot_table``.
+        """
+        counts = self.counts
+        k = self.labels.shape[0]
+        true = np.repeat(self.labels, k)
+        pred = np.tile(self.labels, k)
+        if self.groups is None:
+            return pd.DataFrame(
+                {"true": true, "predicted": pred, "count": counts.reshape(-1)}
+            )
+        g = self.groups.shape[0]
+        return pd.DataFrame(
+            {
+                "group": np.repeat(self.groups, k * k),
+                "true": np.tile(true, g),
+                "predicted": np.tile(pred, g),
+                "count": counts.reshape(-1),
+            }
+        )
+
+
+def _class_labels(y_true, y_pred, labels):
+    """Class order and the class index of every sample, with clear errors."""
+    if labels is None:
+        both = pd.unique(
+            np.concatenate([np.asarray(y_true, dtype=object),
+                            np.asarray(y_pred, dtype=object)])
+        )
+        labels = _sorted_labels(both, "y_true and y_pred")
+        if labels.dtype.kind == "O":
+            try:
+                labels = np.asarray(labels.tolist())
+            except (TypeError, ValueError):  # pragma: no cover - mixed types refused
+                pass
+        if labels.dtype.kind == "f" and not np.array_equal(labels, np.round(labels)):
+            raise ValueError(
+                "y_true or y_pred holds continuous values but class labels are "
+                "needed; threshold or round the scores into classes first."
+            )
+    else:
+        labels = np.asarray(labels)
+        if labels.ndim != 1 or labels.shape[0] == 0:
+            raise ValueError(
+                f"labels must be a non-empty 1-D list of class labels, got shape "
+                f"{labels.shape}."
+            )
+        if pd.unique(labels.astype(object)).shape[0] != labels.shape[0]:
+            raise ValueError(f"labels has repeated values: {format_labels(labels)}.")
+    index = pd.Index(labels.astype(object))
+    codes = []
+    for name, y in (("y_true", y_true), ("y_pred", y_pred)):
+        code = index.get_indexer(pd.Index(np.asarray(y, dtype=object)))
+        missing = code < 0
+        if missing.any():
+            absent = pd.unique(np.asarray(y, dtype=object)[missing])
+            raise ValueError(
+                f"{name} has class(es) {format_labels(absent)} that are not in "
+                f"labels={format_labels(labels)}; add them to labels or drop those "
+                f"rows."
+            )
+        codes.append(code.astype(np.int64))
+    if labels.shape[0] < 2:
+        raise ValueError(
+            f"a confusion matrix needs at least two classes, got "
+            f"{format_labels(labels)}; pass labels=[...] with every class."
+        )
+    return labels, codes[0], codes[1]
+
+
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "y_pred": ["array-like"],
+        "sensitive_features": ["array-like", None],
+        "labels": ["array-like", None],
+        "sample_weight": ["array-like", None],
+    }
+)
+def multiclass_confusion_counts(
+    y_true, y_pred, *, sensitive_features=None, labels=None, sample_weight=None
+):
+    """Multiclass confusion matrices, overall or per group, in one pass.
+
+    All groups and cells are counted with a single :func:`numpy.bincount`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True class labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted class labels.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features), \
+            default=None
+        Group label of each sample (a 2-D array or DataFrame defines intersectional
+        groups labelled ``"a|b"``). ``None`` counts all samples together.
+    labels : array-like of shape (n_classes,), default=None
+        The class order of the rows and columns, as in
+        :func:`sklearn.metrics.confusion_matrix`. By default the sorted union of
+        the classes in ``y_true`` and ``y_pred``. A class that appears in the data
+        but not in ``labels`` is an error (never silently dropped).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights; the counts are then weighted sums (float).
+
+    Returns
+    -------
+    result : MulticlassCounts
+        A named tuple ``(groups, labels, counts)``; ``counts`` has shape
+        ``(n_groups, n_classes, n_classes)`` (``(n_classes, n_classes)`` without
+        groups), rows true and columns predicted.
+
+    See Also
+    --------
+    sklearn_smallfair.metrics.confusion_counts : The binary counts, cells
+        ``(TP, FN, FP, TN)``.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.metrics import multiclass_confusion_counts
+    >>> y_true = ["low", "mid", "high", "mid", "low", "high"]
+    >>> y_pred = ["low", "high", "high", "mid", "mid", "high"]
+    >>> res = multiclass_confusion_counts(
+    ...     y_true, y_pred, sensitive_features=["a", "a", "a", "b", "b", "b"],
+    ...     labels=["low", "mid", "high"])
+    >>> res.groups
+    array(['a', 'b'], dtype='<U1')
+    >>> res.counts[0]
+    array([[1, 0, 0],
+           [0, 0, 1],
+           [0, 0, 1]])
+    """
+    t, p = check_paired_targets(y_true, y_pred)
+    labels, ti, pi = _class_labels(t, p, labels)
+    k = labels.shape[0]
+    n_samples = t.shape[0]
+    w = check_sample_weight(sample_weight, n_samples)
+    cell = ti * k + pi
+    if sensitive_features is None:
+        counts = np.bincount(cell, weights=w, minlength=k * k).reshape(k, k)
+        return MulticlassCounts(None, labels, counts)
+    groups, codes, _ = check_sensitive_features(sensitive_features, n_samples)
+    g = groups.shape[0]
+    counts = np.bincount(codes * (k * k) + cell, weights=w, minlength=g * k * k)
+    return MulticlassCounts(groups, labels, counts.reshape(g, k, k))
+
+
+def _check_square(counts, name="counts"):
+    arr = np.asarray(counts)
+    if arr.ndim < 2 or arr.shape[-1] != arr.shape[-2]:
+        raise ValueError(
+            f"{name} must be square confusion matrices of shape (..., K, K), got "
+            f"shape {arr.shape}."
+        )
+    if arr.shape[-1] < 2:
+        raise ValueError(f"{name} needs at least two classes, got shape {arr.shape}.")
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}.")
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf; counts must be finite.")
+    if (arr < 0).any():
+        raise ValueError(f"{name} contains negative counts.")
+    return arr
+
+
+def one_vs_rest(counts):
+    """The K one-vs-rest binary matrices of K x K confusion matrices.
+
+    Parameters
+    ----------
+    counts : array-like of shape (..., K, K)
+        Rows true class, columns predicted class.
+
+    Returns
+    -------
+    ovr : ndarray of shape (..., K, 4)
+        For each class ``k``, the binary cells ``(TP, FN, FP, TN)`` with class
+        ``k`` as the positive class: ``TP = C[k, k]``, ``FN`` the rest of row
+        ``k``, ``FP`` the rest of column ``k``, ``TN`` everything else.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_smallfair.metrics import one_vs_rest
+    >>> one_vs_rest(np.array([[5, 1, 0], [2, 3, 1], [0, 1, 4]]))
+    array([[ 5,  1,  2,  9],
+           [ 3,  3,  2,  9],
+           [ 4,  1,  1, 11]])
+    """
+    c = _check_square(counts)
+    diag = np.diagonal(c, axis1=-2, axis2=-1)
+    rows = c.sum(axis=-1)
+    cols = c.sum(axis=-2)
+    n = rows.sum(axis=-1, keepdims=True)
+    out = np.empty((*c.shape[:-1], 4), dtype=np.result_type(c.dtype, np.int64))
+    out[..., TP] = diag
+    out[..., FN] = rows - diag
+    out[..., FP] = cols - diag
+    out[..., TN] = n - rows - cols + diag
+    return out
+
+
+def _whole_matrix_metric(name, c):
+    """accuracy, balanced accuracy, Gorodkin's R_K and Cohen's kappa; NaN if 0/0."""
+    c = np.asarray(c, dtype=np.float64)
+    diag = np.diagonal(c, axis1=-2, axis2=-1)
+    t = c.sum(axis=-1)  # true-class totals
+    p = c.sum(axis=-2)  # predicted-class totals
+    n = t.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if name == "accuracy":
+            return diag.sum(axis=-1) / n
+        if name == "balanced_accuracy":
+            # mean recall over the classes present in y_true (scikit-learn's rule)
+            recall = diag / t
+            present = t > 0
+            n_present = present.sum(axis=-1)
+            total = np.where(present, recall, 0.0).sum(axis=-1)
+            return np.where(n_present > 0, total / n_present, np.nan)
+        if name == "mcc":
+            cov_tp = diag.sum(axis=-1) * n - (t * p).sum(axis=-1)
+            cov_pp = n * n - (p * p).sum(axis=-1)
+            cov_tt = n * n - (t * t).sum(axis=-1)
+            den = np.sqrt(cov_pp * cov_tt)
+            return np.where(den > 0, cov_tp / den, np.nan)
+        if name == "kappa":
+            po = diag.sum(axis=-1) / n
+            pe = (t * p).sum(axis=-1) / (n * n)
+            return np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
+    raise AssertionError(name)  # pragma: no cover
+
+
+def _resolve(metric):
+    key = metric.lower() if isinstance(metric, str) else metric
+    if isinstance(key, str) and key in _MULTICLASS_ALIASES:
+        return _MULTICLASS_ALIASES[key], None
+    return None, get_metric(metric)
+
+
+def _substitutes(zero_division):
+    return not isinstance(zero_division, str) and not np.isnan(zero_division)
+
+
+def _nan_average(values, weights, axis=-1):
+    """Average ignoring NaN entries; NaN where every entry is NaN or weights sum 0."""
+    ok = ~np.isnan(values)
+    w = np.where(ok, weights, 0.0)
+    total = w.sum(axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (np.where(ok, values, 0.0) * w).sum(axis=axis) / total
+    return np.where(total > 0, out, np.nan)
+
+
+@validate_params(
+    {
+        "metric": [str],
+        "counts": ["array-like"],
+        "average": [StrOptions(set(_AVERAGES)), None],
+        "zero_division": ZERO_DIVISION,
+    }
+)
+def multiclass_metric(metric, counts, *, average=None, zero_division=np.nan):
+    """A metric of K x K confusion matrices: per class, averaged, or whole-matrix.
+
+    Parameters
+    ----------
+    metric : str
+        A registry metric name or alias (``"tpr"``, ``"precision"``, ``"f1"``,
+        ...), evaluated one-vs-rest for each class; or one of the multiclass
+        metrics ``"accuracy"``, ``"balanced_accuracy"``, ``"mcc"`` (Gorodkin's
+        R_K, scikit-learn's :func:`~sklearn.metrics.matthews_corrcoef`) and
+        ``"kappa"`` (Cohen's kappa), defined on the whole matrix. ``"mcc"`` and
+        ``"accuracy"`` name the multiclass metrics here; their one-vs-rest versions
+        are reached with ``average=``.
+    counts : array-like of shape (..., K, K)
+        Confusion matrices, rows true and columns predicted.
+    average : {"macro", "weighted", "micro"} or None, default=None
+        For one-vs-rest metrics, as in scikit-learn: ``None`` gives one value per
+        class (shape ``(..., K)``); ``"macro"`` the unweighted mean over classes,
+        ``"weighted"`` the mean weighted by each class's support (its number of
+        true samples), ``"micro"`` the metric of the summed one-vs-rest matrices.
+        Undefined per-class values are left out of the macro and weighted means
+        when ``zero_division`` is ``nan`` or ``"warn"`` (as scikit-learn does with
+        ``zero_division=np.nan``) and enter them as ``zero_division`` otherwise
+        (as scikit-learn does with ``0.0`` or ``1.0``).
+        Ignored (must be ``None`` or the metric's own) for whole-matrix metrics.
+    zero_division : {"warn", nan, 0.0, 1.0}, default=nan
+        The value of an undefined metric (0/0), after averaging, with the same
+        policy as :func:`~sklearn_smallfair.metrics.compute_metric`.
+
+    Returns
+    -------
+    values : ndarray
+        Shape ``(..., K)`` for a per-class metric without ``average``, else
+        ``(...)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_smallfair.metrics import multiclass_metric
+    >>> cm = np.array([[5, 1, 0], [2, 3, 1], [0, 1, 4]])
+    >>> multiclass_metric("tpr", cm).round(3)
+    array([0.833, 0.5  , 0.8  ])
+    >>> float(multiclass_metric("tpr", cm, average="macro").round(3))
+    0.711
+    >>> float(multiclass_metric("kappa", cm).round(3))
+    0.557
+    """
+    zero_division = check_zero_division(zero_division)
+    name, reg = _resolve(metric)
+    c = _check_square(counts)
+    if name is not None:
+        if average is not None:
+            raise ValueError(
+                f"average={average!r} does not apply to {name!r}, which is defined "
+                f"on the whole K x K matrix; leave average=None, or name a "
+                f"one-vs-rest metric (e.g. 'tpr', 'ppv', 'f1')."
+            )
+        values = _whole_matrix_metric(name, c)
+    else:
+        if reg.n_groups != 1:
+            raise ValueError(
+                f"{reg.name!r} compares two groups and has no per-class form; use a "
+                f"single-group metric."
+            )
+        ovr = one_vs_rest(c)
+        if average == "micro":
+            values = reg.func(ovr.sum(axis=-2))
+        else:
+            per_class = np.asarray(reg.func(ovr), dtype=np.float64)
+            per_class = np.where(np.isfinite(per_class), per_class, np.nan)
+            if average is not None and _substitutes(zero_division):
+                # a substituted value enters the mean, as in scikit-learn
+                per_class = np.where(np.isnan(per_class), zero_division, per_class)
+            if average is None:
+                values = per_class
+            elif average == "macro":
+                values = _nan_average(per_class, np.ones(per_class.shape))
+            else:  # weighted by support
+                support = np.asarray(c, dtype=np.float64).sum(axis=-1)
+                values = _nan_average(per_class, support)
+    values = np.asarray(values, dtype=np.float64)
+    values = np.where(np.isfinite(values), values, np.nan)
+    return _apply_zero_division(values, zero_division, context=f"{metric}: ")

@@ -1,0 +1,190 @@
+"""Multiclass confusion matrices against scikit-learn, per group and per class."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.metrics import (
+    balanced_accuracy_score,
+    cohen_kappa_score,
+    confusion_matrix,
+    matthews_corrcoef,
+    precision_recall_fscore_support,
+)
+
+from sklearn_smallfair.metrics._multiclass import (
+    multiclass_confusion_counts,
+    multiclass_metric,
+    one_vs_rest,
+)
+from sklearn_smallfair.metrics._registry import compute_metric
+
+LABELS = ["low", "mid", "high"]
+
+
+def _data(seed, n=300, k=3, n_groups=4):
+    rng = np.random.default_rng(seed)
+    labels = np.array(LABELS[:k] if k <= 3 else [f"c{i}" for i in range(k)])
+    t = labels[rng.integers(0, k, n)]
+    # predictions agree with the truth 60 % of the time
+    p = np.where(rng.random(n) < 0.6, t, labels[rng.integers(0, k, n)])
+    g = rng.integers(0, n_groups, n)
+    return t, p, g, labels
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_counts_match_sklearn_confusion_matrix_per_group(seed):
+    t, p, g, labels = _data(seed)
+    w = np.random.default_rng(seed).random(t.shape[0])
+    for weights in (None, w):
+        res = multiclass_confusion_counts(
+            t, p, sensitive_features=g, labels=labels, sample_weight=weights
+        )
+        assert list(res.labels) == list(labels)
+        for i, grp in enumerate(res.groups):
+            m = g == grp
+            expected = confusion_matrix(
+                t[m], p[m], labels=labels,
+                sample_weight=None if weights is None else weights[m],
+            )
+            np.testing.assert_allclose(res.counts[i], expected, rtol=1e-12)
+    overall = multiclass_confusion_counts(t, p, labels=labels)
+    np.testing.assert_array_equal(
+        overall.counts, confusion_matrix(t, p, labels=labels)
+    )
+
+
+def test_default_labels_sorted_union_and_long_frame():
+    res = multiclass_confusion_counts([2, 0, 1], [0, 0, 3])
+    assert list(res.labels) == [0, 1, 2, 3]
+    assert res.counts.sum() == 3
+    frame = multiclass_confusion_counts(
+        ["a", "b"], ["b", "b"], sensitive_features=["x", "y"]
+    ).to_frame()
+    assert list(frame.columns) == ["group", "true", "predicted", "count"]
+    assert frame["count"].sum() == 2 and len(frame) == 2 * 4
+
+
+def test_one_vs_rest_is_sklearn_binary_matrix():
+    t, p, _, labels = _data(7)
+    cm = confusion_matrix(t, p, labels=labels)
+    ovr = one_vs_rest(cm)
+    for k, lab in enumerate(labels):
+        binary = confusion_matrix(t == lab, p == lab, labels=[False, True])
+        tn, fp, fn, tp = binary.ravel()
+        np.testing.assert_array_equal(ovr[k], [tp, fn, fp, tn])
+    # any leading shape
+    stack = np.stack([cm, cm.T, 2 * cm])[None]
+    assert one_vs_rest(stack).shape == (1, 3, 3, 4)
+    np.testing.assert_array_equal(one_vs_rest(stack)[0, 1], one_vs_rest(cm.T))
+
+
+@pytest.mark.parametrize("average", [None, "macro", "weighted", "micro"])
+@pytest.mark.parametrize("zero_division", [np.nan, 0.0, 1.0])
+def test_precision_recall_f1_match_sklearn(average, zero_division):
+    for seed in range(4):
+        # small groups so that some classes are never predicted / never true
+        t, p, _, labels = _data(seed, n=7)
+        cm = confusion_matrix(t, p, labels=labels)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sk = precision_recall_fscore_support(
+                t, p, labels=labels, average=average, zero_division=zero_division
+            )
+            ours = [
+                multiclass_metric(m, cm, average=average, zero_division=zero_division)
+                for m in ("ppv", "tpr", "f1")
+            ]
+        for a, b in zip(ours, sk[:3]):
+            np.testing.assert_allclose(a, b, rtol=1e-12, equal_nan=True)
+
+
+def test_whole_matrix_metrics_match_sklearn():
+    for seed in range(20):
+        k = 3 + seed % 3
+        t, p, _, labels = _data(seed, n=40, k=k)
+        cm = confusion_matrix(t, p, labels=labels)
+        np.testing.assert_allclose(
+            multiclass_metric("mcc", cm), matthews_corrcoef(t, p), rtol=1e-12
+        )
+        np.testing.assert_allclose(
+            multiclass_metric("kappa", cm), cohen_kappa_score(t, p), rtol=1e-12
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            bacc = balanced_accuracy_score(t, p)
+        np.testing.assert_allclose(
+            multiclass_metric("balanced_accuracy", cm), bacc, rtol=1e-12
+        )
+        np.testing.assert_allclose(
+            multiclass_metric("accuracy", cm), np.mean(t == p), rtol=1e-12
+        )
+
+
+def test_binary_case_agrees_with_the_binary_registry():
+    # K = 2 with the positive class first: per-class metric of class 0 is the
+    # binary registry metric of the (TP, FN, FP, TN) matrix
+    rng = np.random.default_rng(0)
+    cms = rng.integers(0, 9, size=(200, 2, 2))
+    binary = cms.reshape(200, 4)  # [[TP, FN], [FP, TN]] with class 0 positive
+    for name in ("tpr", "fpr", "ppv", "npv", "f1", "ppr", "pt", "mb", "te"):
+        np.testing.assert_array_equal(
+            multiclass_metric(name, cms)[:, 0], compute_metric(name, binary),
+            err_msg=name,
+        )
+    np.testing.assert_allclose(
+        multiclass_metric("accuracy", cms), compute_metric("acc", binary),
+        rtol=1e-12, equal_nan=True,
+    )
+    # Gorodkin's R_K reduces to the binary MCC for K = 2
+    np.testing.assert_allclose(
+        multiclass_metric("mcc", cms), compute_metric("mcc", binary),
+        rtol=1e-12, equal_nan=True,
+    )
+
+
+def test_undefined_values_follow_the_policy():
+    cm = np.array([[3, 0, 0], [0, 0, 0], [0, 0, 2]])  # class "mid" absent
+    with pytest.warns(Warning, match="undefined"):
+        out = multiclass_metric("tpr", cm, zero_division="warn")
+    assert np.isnan(out[1]) and out[0] == 1.0
+    assert multiclass_metric("tpr", cm, zero_division=0.0)[1] == 0.0
+    # left out of the macro mean, like scikit-learn with zero_division=nan
+    assert multiclass_metric("tpr", cm, average="macro") == 1.0
+    # everything in one class: kappa and R_K are 0/0
+    one = np.array([[5, 0], [0, 0]])
+    assert np.isnan(multiclass_metric("kappa", one))
+    assert np.isnan(multiclass_metric("mcc", one))
+    assert multiclass_metric("mcc", one, zero_division=0.0) == 0.0
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(y_true=["a", "b", "z"], y_pred=["a", "b", "b"], labels=["a", "b"]),
+         "y_true has class.*'z'.*not in labels"),
+        (dict(y_true=["a", "b"], y_pred=["a", "q"], labels=["a", "b"]),
+         "y_pred has class.*'q'"),
+        (dict(y_true=["a", "a"], y_pred=["a", "a"]), "at least two classes"),
+        (dict(y_true=[0.5, 1.0], y_pred=[1.0, 0.5]), "continuous"),
+        (dict(y_true=["a", "b"], y_pred=["a"]), "inconsistent lengths"),
+        (dict(y_true=["a", "b"], y_pred=["a", "b"], labels=["a", "a", "b"]),
+         "repeated"),
+    ],
+)
+def test_bad_input_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        multiclass_confusion_counts(**kwargs)
+
+
+def test_bad_matrices_and_averages():
+    with pytest.raises(ValueError, match="square"):
+        multiclass_metric("tpr", np.ones((3, 2)))
+    with pytest.raises(ValueError, match="negative"):
+        multiclass_metric("tpr", -np.ones((2, 2)))
+    with pytest.raises(ValueError, match="does not apply"):
+        multiclass_metric("kappa", np.ones((2, 2)), average="macro")
+    with pytest.raises(ValueError, match="average"):
+        multiclass_metric("tpr", np.ones((2, 2)), average="samples")
+    with pytest.raises(ValueError, match="two groups"):
+        multiclass_metric("ofi", np.ones((2, 2)))
