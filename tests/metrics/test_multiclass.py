@@ -127,7 +127,7 @@ def test_binary_case_agrees_with_the_binary_registry():
     rng = np.random.default_rng(0)
     cms = rng.integers(0, 9, size=(200, 2, 2))
     binary = cms.reshape(200, 4)  # [[TP, FN], [FP, TN]] with class 0 positive
-    for name in ("tpr", "fpr", "ppv", "npv", "f1", "ppr", "pt", "mb", "te"):
+    for name in ("tpr", "fpr", "ppv", "npv", "f1", "ppr", "pt", "mb", "fdr"):
         np.testing.assert_array_equal(
             multiclass_metric(name, cms)[:, 0], compute_metric(name, binary),
             err_msg=name,
