@@ -2,6 +2,7 @@
 EAUC, the eccentricity curve, the D_KS non-uniformity of a data set, dyadic
 estimators and a correction wrapper."""
 
+from ._baselines import UniformRandomRegressor
 from ._correction import EccentricityCorrectedRegressor
 from ._eauc import (
     EccentricityCurve,
@@ -12,6 +13,7 @@ from ._eauc import (
 )
 from ._estimators import DyadicMeanRegressor, MatrixFactorizationRegressor
 from ._means import EntityMeans, entity_means
+from ._neighbors import NeighborhoodRegressor
 from ._plot import EccentricityDisplay
 from ._scorer import make_eauc_scorer
 
@@ -22,6 +24,8 @@ __all__ = [
     "EccentricityDisplay",
     "EntityMeans",
     "MatrixFactorizationRegressor",
+    "NeighborhoodRegressor",
+    "UniformRandomRegressor",
     "dks_nonuniformity",
     "eauc_score",
     "eccentricity",
