@@ -10,12 +10,13 @@ balanced accuracy, the multiclass Matthews correlation (Gorodkin's R_K) and Cohe
 kappa.
 """
 
+from math import comb
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from .._confusion import FN, FP, TN, TP
+from .._confusion import FN, FP, MAX_ENUMERATION_BYTES, TN, TP
 from .._params import ZERO_DIVISION, StrOptions, validate_params
 from .._validation import (
     _sorted_labels,
@@ -423,3 +424,111 @@ def multiclass_metric(metric, counts, *, average=None, zero_division=np.nan):
     values = np.asarray(values, dtype=np.float64)
     values = np.where(np.isfinite(values), values, np.nan)
     return _apply_zero_division(values, zero_division, context=f"{metric}: ")
+
+
+# --------------------------------------------------------------------------
+# Enumeration and hole counts of K x K matrices
+# --------------------------------------------------------------------------
+
+
+def n_multiclass_matrices(n, n_classes):
+    """Number of K x K confusion matrices of total ``n``.
+
+    ``C(n + K^2 - 1, K^2 - 1)``.
+    """
+    d = n_classes * n_classes
+    return comb(n + d - 1, d - 1)
+
+
+def _compositions(n, d):
+    """All ``C(n + d - 1, d - 1)`` vectors of ``d`` non-negative integers summing to
+    ``n``, as an int64 array, built by blocks over the first part (a loop over
+    ``n + 1`` values and ``d`` parts, never over the vectors)."""
+    # table[m] = compositions of m into the parts seen so far, for every m <= n
+    table = [np.array([[m]], dtype=np.int64) for m in range(n + 1)]
+    for _ in range(d - 1):
+        new = []
+        for m in range(n + 1):
+            blocks = [
+                np.column_stack(
+                    [np.full(table[m - a].shape[0], a, dtype=np.int64), table[m - a]]
+                )
+                for a in range(m + 1)
+            ]
+            new.append(np.concatenate(blocks))
+        table = new
+    return table[n]
+
+
+def enumerate_multiclass_matrices(n, n_classes):
+    """All K x K confusion matrices with total ``n``, shape ``(N, K, K)``.
+
+    ``N = C(n + K^2 - 1, K^2 - 1)``; refused above ``MAX_ENUMERATION_BYTES`` of
+    :mod:`sklearn_smallfair._confusion` (2 GiB), with the largest feasible ``n``.
+    """
+    k = int(n_classes)
+    total = n_multiclass_matrices(n, k)
+    n_bytes = total * k * k * 8
+    if n_bytes > MAX_ENUMERATION_BYTES:
+        largest = n
+        while largest > 0 and n_multiclass_matrices(largest, k) * k * k * 8 > (
+            MAX_ENUMERATION_BYTES
+        ):
+            largest -= 1
+        raise ValueError(
+            f"enumerating the {total:,} {k} x {k} confusion matrices of size n={n} "
+            f"needs {n_bytes / 1024**3:.1f} GiB, above the 2 GiB bound "
+            f"(n <= {largest} for K = {k}); pass a smaller n."
+        )
+    return _compositions(n, k * k).reshape(-1, k, k)
+
+
+def _stars(n, parts):
+    """``C(m + parts - 1, parts - 1)`` for ``m = 0..n`` as exact Python integers
+    (an object array): the ways to split ``m`` over ``parts`` cells."""
+    values = [comb(m + parts - 1, parts - 1) for m in range(n + 1)]
+    return np.array(values, dtype=object)
+
+
+def _ovr_multiplicity(binary, n, k):
+    """How many K x K matrices of size ``n`` have each one-vs-rest matrix of
+    ``binary`` (cells ``(TP, FN, FP, TN)``) for a fixed class: FN spreads over
+    ``K - 1`` cells, FP over ``K - 1`` and TN over ``(K - 1)^2``; exact integers."""
+    r = _stars(n, k - 1)
+    return r[binary[:, FN]] * r[binary[:, FP]] * _stars(n, (k - 1) ** 2)[binary[:, TN]]
+
+
+def count_undefined_multiclass(metric, n, n_classes):
+    """Holes of a metric among the K x K confusion matrices of size ``n``.
+
+    See :func:`sklearn_smallfair.metrics.count_undefined` (``n_classes=K``).
+    """
+    k = int(n_classes)
+    name, reg = _resolve(metric)
+    if n == 0:
+        return 1  # the empty matrix: every metric is 0/0
+    if name is not None:
+        # closed forms, proved in the user guide and tested against enumeration
+        return {
+            "accuracy": 0,
+            "balanced_accuracy": 0,
+            # pe = 1 only when all mass sits in one diagonal cell
+            "kappa": k,
+            # a constant true or predicted class: K C(n + K - 1, K - 1) each,
+            # K^2 single-cell matrices counted twice
+            "mcc": 2 * k * comb(n + k - 1, k - 1) - k * k,
+        }[name]
+    if reg.n_groups != 1:
+        raise ValueError(
+            f"{reg.name!r} compares two groups and has no per-class form; use a "
+            f"single-group metric."
+        )
+    # exact: sum the multiplicities of the undefined one-vs-rest matrices; the
+    # C(n + 3, 3) binary matrices are enumerated, never the K x K ones
+    from .._confusion import enumerate_confusion_matrices
+
+    cms = enumerate_confusion_matrices(n)
+    undefined = ~np.isfinite(np.asarray(reg.func(cms), dtype=np.float64))
+    if k == 2:
+        return int(undefined.sum())
+    return int(_ovr_multiplicity(cms[undefined], n, k).sum())

@@ -11,6 +11,7 @@ from .._confusion import (
     n_confusion_matrices,
 )
 from .._params import Whole, validate_params
+from ._multiclass import count_undefined_multiclass
 from ._registry import _REGISTRY, Metric, get_metric
 
 __all__ = ["count_undefined"]
@@ -79,9 +80,10 @@ def _n_undefined(metric, n, name):
         "metric": [str, Metric],
         # a pair (n1, n2) for the two-group metrics, checked in the body
         "n": [Whole(0, None, closed="left"), tuple, list],
+        "n_classes": [Whole(2, None, closed="left")],
     }
 )
-def count_undefined(metric, n):
+def count_undefined(metric, n, *, n_classes=2):
     """Number of confusion matrices of size ``n`` on which ``metric`` is undefined.
 
     Among the ``C(n + 3, 3)`` matrices with total ``n`` (see
@@ -105,6 +107,18 @@ def count_undefined(metric, n):
     the count ``N1 N2 - D1 D2`` is exact without materialising the pairs (the
     components of ``te`` and ``ofi`` have closed forms).
 
+    With ``n_classes=K > 2`` the count is over the ``C(n + K^2 - 1, K^2 - 1)``
+    K x K matrices of size ``n`` (see :ref:`multiclass`): a registry metric is
+    taken one-vs-rest for one class (the count is the same for every class), and
+    ``"accuracy"``, ``"balanced_accuracy"``, ``"mcc"`` (Gorodkin's R_K) and
+    ``"kappa"`` are the whole-matrix metrics. The one-vs-rest count is exact for
+    every ``n`` whose ``C(n + 3, 3)`` binary matrices can be enumerated: each
+    undefined binary matrix is weighted by the number of K x K matrices that map
+    to it; the whole-matrix metrics have closed forms: 0 (accuracy, balanced
+    accuracy), ``K`` (kappa: all of the mass in one diagonal cell) and
+    ``2 K C(n + K - 1, K - 1) - K^2`` (R_K: a constant true or a constant predicted
+    class).
+
     Parameters
     ----------
     metric : str or Metric
@@ -112,6 +126,8 @@ def count_undefined(metric, n):
     n : int or tuple of (int, int)
         Matrix total, a whole number ``>= 0``; for two-group metrics an int (both
         groups of size ``n``) or a pair ``(n1, n2)``.
+    n_classes : int, default=2
+        Number of classes ``K`` of the confusion matrices.
 
     Returns
     -------
@@ -140,7 +156,15 @@ def count_undefined(metric, n):
     10000001
     >>> count_undefined("pt", 10)       # no closed form: enumerated
     48
+    >>> count_undefined("tpr", 10, n_classes=3)  # row of the class empty: C(15, 5)
+    3003
+    >>> count_undefined("kappa", 10, n_classes=3)
+    3
     """
+    if n_classes != 2:
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+            raise TypeError(f"n must be an int with n_classes={n_classes}; got {n!r}.")
+        return count_undefined_multiclass(metric, _check_size(n, "n"), n_classes)
     m = get_metric(metric)
     if m.n_groups == 1:
         if isinstance(n, tuple):

@@ -188,3 +188,53 @@ def test_bad_matrices_and_averages():
         multiclass_metric("tpr", np.ones((2, 2)), average="samples")
     with pytest.raises(ValueError, match="two groups"):
         multiclass_metric("ofi", np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("k, n_max", [(3, 6), (4, 3), (5, 2)])
+def test_hole_counts_equal_enumeration(k, n_max):
+    from math import comb
+
+    from sklearn_smallfair.metrics import count_undefined
+    from sklearn_smallfair.metrics._multiclass import enumerate_multiclass_matrices
+
+    names = ("tpr", "fpr", "ppv", "npv", "f1", "f1_original", "pt", "mb", "acc",
+             "mcc", "kappa", "balanced_accuracy", "accuracy")
+    for n in range(n_max + 1):
+        mats = enumerate_multiclass_matrices(n, k)
+        assert mats.shape[0] == comb(n + k * k - 1, k * k - 1)
+        assert (mats.sum(axis=(1, 2)) == n).all()
+        assert np.unique(mats.reshape(mats.shape[0], -1), axis=0).shape[0] == len(mats)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for name in names:
+                values = multiclass_metric(name, mats)
+                if values.ndim == 2:  # one-vs-rest: every class has the same count
+                    holes = np.isnan(values).sum(axis=0)
+                    assert (holes == holes[0]).all(), name
+                    holes = holes[0]
+                else:
+                    holes = np.isnan(values).sum()
+                assert count_undefined(name, n, n_classes=k) == holes, (name, n)
+
+
+def test_hole_counts_closed_forms_at_large_n():
+    from math import comb
+
+    from sklearn_smallfair.metrics import count_undefined
+
+    k, n = 3, 150
+    # a joint ratio is undefined when its two blocks are empty: the class's row
+    # (K cells) for tpr leaves K^2 - K free cells
+    assert count_undefined("tpr", n, n_classes=k) == comb(n + k * k - k - 1,
+                                                          k * k - k - 1)
+    assert count_undefined("mcc", n, n_classes=k) == 2 * k * comb(n + k - 1, k - 1) - 9
+    assert count_undefined("accuracy", n, n_classes=k) == 0
+    assert count_undefined("kappa", n, n_classes=4) == 4
+    # K = 2 is the binary count
+    assert count_undefined("tpr", 12, n_classes=2) == 13
+    with pytest.raises(ValueError, match="n_classes"):
+        count_undefined("tpr", 5, n_classes=1)
+    with pytest.raises(ValueError, match="2 GiB"):
+        from sklearn_smallfair.metrics._multiclass import enumerate_multiclass_matrices
+
+        enumerate_multiclass_matrices(200, 4)
