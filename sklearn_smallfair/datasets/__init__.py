@@ -2,6 +2,7 @@
 
 from ._dyadic import load_movielens, make_dyadic_regression
 from ._fetch import fetch_compas, fetch_german_credit
+from ._movielens import load_movielens_100k
 from ._published import load_published_confusion_matrices, load_published_groups
 from ._synthetic import make_small_group_classification
 
@@ -9,6 +10,7 @@ __all__ = [
     "fetch_compas",
     "fetch_german_credit",
     "load_movielens",
+    "load_movielens_100k",
     "load_published_confusion_matrices",
     "load_published_groups",
     "make_dyadic_regression",
