@@ -4,9 +4,11 @@ from .._confusion import ConfusionCounts, confusion_counts
 from ..exceptions import UndefinedGroupMetricWarning
 from ._group import group_metrics
 from ._intervals import disparity_intervals
+from ._isep import isep_score
 from ._multiclass import (
     MulticlassCounts,
     multiclass_confusion_counts,
+    multiclass_group_metrics,
     multiclass_metric,
     one_vs_rest,
 )
@@ -27,9 +29,11 @@ __all__ = [
     "get_metric",
     "get_metrics",
     "group_metrics",
+    "isep_score",
     "make_group_scorer",
     "metric_names",
     "multiclass_confusion_counts",
+    "multiclass_group_metrics",
     "multiclass_metric",
     "one_vs_rest",
 ]

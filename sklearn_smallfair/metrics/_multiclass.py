@@ -10,6 +10,7 @@ balanced accuracy, the multiclass Matthews correlation (Gorodkin's R_K) and Cohe
 kappa.
 """
 
+import warnings
 from math import comb
 from typing import NamedTuple
 
@@ -26,12 +27,14 @@ from .._validation import (
     check_zero_division,
     format_labels,
 )
+from ..exceptions import UndefinedGroupMetricWarning
 from ._registry import _apply_zero_division, get_metric
 
 __all__ = [
     "MULTICLASS_METRICS",
     "MulticlassCounts",
     "multiclass_confusion_counts",
+    "multiclass_group_metrics",
     "multiclass_metric",
     "one_vs_rest",
 ]
@@ -532,3 +535,144 @@ def count_undefined_multiclass(metric, n, n_classes):
     if k == 2:
         return int(undefined.sum())
     return int(_ovr_multiplicity(cms[undefined], n, k).sum())
+
+
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "y_pred": ["array-like"],
+        "sensitive_features": ["array-like"],
+        "labels": ["array-like", None],
+        "metrics": [str, list, tuple],
+        "average": [StrOptions(set(_AVERAGES)), None],
+        "zero_division": ZERO_DIVISION,
+        "sample_weight": ["array-like", None],
+    }
+)
+def multiclass_group_metrics(
+    y_true,
+    y_pred,
+    *,
+    sensitive_features,
+    labels=None,
+    metrics=("tpr", "ppv", "f1"),
+    average=None,
+    zero_division="warn",
+    sample_weight=None,
+):
+    """Multiclass metrics for every group: per class, or averaged per group.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+        True and predicted class labels.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
+        Group labels; several columns define intersectional groups ``"a|b"``.
+    labels : array-like of shape (n_classes,), default=None
+        The class order (default: the sorted classes of ``y_true`` and ``y_pred``).
+    metrics : str or sequence of str, default=("tpr", "ppv", "f1")
+        Registry metrics, taken one-vs-rest for each class; with ``average`` also
+        the whole-matrix metrics ``"accuracy"``, ``"balanced_accuracy"``,
+        ``"mcc"`` (R_K) and ``"kappa"``.
+    average : {"macro", "weighted", "micro"} or None, default=None
+        ``None``: one row per (group, class), a ``MultiIndex`` with levels
+        ``group`` and ``class``, with the class's ``support`` (true samples) and
+        ``predicted`` counts. An average: one row per group (see
+        :func:`multiclass_metric`).
+    zero_division : {"warn", nan, 0.0, 1.0}, default="warn"
+        The value of undefined metrics; ``"warn"`` keeps NaN and warns, naming the
+        groups. The ``<metric>_undefined`` columns flag undefined values whatever
+        the policy.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        Columns ``n`` (the group's size), then ``support`` and ``predicted`` per
+        class (without ``average``), then each metric and ``<metric>_undefined``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_smallfair.metrics import multiclass_group_metrics
+    >>> y_true = ["mid", "mid", "high", "high", "low", "high", "low", "mid"]
+    >>> y_pred = ["mid", "high", "high", "low", "mid", "high", "low", "mid"]
+    >>> groups = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> multiclass_group_metrics(
+    ...     y_true, y_pred, sensitive_features=groups,
+    ...     labels=["low", "mid", "high"], metrics=["tpr"], zero_division=np.nan)
+                 n  support  predicted  tpr  tpr_undefined
+    group class
+    a     low    4        0          1  NaN           True
+          mid    4        2          1  0.5          False
+          high   4        2          2  0.5          False
+    b     low    4        2          1  0.5          False
+          mid    4        1          2  1.0          False
+          high   4        1          1  1.0          False
+    >>> multiclass_group_metrics(
+    ...     y_true, y_pred, sensitive_features=groups,
+    ...     metrics=["tpr", "kappa"], average="macro").round(3)
+           n    tpr  tpr_undefined  kappa  kappa_undefined
+    group
+    a      4  0.500          False  0.200            False
+    b      4  0.833          False  0.636            False
+    """
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    if not names:
+        raise ValueError("metrics is empty; name at least one metric.")
+    resolved = [_resolve(m) for m in names]
+    whole = [m for m, (name, _) in zip(names, resolved) if name is not None]
+    if whole and average is None:
+        raise ValueError(
+            f"{whole} are defined on the whole K x K matrix, not per class; pass "
+            f"average='macro' (any average gives one row per group) or compute them "
+            f"in a separate call."
+        )
+    res = multiclass_confusion_counts(
+        y_true,
+        y_pred,
+        sensitive_features=sensitive_features,
+        labels=labels,
+        sample_weight=sample_weight,
+    )
+    counts, groups, classes = res.counts, res.groups, res.labels
+    g, k = counts.shape[0], counts.shape[-1]
+    sizes = counts.sum(axis=(1, 2))
+    if average is None:
+        index = pd.MultiIndex.from_arrays(
+            [np.repeat(groups, k), np.tile(classes, g)], names=["group", "class"]
+        )
+        columns = {
+            "n": np.repeat(sizes, k),
+            "support": counts.sum(axis=2).reshape(-1),
+            "predicted": counts.sum(axis=1).reshape(-1),
+        }
+    else:
+        index = pd.Index(groups, name="group")
+        columns = {"n": sizes}
+    for metric, (name, reg) in zip(names, resolved):
+        label = name if name is not None else reg.name
+        values = multiclass_metric(
+            metric,
+            counts,
+            average=average if name is None else None,
+            zero_division=np.nan,
+        ).reshape(-1)
+        undefined = np.isnan(values)
+        if undefined.any():
+            where = index[undefined].tolist()
+            if zero_division == "warn":
+                shown = ", ".join(map(str, where[:10]))
+                more = f" ({len(where)} in all)" if len(where) > 10 else ""
+                warnings.warn(
+                    f"{label} is undefined (0/0) for {shown}{more}; reported as NaN "
+                    f"and flagged in {label}_undefined.",
+                    UndefinedGroupMetricWarning,
+                    stacklevel=2,
+                )
+            elif not np.isnan(zero_division):
+                values = np.where(undefined, zero_division, values)
+        columns[label] = values
+        columns[f"{label}_undefined"] = undefined
+    return pd.DataFrame(columns, index=index)

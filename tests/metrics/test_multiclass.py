@@ -238,3 +238,64 @@ def test_hole_counts_closed_forms_at_large_n():
         from sklearn_smallfair.metrics._multiclass import enumerate_multiclass_matrices
 
         enumerate_multiclass_matrices(200, 4)
+
+
+def test_group_table_against_sklearn_per_group():
+    from sklearn.metrics import recall_score
+
+    from sklearn_smallfair.metrics import multiclass_group_metrics
+
+    t, p, g, labels = _data(11, n=400, k=3, n_groups=5)
+    table = multiclass_group_metrics(
+        t, p, sensitive_features=g, labels=labels, metrics=["tpr", "ppv"]
+    )
+    assert table.index.names == ["group", "class"]
+    assert table.shape[0] == 5 * 3
+    for grp in range(5):
+        m = g == grp
+        np.testing.assert_allclose(
+            table.loc[grp, "tpr"].to_numpy(),
+            recall_score(t[m], p[m], labels=labels, average=None),
+            rtol=1e-12,
+        )
+        assert (table.loc[grp, "n"] == m.sum()).all()
+        np.testing.assert_array_equal(
+            table.loc[grp, "support"].to_numpy(),
+            [np.sum(t[m] == lab) for lab in labels],
+        )
+    averaged = multiclass_group_metrics(
+        t, p, sensitive_features=g, labels=labels,
+        metrics=["tpr", "mcc", "kappa"], average="weighted",
+    )
+    for grp in range(5):
+        m = g == grp
+        assert averaged.loc[grp, "tpr"] == pytest.approx(
+            recall_score(t[m], p[m], labels=labels, average="weighted"), rel=1e-12
+        )
+        assert averaged.loc[grp, "mcc"] == pytest.approx(
+            matthews_corrcoef(t[m], p[m]), rel=1e-12
+        )
+        assert averaged.loc[grp, "kappa"] == pytest.approx(
+            cohen_kappa_score(t[m], p[m]), rel=1e-12
+        )
+
+
+def test_group_table_undefined_policy_and_errors():
+    from sklearn_smallfair.exceptions import UndefinedGroupMetricWarning
+    from sklearn_smallfair.metrics import multiclass_group_metrics
+
+    t = ["a", "a", "b", "c", "c", "b"]
+    p = ["a", "b", "b", "c", "a", "b"]
+    g = [0, 0, 0, 1, 1, 1]
+    with pytest.warns(UndefinedGroupMetricWarning, match=r"\(0, 'c'\)"):
+        table = multiclass_group_metrics(t, p, sensitive_features=g, metrics="tpr")
+    assert table.loc[(0, "c"), "tpr_undefined"]
+    filled = multiclass_group_metrics(
+        t, p, sensitive_features=g, metrics="tpr", zero_division=0.0
+    )
+    assert filled.loc[(0, "c"), "tpr"] == 0.0
+    assert filled.loc[(0, "c"), "tpr_undefined"]
+    with pytest.raises(ValueError, match="whole K x K matrix"):
+        multiclass_group_metrics(t, p, sensitive_features=g, metrics=["kappa"])
+    with pytest.raises(ValueError, match=r"[Uu]nknown metric"):
+        multiclass_group_metrics(t, p, sensitive_features=g, metrics=["tprr"])
