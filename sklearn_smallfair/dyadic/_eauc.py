@@ -31,7 +31,7 @@ __all__ = [
 
 ERRORS = ("absolute", "squared")
 TAILS = ("both", "upper", "lower")
-METHODS = ("ordered", "grouped", "bins")
+METHODS = ("ordered", "grouped", "bins", "bins_published")
 UNKNOWN = ("drop", "error", "global_mean")
 # D_KS uses per-entity histograms over the distinct ratings up to this many cells
 # (or 4 per rating), and a sort of the ratings within entity beyond
@@ -299,6 +299,23 @@ def _binned_curve(ecc, err, n_bins):
     return x[used] / count[used], y[used] / count[used]
 
 
+def _published_binned_curve(ecc, err, n_bins, span):
+    """The binned curve of the published code: ``n_bins`` equally spaced edges
+    over ``[0, span]`` (``span`` the range of the evaluated ratings), so
+    ``n_bins - 1`` bins, each closed on the right; the mean error per bin at
+    the bin's midpoint, empty bins left out. An eccentricity of exactly 0 is in
+    no bin and is dropped, as is one above ``span``."""
+    edges = np.linspace(0.0, span, max(int(n_bins), 2))
+    b = np.searchsorted(edges, ecc, side="left") - 1  # (edge[b], edge[b + 1]]
+    inside = (b >= 0) & (b < edges.shape[0] - 1)
+    b, e = b[inside], err[inside]
+    count = np.bincount(b, minlength=edges.shape[0] - 1)
+    y = np.bincount(b, weights=e, minlength=edges.shape[0] - 1)
+    used = count > 0
+    mid = (edges[:-1] + edges[1:]) / 2
+    return mid[used], y[used] / count[used]
+
+
 @dataclass(frozen=True, eq=False)
 class EccentricityCurve:
     """Error against eccentricity, with its normalized area (EAUC).
@@ -447,8 +464,12 @@ def _curve_of(rows):
         x, y = ecc[order], err[order]
     elif rows.method == "grouped":
         x, y = _grouped_curve(ecc, err)
-    else:
+    elif rows.method == "bins":
         x, y = _binned_curve(ecc, err, rows.n_bins)
+    else:  # the span of the ratings, back from the normalizer of the error kind
+        power = 2.0 if rows.error == "absolute" else 3.0
+        span = float(np.round(rows.normalizer ** (1.0 / power), 12))
+        x, y = _published_binned_curve(ecc, err, rows.n_bins, span)
     return EccentricityCurve(
         eccentricity=x,
         error=y,
@@ -511,14 +532,18 @@ def eccentricity_curve(
         Two-tailed eccentricity ``|r - avg|`` over all rows, or one tail: only
         the ratings at or above (``"upper"``) or at or below (``"lower"``) their
         pair's average, with eccentricity their distance from it.
-    method : {"ordered", "grouped", "bins"}, default="ordered"
+    method : {"ordered", "grouped", "bins", "bins_published"}, default="ordered"
         The curve: one point per row sorted by eccentricity (ties in
         eccentricity sorted by error, so the curve does not depend on the row
-        order); the mean error per distinct eccentricity; or the mean error and
+        order); the mean error per distinct eccentricity; the mean error and
         mean eccentricity in ``n_bins`` equal-width bins over ``[0, max Ecc]``
-        (empty bins left out).
+        (empty bins left out); or the published code's binning:
+        ``n_bins`` edges over ``[0, max r - min r]`` (so ``n_bins - 1`` bins,
+        closed on the right), the mean error per bin at the bin's midpoint,
+        rows with eccentricity exactly 0 dropped.
     n_bins : int, default=20
-        Number of bins for ``method="bins"``.
+        Number of bins for ``method="bins"`` (of edges for
+        ``"bins_published"``).
     unknown : {"drop", "error", "global_mean"}, default="drop"
         Rows whose user or item has no training rating: dropped (their number is
         ``n_dropped``, and a warning says it), an error, or kept with the global
@@ -622,10 +647,11 @@ def eauc_score(
     tail : {"both", "upper", "lower"}, default="both"
         Two-tailed eccentricity, or only the ratings above or below their pair's
         average (see :func:`eccentricity_curve`).
-    method : {"ordered", "grouped", "bins"}, default="ordered"
+    method : {"ordered", "grouped", "bins", "bins_published"}, default="ordered"
         The curve whose area is taken (see :func:`eccentricity_curve`).
     n_bins : int, default=20
-        Number of bins for ``method="bins"``.
+        Number of bins for ``method="bins"`` (of edges for
+        ``"bins_published"``).
     unknown : {"drop", "error", "global_mean"}, default="drop"
         Rows whose user or item has no training rating: dropped with a
         :class:`~sklearn_smallfair.exceptions.DyadicDataWarning` giving their
