@@ -1,7 +1,16 @@
-"""Per-group confusion-matrix metrics, undefined-value counts and group scorers."""
+"""Per-group metrics, named disparities, undefined-value counts and group scorers."""
 
 from .._confusion import ConfusionCounts, confusion_counts
 from ..exceptions import UndefinedGroupMetricWarning
+from ._disparities import (
+    average_odds_difference,
+    demographic_parity_difference,
+    demographic_parity_ratio,
+    equal_opportunity_difference,
+    equalized_odds_difference,
+    equalized_odds_ratio,
+)
+from ._frame import GroupMetricFrame
 from ._group import group_metrics
 from ._intervals import disparity_intervals
 from ._isep import isep_score
@@ -18,14 +27,21 @@ from ._undefined import count_undefined
 
 __all__ = [
     "ConfusionCounts",
+    "GroupMetricFrame",
     "Metric",
     "MulticlassCounts",
     "UndefinedGroupMetricWarning",
     "aggregate_group_metric",
+    "average_odds_difference",
     "compute_metric",
     "confusion_counts",
     "count_undefined",
+    "demographic_parity_difference",
+    "demographic_parity_ratio",
     "disparity_intervals",
+    "equal_opportunity_difference",
+    "equalized_odds_difference",
+    "equalized_odds_ratio",
     "get_metric",
     "get_metrics",
     "group_metrics",

@@ -1,0 +1,618 @@
+"""Named one-call disparities: demographic parity, equalized odds, equal
+opportunity and average odds, NaN where a group's rate is undefined."""
+
+import warnings
+from numbers import Real
+
+import numpy as np
+
+from .._confusion import FN, TP, confusion_counts
+from .._params import POS_LABEL, ZERO_DIVISION, StrOptions, validate_params
+from .._validation import check_zero_division, format_label, format_labels
+from ..exceptions import UndefinedGroupMetricWarning
+from ._frame import METHODS, user_stacklevel
+from ._registry import get_metric
+
+__all__ = [
+    "average_odds_difference",
+    "demographic_parity_difference",
+    "demographic_parity_ratio",
+    "equal_opportunity_difference",
+    "equalized_odds_difference",
+    "equalized_odds_ratio",
+]
+
+_ROWS = {
+    "y_true": ["array-like"],
+    "y_pred": ["array-like"],
+    "sensitive_features": ["array-like"],
+    "sample_weight": ["array-like", None],
+    "pos_label": POS_LABEL,
+}
+_METHOD = [StrOptions(set(METHODS))]
+_AGG = [StrOptions({"worst_case", "mean"})]
+_LABELS = ["array-like", str, Real, None]
+
+
+def _counts(y_true, y_pred, sensitive_features, sample_weight, pos_label):
+    groups, counts = confusion_counts(
+        y_true,
+        y_pred,
+        sensitive_features=sensitive_features,
+        sample_weight=sample_weight,
+        pos_label=pos_label,
+    )
+    if groups.shape[0] < 2:
+        raise ValueError(
+            f"sensitive_features has a single group {format_labels(groups)}; a "
+            f"disparity compares at least two groups."
+        )
+    return groups, counts
+
+
+def _rates(name, counts, labels, zero_division, what):
+    """A registry rate of every matrix of ``counts`` with the undefined-value policy.
+
+    ``"warn"`` keeps NaN and warns, naming the groups with their sizes.
+    """
+    values = np.asarray(get_metric(name).func(counts), dtype=np.float64)
+    undefined = ~np.isfinite(values)
+    values = np.where(undefined, np.nan, values)
+    if not undefined.any():
+        return values
+    if zero_division == "warn":
+        bad = np.flatnonzero(undefined)
+        detail = ", ".join(
+            f"{format_label(labels[i])} (n={_fmt(counts[i].sum())}, "
+            f"n_pos={_fmt(counts[i, TP] + counts[i, FN])})"
+            for i in bad[:10]
+        )
+        more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+        warnings.warn(
+            f"{name} is undefined (0/0) for {detail}{more}, so {what} is undefined; "
+            f"returned as NaN. Pass zero_division=np.nan to silence this warning, "
+            f"or 0.0 or 1.0 to substitute that rate (0.0 reproduces fairlearn).",
+            UndefinedGroupMetricWarning,
+            stacklevel=user_stacklevel(),
+        )
+    elif not np.isnan(zero_division):
+        values = np.where(undefined, zero_division, values)
+    return values
+
+
+def _fmt(x):
+    x = float(x)
+    return str(int(x)) if x.is_integer() else f"{x:.4g}"
+
+
+def _gap(values, overall, method):
+    """Largest gap between groups, or largest ``|group - overall|``."""
+    if np.isnan(values).any() or np.isnan(overall):
+        return np.nan
+    if method == "between_groups":
+        return float(values.max() - values.min())
+    return float(np.abs(values - overall).max())
+
+
+def _ratio(values, overall, method, name):
+    """Smallest ratio between groups, or smallest ``min(g, o) / max(g, o)``."""
+    if np.isnan(values).any() or np.isnan(overall):
+        return np.nan
+    if method == "between_groups":
+        low, high = values.min(), values.max()
+    else:
+        low, high = np.minimum(values, overall), np.maximum(values, overall)
+    if np.any(high == 0):
+        warnings.warn(
+            f"the {name} ratio is 0/0 (the compared values are 0); returned as NaN.",
+            UndefinedGroupMetricWarning,
+            stacklevel=user_stacklevel(),
+        )
+        return np.nan
+    return float(np.min(low / high))
+
+
+def _two_rates(counts, groups, zero_division, what):
+    total = counts.sum(axis=0)
+    labels = np.append(groups.astype(object), "overall")
+    stacked = np.vstack([counts, total])
+    tpr = _rates("tpr", stacked, labels, zero_division, what)
+    fpr = _rates("fpr", stacked, labels, zero_division, what)
+    return tpr, fpr
+
+
+def _combine(values, agg):
+    values = np.asarray(values, dtype=np.float64)
+    if np.isnan(values).any():
+        return np.nan
+    return float(values.max() if agg == "worst_case" else values.mean())
+
+
+def _combine_ratio(values, agg):
+    values = np.asarray(values, dtype=np.float64)
+    if np.isnan(values).any():
+        return np.nan
+    return float(values.min() if agg == "worst_case" else values.mean())
+
+
+@validate_params({**_ROWS, "method": _METHOD})
+def demographic_parity_difference(
+    y_true,
+    y_pred,
+    *,
+    sensitive_features,
+    method="between_groups",
+    sample_weight=None,
+    pos_label=1,
+):
+    """The largest gap in selection rate (``ppr``) between groups.
+
+    The selection rate ``(TP + FP) / n`` is defined for every non-empty group, so
+    this disparity is never undefined.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True binary labels (they only check the labels: the selection rate does
+        not use them).
+    y_pred : array-like of shape (n_samples,)
+        Predicted binary labels.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
+        Group labels; several columns define intersectional groups. At least two
+        groups.
+    method : {"between_groups", "to_overall"}, default="between_groups"
+        ``"between_groups"``: largest minus smallest group rate;
+        ``"to_overall"``: largest ``|group rate - overall rate|``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+    pos_label : int, float, bool or str, default=1
+        The positive class.
+
+    Returns
+    -------
+    difference : float
+        In [0, 1]; 0 is parity.
+
+    See Also
+    --------
+    demographic_parity_ratio : The smallest ratio of selection rates.
+    GroupMetricFrame : Any metric per group, with ``difference`` and ``ratio``.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.metrics import demographic_parity_difference
+    >>> y_true = [1, 0, 1, 0, 1, 0, 1, 0]
+    >>> y_pred = [1, 1, 1, 0, 0, 0, 1, 0]
+    >>> groups = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> demographic_parity_difference(y_true, y_pred, sensitive_features=groups)
+    0.5
+    """
+    _, counts = _counts(y_true, y_pred, sensitive_features, sample_weight, pos_label)
+    rates = _rates("ppr", np.vstack([counts, counts.sum(axis=0)]), None, np.nan, "")
+    return _gap(rates[:-1], rates[-1], method)
+
+
+@validate_params({**_ROWS, "method": _METHOD})
+def demographic_parity_ratio(
+    y_true,
+    y_pred,
+    *,
+    sensitive_features,
+    method="between_groups",
+    sample_weight=None,
+    pos_label=1,
+):
+    """The smallest ratio of selection rates (``ppr``) between groups.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True binary labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted binary labels.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
+        Group labels; at least two groups.
+    method : {"between_groups", "to_overall"}, default="between_groups"
+        ``"between_groups"``: smallest over largest group rate; ``"to_overall"``:
+        smallest ``min(group, overall) / max(group, overall)``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+    pos_label : int, float, bool or str, default=1
+        The positive class.
+
+    Returns
+    -------
+    ratio : float
+        In [0, 1]; 1 is parity. NaN, with an
+        :class:`~sklearn_smallfair.exceptions.UndefinedGroupMetricWarning`, when
+        the rates compared are 0 (0/0).
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.metrics import demographic_parity_ratio
+    >>> y_true = [1, 0, 1, 0, 1, 0, 1, 0]
+    >>> y_pred = [1, 1, 1, 0, 0, 0, 1, 0]
+    >>> groups = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> demographic_parity_ratio(y_true, y_pred, sensitive_features=groups)
+    0.3333333333333333
+    """
+    _, counts = _counts(y_true, y_pred, sensitive_features, sample_weight, pos_label)
+    rates = _rates("ppr", np.vstack([counts, counts.sum(axis=0)]), None, np.nan, "")
+    return _ratio(rates[:-1], rates[-1], method, "selection-rate")
+
+
+@validate_params(
+    {**_ROWS, "method": _METHOD, "agg": _AGG, "zero_division": ZERO_DIVISION}
+)
+def equalized_odds_difference(
+    y_true,
+    y_pred,
+    *,
+    sensitive_features,
+    method="between_groups",
+    sample_weight=None,
+    agg="worst_case",
+    pos_label=1,
+    zero_division="warn",
+):
+    """The larger of the true- and false-positive-rate gaps between groups.
+
+    ``agg="worst_case"``: ``max(TPR gap, FPR gap)``; ``agg="mean"``: their mean.
+    Each gap is the largest minus the smallest group rate (``"between_groups"``)
+    or the largest ``|group rate - overall rate|`` (``"to_overall"``).
+
+    A group without positives has no TPR (0/0) and a group without negatives no
+    FPR; the difference is then NaN with a warning naming the groups, where
+    fairlearn's ``equalized_odds_difference`` counts the missing rate as 0 and
+    returns a number that can be as large as 1 for a perfect classifier.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True binary labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted binary labels.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
+        Group labels; at least two groups.
+    method : {"between_groups", "to_overall"}, default="between_groups"
+        What each group's rates are compared with.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+    agg : {"worst_case", "mean"}, default="worst_case"
+        How the two gaps are combined.
+    pos_label : int, float, bool or str, default=1
+        The positive class.
+    zero_division : {"warn", np.nan, 0.0, 1.0}, default="warn"
+        The value of an undefined group rate. ``"warn"`` returns NaN and warns;
+        ``np.nan`` returns NaN silently; ``0.0`` or ``1.0`` substitute the rate
+        (``0.0`` reproduces fairlearn).
+
+    Returns
+    -------
+    difference : float
+        In [0, 1]; 0 is equalized odds. NaN when a rate is undefined.
+
+    See Also
+    --------
+    equalized_odds_ratio : The smaller of the TPR and FPR ratios.
+    disparity_intervals : The equalized-odds difference to a reference, with an
+        interval (metric ``"equalized_odds"``).
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.metrics import equalized_odds_difference
+    >>> y_true = [1, 1, 0, 0, 1, 1, 0, 0]
+    >>> y_pred = [1, 1, 0, 1, 1, 0, 0, 0]
+    >>> groups = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> equalized_odds_difference(y_true, y_pred, sensitive_features=groups)
+    0.5
+
+    A group without positives has no TPR:
+
+    >>> import numpy as np
+    >>> y_true = [1, 1, 0, 0, 0, 0, 0, 0]
+    >>> equalized_odds_difference(y_true, y_pred, sensitive_features=groups,
+    ...                           zero_division=np.nan)
+    nan
+    """
+    zero_division = check_zero_division(zero_division)
+    groups, counts = _counts(
+        y_true, y_pred, sensitive_features, sample_weight, pos_label
+    )
+    tpr, fpr = _two_rates(
+        counts, groups, zero_division, "the equalized-odds difference"
+    )
+    gaps = [_gap(r[:-1], r[-1], method) for r in (tpr, fpr)]
+    return _combine(gaps, agg)
+
+
+@validate_params(
+    {**_ROWS, "method": _METHOD, "agg": _AGG, "zero_division": ZERO_DIVISION}
+)
+def equalized_odds_ratio(
+    y_true,
+    y_pred,
+    *,
+    sensitive_features,
+    method="between_groups",
+    sample_weight=None,
+    agg="worst_case",
+    pos_label=1,
+    zero_division="warn",
+):
+    """The smaller of the true- and false-positive-rate ratios between groups.
+
+    ``agg="worst_case"``: ``min(TPR ratio, FPR ratio)``; ``agg="mean"``: their
+    mean. Each ratio is the smallest over the largest group rate
+    (``"between_groups"``) or the smallest ``min(group, overall) / max(group,
+    overall)`` (``"to_overall"``).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True binary labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted binary labels.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
+        Group labels; at least two groups.
+    method : {"between_groups", "to_overall"}, default="between_groups"
+        What each group's rates are compared with.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+    agg : {"worst_case", "mean"}, default="worst_case"
+        How the two ratios are combined.
+    pos_label : int, float, bool or str, default=1
+        The positive class.
+    zero_division : {"warn", np.nan, 0.0, 1.0}, default="warn"
+        The value of an undefined group rate (no positives for TPR, no negatives
+        for FPR); see :func:`equalized_odds_difference`.
+
+    Returns
+    -------
+    ratio : float
+        In [0, 1]; 1 is equalized odds. NaN when a rate is undefined or a ratio
+        is 0/0 (a rate 0 in every group compared, e.g. no false positives at all).
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.metrics import equalized_odds_ratio
+    >>> y_true = [1, 1, 0, 0, 1, 1, 0, 0]
+    >>> y_pred = [1, 1, 1, 0, 1, 0, 1, 1]
+    >>> groups = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> equalized_odds_ratio(y_true, y_pred, sensitive_features=groups)
+    0.5
+    """
+    zero_division = check_zero_division(zero_division)
+    groups, counts = _counts(
+        y_true, y_pred, sensitive_features, sample_weight, pos_label
+    )
+    tpr, fpr = _two_rates(counts, groups, zero_division, "the equalized-odds ratio")
+    ratios = [
+        _ratio(r[:-1], r[-1], method, name) for r, name in ((tpr, "TPR"), (fpr, "FPR"))
+    ]
+    return _combine_ratio(ratios, agg)
+
+
+def _as_labels(value, name):
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or np.ndim(value) == 0:
+        return [value]
+    return list(np.asarray(value, dtype=object).ravel())
+
+
+def _mask(groups, labels, name):
+    """Which groups are among ``labels``; unknown labels are an error."""
+    mask = np.zeros(groups.shape[0], dtype=bool)
+    for label in labels:
+        hit = np.array(
+            [
+                isinstance(g, str) == isinstance(label, str) and g == label
+                for g in groups.tolist()
+            ],
+            dtype=bool,
+        )
+        if not hit.any():
+            raise ValueError(
+                f"{name}={label!r} is not a group; the groups are "
+                f"{format_labels(groups)}."
+            )
+        mask |= hit
+    return mask
+
+
+def _privileged_rates(
+    y_true,
+    y_pred,
+    sensitive_features,
+    privileged_group,
+    unprivileged_group,
+    sample_weight,
+    pos_label,
+    zero_division,
+    what,
+):
+    """TPR and FPR of the pooled unprivileged and privileged groups."""
+    zero_division = check_zero_division(zero_division)
+    groups, counts = confusion_counts(
+        y_true,
+        y_pred,
+        sensitive_features=sensitive_features,
+        sample_weight=sample_weight,
+        pos_label=pos_label,
+    )
+    privileged = _mask(groups, _as_labels(privileged_group, ""), "privileged_group")
+    if unprivileged_group is None:
+        unprivileged = ~privileged
+    else:
+        unprivileged = _mask(
+            groups, _as_labels(unprivileged_group, ""), "unprivileged_group"
+        )
+        if (privileged & unprivileged).any():
+            raise ValueError(
+                f"the group(s) {format_labels(groups[privileged & unprivileged])} "
+                f"are both privileged_group and unprivileged_group; a group belongs "
+                f"to one side."
+            )
+    if not unprivileged.any():
+        raise ValueError(
+            f"every group {format_labels(groups)} is privileged; an unprivileged "
+            f"group is needed."
+        )
+    pooled = np.stack([counts[unprivileged].sum(0), counts[privileged].sum(0)])
+    labels = np.array(["unprivileged", "privileged"], dtype=object)
+    tpr = _rates("tpr", pooled, labels, zero_division, what)
+    fpr = _rates("fpr", pooled, labels, zero_division, what)
+    return tpr, fpr
+
+
+_PRIVILEGED = {
+    **_ROWS,
+    "privileged_group": _LABELS[:-1],
+    "unprivileged_group": _LABELS,
+    "zero_division": ZERO_DIVISION,
+}
+
+
+@validate_params(_PRIVILEGED)
+def equal_opportunity_difference(
+    y_true,
+    y_pred,
+    *,
+    sensitive_features,
+    privileged_group,
+    unprivileged_group=None,
+    sample_weight=None,
+    pos_label=1,
+    zero_division="warn",
+):
+    """Equal opportunity difference (EOD): ``TPR_unprivileged - TPR_privileged``.
+
+    The privileged side is the rows of the group(s) ``privileged_group``; the
+    unprivileged side the rows of ``unprivileged_group`` (by default every other
+    group), pooled. The value is signed: negative when the unprivileged side's
+    true positive rate is the lower, 0 at equal opportunity. Studies that report
+    EOD as a size take its absolute value.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True binary labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted binary labels.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
+        Group labels (intersectional groups are labelled ``"a|b"``).
+    privileged_group : label or array-like of labels
+        The privileged group(s).
+    unprivileged_group : label, array-like of labels or None, default=None
+        The unprivileged group(s); ``None`` takes every group not privileged.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+    pos_label : int, float, bool or str, default=1
+        The positive class.
+    zero_division : {"warn", np.nan, 0.0, 1.0}, default="warn"
+        The value of an undefined TPR (a side without positives): ``"warn"``
+        returns NaN and warns, ``np.nan`` returns NaN silently, ``0.0`` or
+        ``1.0`` substitute the rate.
+
+    Returns
+    -------
+    difference : float
+        In [-1, 1]; NaN when a side has no positives.
+
+    See Also
+    --------
+    average_odds_difference : The mean of the TPR and FPR differences.
+    equalized_odds_difference : The larger of the unsigned gaps over all groups.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.metrics import equal_opportunity_difference
+    >>> y_true = [1, 1, 0, 0, 1, 1, 0, 0]
+    >>> y_pred = [1, 1, 0, 1, 1, 0, 0, 0]
+    >>> sex = ["m", "m", "m", "m", "f", "f", "f", "f"]
+    >>> equal_opportunity_difference(y_true, y_pred, sensitive_features=sex,
+    ...                              privileged_group="m")
+    -0.5
+    """
+    tpr, _ = _privileged_rates(
+        y_true,
+        y_pred,
+        sensitive_features,
+        privileged_group,
+        unprivileged_group,
+        sample_weight,
+        pos_label,
+        zero_division,
+        "the equal opportunity difference",
+    )
+    return float(tpr[0] - tpr[1])
+
+
+@validate_params(_PRIVILEGED)
+def average_odds_difference(
+    y_true,
+    y_pred,
+    *,
+    sensitive_features,
+    privileged_group,
+    unprivileged_group=None,
+    sample_weight=None,
+    pos_label=1,
+    zero_division="warn",
+):
+    """Average odds difference (AOD): the mean of the TPR and FPR differences.
+
+    ``AOD = ((TPR_u - TPR_p) + (FPR_u - FPR_p)) / 2`` between the unprivileged
+    (``u``) and privileged (``p``) sides, defined as in
+    :func:`equal_opportunity_difference`. Signed; 0 when both rates are equal,
+    but also when the two differences cancel (use
+    :func:`equalized_odds_difference` for the larger gap).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True binary labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted binary labels.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
+        Group labels.
+    privileged_group : label or array-like of labels
+        The privileged group(s).
+    unprivileged_group : label, array-like of labels or None, default=None
+        The unprivileged group(s); ``None`` takes every group not privileged.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+    pos_label : int, float, bool or str, default=1
+        The positive class.
+    zero_division : {"warn", np.nan, 0.0, 1.0}, default="warn"
+        The value of an undefined TPR (a side without positives) or FPR (without
+        negatives); see :func:`equal_opportunity_difference`.
+
+    Returns
+    -------
+    difference : float
+        In [-1, 1]; NaN when a rate is undefined.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.metrics import average_odds_difference
+    >>> y_true = [1, 1, 0, 0, 1, 1, 0, 0]
+    >>> y_pred = [1, 1, 0, 1, 1, 0, 0, 0]
+    >>> sex = ["m", "m", "m", "m", "f", "f", "f", "f"]
+    >>> average_odds_difference(y_true, y_pred, sensitive_features=sex,
+    ...                         privileged_group="m")
+    -0.5
+    """
+    tpr, fpr = _privileged_rates(
+        y_true,
+        y_pred,
+        sensitive_features,
+        privileged_group,
+        unprivileged_group,
+        sample_weight,
+        pos_label,
+        zero_division,
+        "the average odds difference",
+    )
+    return float(((tpr[0] - tpr[1]) + (fpr[0] - fpr[1])) / 2)
