@@ -11,7 +11,7 @@ from .._confusion import (
     n_confusion_matrices,
 )
 from .._params import Whole, validate_params
-from ._multiclass import count_undefined_multiclass
+from ._multiclass import _MULTICLASS_ALIASES, count_undefined_multiclass
 from ._registry import _REGISTRY, Metric, get_metric
 
 __all__ = ["count_undefined"]
@@ -73,6 +73,17 @@ def _n_undefined(metric, n, name):
     for lo in range(0, total, _CHUNK):
         defined += int(np.isfinite(metric.func(cms[lo : lo + _CHUNK])).sum())
     return total - defined, total
+
+
+def _multiclass_only(metric):
+    """A whole-matrix multiclass metric that the binary registry does not have."""
+    if not isinstance(metric, str) or metric.lower() not in _MULTICLASS_ALIASES:
+        return False
+    try:
+        get_metric(metric)
+    except ValueError:
+        return True
+    return False
 
 
 @validate_params(
@@ -161,7 +172,7 @@ def count_undefined(metric, n, *, n_classes=2):
     >>> count_undefined("kappa", 10, n_classes=3)
     3
     """
-    if n_classes != 2:
+    if n_classes != 2 or _multiclass_only(metric):
         if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
             raise TypeError(f"n must be an int with n_classes={n_classes}; got {n!r}.")
         return count_undefined_multiclass(metric, _check_size(n, "n"), n_classes)
