@@ -5,6 +5,8 @@ from sklearn.exceptions import UndefinedMetricWarning
 __all__ = [
     "CheckpointWarning",
     "DyadicDataWarning",
+    "MetadataRoutingError",
+    "MetadataRoutingWarning",
     "ReferenceWarning",
     "UndefinedGroupMetricWarning",
 ]
@@ -97,5 +99,69 @@ class ReferenceWarning(UserWarning):
     ...     warnings.simplefilter("always")
     ...     _ = CrossPriorSmoothing(lam=10).transform([3, 0, 1, 0], [4, 1, 2, 3])
     >>> issubclass(w[0].category, ReferenceWarning)
+    True
+    """
+
+
+class MetadataRoutingError(ValueError):
+    """A group scorer did not receive the group labels (``sensitive_features``).
+
+    scikit-learn passes metadata such as ``sensitive_features`` to a scorer only
+    when metadata routing is enabled. Raised by the scorers of
+    :func:`~sklearn_smallfair.metrics.make_group_scorer` and
+    :func:`~sklearn_smallfair.stats.make_comparative_separation_scorer` when
+    routing is off, or when it is on but the labels were not passed (or the
+    scorer's request for them was turned off); the message says how to enable
+    routing (``sklearn.set_config(enable_metadata_routing=True)``) and how to pass
+    the labels. A subclass of ``ValueError``.
+
+    Model selection catches a scorer's errors and records a NaN score (its
+    default ``error_score=np.nan``); the scorers therefore issue the same message
+    as a :class:`MetadataRoutingWarning` first. Pass ``error_score="raise"`` to
+    the search to stop at the error instead.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import sklearn
+    >>> from sklearn.dummy import DummyClassifier
+    >>> from sklearn_smallfair.exceptions import MetadataRoutingError
+    >>> from sklearn_smallfair.metrics import make_group_scorer
+    >>> X, y = [[0], [1], [2], [3]], [0, 1, 0, 1]
+    >>> model = DummyClassifier().fit(X, y)
+    >>> scorer = make_group_scorer("tpr")
+    >>> with sklearn.config_context(enable_metadata_routing=False):
+    ...     with warnings.catch_warnings():
+    ...         warnings.simplefilter("ignore")
+    ...         try:
+    ...             scorer(model, X, y)
+    ...         except MetadataRoutingError as error:
+    ...             print("enable_metadata_routing=True" in str(error))
+    True
+    """
+
+
+class MetadataRoutingWarning(UserWarning):
+    """Warning that a group scorer did not receive the group labels.
+
+    Issued, with the message of the :class:`MetadataRoutingError` raised right
+    after it, so that the message stays readable when model selection turns the
+    error into a NaN score.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import sklearn
+    >>> from sklearn.dummy import DummyClassifier
+    >>> from sklearn.model_selection import cross_validate
+    >>> from sklearn_smallfair.exceptions import MetadataRoutingWarning
+    >>> from sklearn_smallfair.metrics import make_group_scorer
+    >>> X, y = [[i] for i in range(8)], [0, 1] * 4
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     with sklearn.config_context(enable_metadata_routing=True):
+    ...         res = cross_validate(DummyClassifier(), X, y, cv=2,
+    ...                              scoring=make_group_scorer("tpr"))
+    >>> any(issubclass(x.category, MetadataRoutingWarning) for x in w)
     True
     """

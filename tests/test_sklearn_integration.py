@@ -17,11 +17,24 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
+from sklearn_smallfair.datasets import make_dyadic_regression
+from sklearn_smallfair.dyadic import DyadicMeanRegressor, make_eauc_scorer
+from sklearn_smallfair.exceptions import (
+    MetadataRoutingError,
+    MetadataRoutingWarning,
+    UndefinedGroupMetricWarning,
+)
 from sklearn_smallfair.metrics import (
     aggregate_group_metric,
     make_group_scorer,
 )
 from sklearn_smallfair.smoothing import CrossPriorSmoothing
+from sklearn_smallfair.stats import make_comparative_separation_scorer
+
+GROUP_SCORERS = {
+    "group": lambda: make_group_scorer("tpr"),
+    "comparative": lambda: make_comparative_separation_scorer(n_pairs=500),
+}
 
 
 def test_scorer_direct_call_equals_function(scored_data, routing):
@@ -216,3 +229,185 @@ def test_gap_bound_scorer_with_sample_weight_and_multimetric(scored_data, routin
             aggregate="difference_upper",
         )
         assert -res["test_gap_bound"][k] == pytest.approx(expected)
+
+
+# -------------------------------------------------------------------------------------
+# routing off, or labels not passed: one clear error (and a warning carrying it)
+# -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", GROUP_SCORERS)
+def test_routing_off_grid_search_without_labels(scored_data, kind):
+    X, y, _ = scored_data
+    search = GridSearchCV(
+        LogisticRegression(), {"C": [1.0]}, scoring=GROUP_SCORERS[kind](), cv=2
+    )
+    with sklearn.config_context(enable_metadata_routing=False):
+        # default error_score: NaN scores, and our message on its own line
+        with pytest.warns(MetadataRoutingWarning) as rec:
+            search.fit(X, y)
+        assert np.isnan(search.cv_results_["mean_test_score"]).all()
+        ours = [w for w in rec if w.category is MetadataRoutingWarning]
+        message = str(ours[0].message)
+        assert "sklearn.set_config(enable_metadata_routing=True)" in message
+        assert ".fit(X, y, sensitive_features=A)" in message
+        assert "routing is off" in message
+        # error_score="raise": the error itself
+        search.set_params(error_score="raise")
+        with pytest.warns(MetadataRoutingWarning):
+            with pytest.raises(MetadataRoutingError, match="routing is off"):
+                search.fit(X, y)
+
+
+def test_routing_off_multimetric_and_direct_call(scored_data):
+    X, y, A = scored_data
+    est = LogisticRegression().fit(X, y)
+    scorer = make_group_scorer("tpr")
+    with sklearn.config_context(enable_metadata_routing=False):
+        # a dict of scorers goes through the scorers' _score, not __call__
+        with pytest.warns(MetadataRoutingWarning, match="routing is off"):
+            res = cross_validate(
+                LogisticRegression(),
+                X,
+                y,
+                cv=2,
+                scoring={"gap": scorer, "acc": "accuracy"},
+            )
+        assert np.isnan(res["test_gap"]).all() and np.isfinite(res["test_acc"]).all()
+        # by hand, even with the labels: routing off is named (not scikit-learn's
+        # generic message about extra keyword arguments)
+        with pytest.warns(MetadataRoutingWarning):
+            with pytest.raises(MetadataRoutingError, match="routing is off"):
+                scorer(est, X, y, sensitive_features=A)
+
+
+def test_routing_off_labels_to_fit_fail_in_the_estimator(scored_data):
+    """What the scorer cannot intercept: scikit-learn gives the labels to fit.
+
+    The documentation (routing.rst, the scorers' error) quotes this message; the
+    test keeps the quote true for the supported scikit-learn versions.
+    """
+    X, y, A = scored_data
+    search = GridSearchCV(
+        LogisticRegression(), {"C": [1.0]}, scoring=make_group_scorer("tpr"), cv=2
+    )
+    with sklearn.config_context(enable_metadata_routing=False):
+        with pytest.raises(Exception) as info:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                search.fit(X, y, sensitive_features=A)
+    assert "unexpected keyword argument 'sensitive_features'" in str(info.value)
+
+
+@pytest.mark.parametrize("kind", GROUP_SCORERS)
+def test_routing_on_labels_not_passed(scored_data, routing, kind):
+    X, y, _ = scored_data
+    search = GridSearchCV(
+        LogisticRegression(),
+        {"C": [1.0]},
+        scoring=GROUP_SCORERS[kind](),
+        cv=2,
+        error_score="raise",
+    )
+    with pytest.warns(MetadataRoutingWarning):
+        with pytest.raises(MetadataRoutingError, match="received no group labels"):
+            search.fit(X, y)
+
+
+def test_routing_on_request_turned_off_or_aliased(scored_data, routing):
+    X, y, _ = scored_data
+    est = LogisticRegression().fit(X, y)
+    off = make_group_scorer("tpr").set_score_request(sensitive_features=False)
+    with pytest.warns(MetadataRoutingWarning):
+        with pytest.raises(
+            MetadataRoutingError,
+            match=r"set_score_request\(sensitive_features=True\)",
+        ):
+            off(est, X, y)
+    aliased = make_group_scorer("tpr").set_score_request(sensitive_features="grp")
+    with pytest.warns(MetadataRoutingWarning):
+        with pytest.raises(MetadataRoutingError, match=r"under the name 'grp'"):
+            aliased(est, X, y)
+
+
+@pytest.mark.parametrize("routing_on", [False, True])
+def test_eauc_scorer_needs_no_routing(routing_on):
+    X, y = make_dyadic_regression(n_users=30, n_items=20, n_ratings=600, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=routing_on):
+        search = GridSearchCV(
+            DyadicMeanRegressor(),
+            {"fallback": ["global"]},
+            scoring=make_eauc_scorer(),
+            cv=3,
+            error_score="raise",
+        ).fit(X, y)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.isfinite(scores).all() and (scores < 0).all()
+
+
+# -------------------------------------------------------------------------------------
+# NaN scores are never silent; nan_policy
+# -------------------------------------------------------------------------------------
+@pytest.fixture
+def empty_cell_data():
+    """Group "c" (8 people, 1 positive): the fold without it has TP + FN = 0."""
+    rng = np.random.default_rng(3)
+    n = 200
+    A = np.array(["a"] * 96 + ["b"] * 96 + ["c"] * 8)
+    X = rng.normal(size=(n, 2))
+    y = (X[:, 0] + rng.normal(size=n) > 0).astype(int)
+    y[A == "c"] = 0
+    y[-1] = 1  # the only positive of "c" is in the last fold
+    return X, y, A
+
+
+def test_nan_fold_warns_naming_group_and_cell(empty_cell_data, routing):
+    X, y, A = empty_cell_data
+    cv = [(np.r_[0:96, 100:192], np.r_[96:100, 192:200])]  # test: a, c only
+    with pytest.warns(
+        UndefinedGroupMetricWarning,
+        match=r"tpr is undefined \(0/0\) for group\(s\) 'c' \(n=7, empty "
+        r"cells: TP, FN; TP \+ FN = 0\), so the 'difference' score is NaN",
+    ):
+        res = cross_validate(
+            LogisticRegression(),
+            X,
+            y,
+            cv=[(train, test[:-1]) for train, test in cv],
+            scoring=make_group_scorer("tpr"),
+            params={"sensitive_features": A},
+            error_score="raise",
+        )
+    assert np.isnan(res["test_score"]).all()
+
+
+def test_nan_policy_omit_and_raise_in_cross_validate(empty_cell_data, routing):
+    X, y, A = empty_cell_data
+    cv = [(np.r_[0:90, 100:190, 196:200], np.r_[90:100, 190:196])]  # c: 6 negatives
+    params = {"sensitive_features": A}
+    with pytest.warns(UndefinedGroupMetricWarning, match="nan_policy='omit' leaves"):
+        res = cross_validate(
+            LogisticRegression(),
+            X,
+            y,
+            cv=cv,
+            scoring=make_group_scorer("tpr", nan_policy="omit"),
+            params=params,
+            error_score="raise",
+        )
+    train, test = cv[0]
+    pred = LogisticRegression().fit(X[train], y[train]).predict(X[test])
+    keep = A[test] != "c"
+    by_hand = aggregate_group_metric(
+        y[test][keep], pred[keep], sensitive_features=A[test][keep]
+    )
+    assert np.isfinite(by_hand)
+    assert res["test_score"][0] == pytest.approx(-by_hand)
+    with pytest.raises(ValueError, match=r"'c' .*TP \+ FN = 0.*nan_policy='raise'"):
+        cross_validate(
+            LogisticRegression(),
+            X,
+            y,
+            cv=cv,
+            scoring=make_group_scorer("tpr", nan_policy="raise"),
+            params=params,
+            error_score="raise",
+        )

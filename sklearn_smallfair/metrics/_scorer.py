@@ -1,8 +1,11 @@
 """Group-aware scorers for scikit-learn model selection (metadata routing)."""
 
+import warnings
+from functools import partial
+
 import numpy as np
 
-from .._confusion import _grouped_counts
+from .._confusion import CELLS, _grouped_counts
 from .._params import (
     BOOLEAN,
     POS_LABEL,
@@ -12,8 +15,14 @@ from .._params import (
     StrOptions,
     validate_params,
 )
-from .._scoring import GroupScorer
-from .._validation import check_smoothing, check_zero_division, format_labels
+from .._scoring import NAN_POLICY, GroupScorer
+from .._validation import (
+    check_smoothing,
+    check_zero_division,
+    format_label,
+    format_labels,
+)
+from ..exceptions import UndefinedGroupMetricWarning
 from ..smoothing import BaseSmoothing
 from ._group import _GroupCounts
 from ._intervals import disparity_intervals
@@ -58,13 +67,14 @@ def _bound(
     reference,
     ci,
 ):
-    """The confidence bound of the largest gap (or smallest ratio) to the reference.
+    """Per group, the confidence bound of its gap (or ratio) to the reference.
 
-    ``"difference_upper"``: the largest, over groups, upper bound of ``|group -
-    reference|`` (the range of ``|x|`` over Newcombe's interval of the signed
-    difference); ``"ratio_lower"``: the smallest lower bound of ``min(r, 1 / r)``
-    for the ratio ``r = group / reference`` (Katz's interval). NaN when a group's
-    or a reference's value is undefined.
+    ``"difference_upper"``: the upper bound of ``|group - reference|`` (the range
+    of ``|x|`` over Newcombe's interval of the signed difference), whose largest
+    value over groups is the aggregate; ``"ratio_lower"``: the lower bound of
+    ``min(r, 1 / r)`` for the ratio ``r = group / reference`` (Katz's interval),
+    whose smallest value is the aggregate. NaN where a group's or a reference's
+    value is undefined.
     """
     table = disparity_intervals(
         y_true,
@@ -80,13 +90,11 @@ def _bound(
     if aggregate == "difference_upper":
         low = table["difference_ci_low"].to_numpy(dtype=float)
         high = table["difference_ci_high"].to_numpy(dtype=float)
-        per_group = np.maximum(np.abs(low), np.abs(high))
-        return np.nan if np.isnan(per_group).any() else float(per_group.max())
+        return np.maximum(np.abs(low), np.abs(high))
     low = table["ratio_ci_low"].to_numpy(dtype=float)
     high = table["ratio_ci_high"].to_numpy(dtype=float)
     with np.errstate(divide="ignore"):
-        per_group = np.minimum(low, 1.0 / high)
-    return np.nan if np.isnan(per_group).any() else float(per_group.min())
+        return np.minimum(low, 1.0 / high)
 
 
 def _aggregate(values, aggregate, metric):
@@ -94,6 +102,10 @@ def _aggregate(values, aggregate, metric):
         return float(aggregate(values))
     if np.isnan(values).any():
         return np.nan
+    if aggregate == "difference_upper":
+        return float(values.max())
+    if aggregate == "ratio_lower":
+        return float(values.min())
     if aggregate == "difference":
         return float(values.max() - values.min())
     if aggregate == "ratio":
@@ -105,6 +117,79 @@ def _aggregate(values, aggregate, metric):
         return float(values.min())
     # worst: the value furthest from the best
     return float(values.min() if metric.greater_is_better else values.max())
+
+
+def _empty_cells(counts):
+    """``"TP, FN"``: the names of the cells of one matrix that are zero."""
+    names = [CELLS[i] for i in np.flatnonzero(np.asarray(counts) == 0)]
+    return ", ".join(names) if names else "none"
+
+
+def _undefined_detail(metric, groups, counts, ref, undefined):
+    """Which groups have an undefined value, and which of their cells are empty."""
+    parts = []
+    for i in np.flatnonzero(undefined)[:10]:
+        total = float(counts[i].sum())
+        part = (
+            f"{format_label(groups[i])} (n={total:g}, empty cells: "
+            f"{_empty_cells(counts[i])}"
+        )
+        if metric.denominator is not None:
+            cells = " + ".join(CELLS[c] for c in metric.denominator)
+            if counts[i][list(metric.denominator)].sum() == 0:
+                part += f"; {cells} = 0"
+        if ref is not None and metric.n_groups == 2:
+            part += f"; its reference's empty cells: {_empty_cells(ref[i])}"
+        parts.append(part + ")")
+    more = len(np.flatnonzero(undefined)) - len(parts)
+    return ", ".join(parts) + (f" and {more} more" if more > 0 else "")
+
+
+def _apply_nan_policy(values, undefined, nan_policy, *, describe, aggregate, what):
+    """The group values to aggregate under ``nan_policy`` (warns or raises).
+
+    ``undefined`` marks the groups whose value is NaN; ``describe()`` names them
+    and their empty cells. Returns the values to aggregate, or None when the
+    score is NaN.
+    """
+    if not undefined.any():
+        return values
+    detail = describe()
+    fix = (
+        "Stratify the folds on the groups and the labels, merge small groups, "
+        "or smooth the groups' matrices (smoothing=CrossPriorSmoothing(...))"
+    )
+    if nan_policy == "raise":
+        raise ValueError(
+            f"{what} is undefined (0/0) for group(s) {detail} (nan_policy="
+            f"'raise'). {fix}, or pass nan_policy='propagate' to score NaN or "
+            f"'omit' to aggregate the other groups."
+        )
+    if nan_policy == "omit":
+        kept = values[~undefined]
+        if kept.shape[0] >= 2 or callable(aggregate):
+            warnings.warn(
+                f"{what} is undefined (0/0) for group(s) {detail}; nan_policy="
+                f"'omit' leaves them out of the {aggregate!r} aggregate, which "
+                f"then says nothing about them. {fix}.",
+                UndefinedGroupMetricWarning,
+                stacklevel=5,  # the caller of aggregate_group_metric
+            )
+            return kept
+        effect = (
+            f"and fewer than two groups are left, so the {aggregate!r} score is NaN"
+        )
+    else:
+        effect = f"so the {aggregate!r} score is NaN (nan_policy='propagate')"
+    warnings.warn(
+        f"{what} is undefined (0/0) for group(s) {detail}, {effect}; in model "
+        f"selection the mean over the folds is NaN too. {fix}, pass "
+        f"nan_policy='omit' to aggregate the other groups, or zero_division=0.0 "
+        f"or 1.0 to substitute a value.",
+        UndefinedGroupMetricWarning,
+        stacklevel=5,  # the caller of aggregate_group_metric
+    )
+    return None
 
 
 _ROUTING_HINT = (
@@ -130,6 +215,7 @@ _ROUTING_HINT = (
         "sample_weight": ["array-like", None],
         "pos_label": POS_LABEL,
         "ci": [Number(0, 1, closed="neither")],
+        "nan_policy": NAN_POLICY,
     }
 )
 def aggregate_group_metric(
@@ -145,6 +231,7 @@ def aggregate_group_metric(
     sample_weight=None,
     pos_label=1,
     ci=0.95,
+    nan_policy="propagate",
 ):
     """One number summarising a metric across groups (the scorers' score function).
 
@@ -178,12 +265,9 @@ def aggregate_group_metric(
     reference : {"rest", "total"}, group label or array-like, default="rest"
         Reference for Cross-Prior Smoothing and two-group metrics.
     zero_division : {np.nan, "warn", 0.0, 1.0}, default=np.nan
-        Value of an undefined group metric before aggregating. With ``np.nan``
-        an undefined group makes the built-in aggregates NaN (scikit-learn's model
-        selection then warns about non-finite scores); ``"warn"`` does the same
-        and also emits an
-        :class:`~sklearn_smallfair.exceptions.UndefinedGroupMetricWarning` naming
-        the groups; ``0.0``/``1.0`` substitute that value.
+        Value of an undefined group metric before aggregating: ``np.nan`` (and
+        ``"warn"``, the same here) leaves it undefined, for ``nan_policy`` to
+        handle; ``0.0``/``1.0`` substitute that value.
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights.
     pos_label : int, float, bool or str, default=1
@@ -191,10 +275,28 @@ def aggregate_group_metric(
     ci : float, default=0.95
         Confidence level of the ``"difference_upper"`` and ``"ratio_lower"``
         aggregates, in (0, 1); unused by the others.
+    nan_policy : {"propagate", "omit", "raise"}, default="propagate"
+        What an undefined group value (a group with an empty denominator, such
+        as no positives for ``tpr``, and no ``zero_division`` substitute) does to
+        the aggregate. ``"propagate"``: the score is NaN. ``"omit"``: the
+        aggregate is taken over the other groups (NaN if fewer than two are
+        left; a callable ``aggregate`` receives the defined values only).
+        ``"raise"``: a ``ValueError``. The first two issue an
+        :class:`~sklearn_smallfair.exceptions.UndefinedGroupMetricWarning`
+        naming the groups, their sizes and their empty cells, so a NaN score is
+        never silent. The default keeps the undefined group visible: a score
+        computed without the smallest groups, which ``"omit"`` gives, can look
+        fair precisely because the group at risk was left out.
 
     Returns
     -------
     score : float
+
+    Warns
+    -----
+    UndefinedGroupMetricWarning
+        When a group's value is undefined (see ``nan_policy``), or when the
+        ``"ratio"`` aggregate is NaN because every group's value is 0.
 
     Examples
     --------
@@ -214,6 +316,8 @@ def aggregate_group_metric(
     m = get_metric(metric)
     aggregate = _check_aggregate(aggregate, m, smoothing)
     zero_division = check_zero_division(zero_division)
+    if zero_division == "warn":  # the NaN warning below names the groups
+        zero_division = np.nan
     smoothing = check_smoothing(smoothing)
     groups, counts, _ = _grouped_counts(
         y_true, y_pred, sensitive_features, sample_weight, pos_label
@@ -228,8 +332,9 @@ def aggregate_group_metric(
     values, _ = gc.values(
         m, smoothed=smoothing is not None, zero_division=zero_division
     )
+    what = f"{m.name}{' (smoothed)' if smoothing is not None else ''}"
     if aggregate in _BOUNDS:
-        return _bound(
+        values = _bound(
             y_true,
             y_pred,
             sensitive_features,
@@ -240,7 +345,37 @@ def aggregate_group_metric(
             reference=reference,
             ci=ci,
         )
-    return _aggregate(values, aggregate, m)
+        what = f"the {ci:.0%} bound of the {m.name} gap to the reference"
+    undefined = np.isnan(values)
+    ref = gc.ref if m.n_groups == 2 or aggregate in _BOUNDS else None
+    policy = partial(
+        _apply_nan_policy,
+        values,
+        undefined,
+        describe=lambda: _undefined_detail(m, groups, counts, ref, undefined),
+        aggregate=getattr(aggregate, "__name__", "callable")
+        if callable(aggregate)
+        else aggregate,
+        what=what,
+    )
+    if callable(aggregate) and nan_policy == "propagate":
+        # the callable sees the NaN values (it may handle them itself)
+        score = _aggregate(values, aggregate, m)
+        if np.isnan(score):
+            policy(nan_policy)
+        return score
+    kept = policy(nan_policy)
+    if kept is None:
+        return np.nan
+    score = _aggregate(kept, aggregate, m)
+    if np.isnan(score) and not np.isnan(kept).any():
+        warnings.warn(
+            f"The {aggregate!r} aggregate of {what} is NaN: every group's value "
+            f"is 0, so their ratio is 0/0. Use aggregate='difference'.",
+            UndefinedGroupMetricWarning,
+            stacklevel=4,  # the caller of the decorated function
+        )
+    return score
 
 
 @validate_params(
@@ -254,6 +389,7 @@ def aggregate_group_metric(
         "response_method": [StrOptions(_RESPONSE_METHODS), list, tuple],
         "pos_label": POS_LABEL,
         "ci": [Number(0, 1, closed="neither")],
+        "nan_policy": NAN_POLICY,
     }
 )
 def make_group_scorer(
@@ -267,6 +403,7 @@ def make_group_scorer(
     response_method="predict",
     pos_label=1,
     ci=0.95,
+    nan_policy="propagate",
 ):
     """Make a scikit-learn scorer from a group metric and an aggregate.
 
@@ -293,8 +430,8 @@ def make_group_scorer(
     reference : {"rest", "total"}, group label or array-like, default="rest"
         Reference for Cross-Prior Smoothing and two-group metrics.
     zero_division : {np.nan, "warn", 0.0, 1.0}, default=np.nan
-        Value of an undefined group metric; NaN (and ``"warn"``, which also warns)
-        makes the score NaN.
+        Value of an undefined group metric; ``np.nan`` (and ``"warn"``, the
+        same here) leaves it to ``nan_policy``.
     greater_is_better : bool or None, default=None
         ``None`` infers it: ``False`` for ``"difference"`` and
         ``"difference_upper"``, ``True`` for ``"ratio"`` and ``"ratio_lower"``,
@@ -308,6 +445,14 @@ def make_group_scorer(
     ci : float, default=0.95
         Confidence level of the ``"difference_upper"`` and ``"ratio_lower"``
         aggregates.
+    nan_policy : {"propagate", "omit", "raise"}, default="propagate"
+        What a group whose metric is undefined on a test fold (say, no positives
+        for ``tpr``) does to the fold's score: ``"propagate"`` scores NaN (and
+        scikit-learn's mean over the folds is NaN, so the candidate ranks last),
+        ``"omit"`` aggregates the other groups, ``"raise"`` raises (in model
+        selection the fold's score is then ``error_score``). Either of the first
+        two warns, naming the fold's groups and their empty cells; see
+        :func:`aggregate_group_metric`.
 
     Returns
     -------
@@ -360,6 +505,7 @@ def make_group_scorer(
         zero_division=zero_division,
         pos_label=pos_label,
         ci=ci,
+        nan_policy=nan_policy,
     )
     sign = 1 if greater_is_better else -1
     return GroupScorer(aggregate_group_metric, sign, kwargs, response_method)

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from .._params import StrOptions, validate_params
-from .._scoring import GroupScorer
+from .._scoring import NAN_POLICY, GroupScorer
 from ..exceptions import UndefinedGroupMetricWarning
 from ._comparative import (
     _SHARED_PARAMS,
@@ -167,6 +167,7 @@ _ROUTING_HINT = (
 _STATISTIC_PARAMS = {
     "statistic": [StrOptions(set(STATISTICS))],
     **_SHARED_PARAMS,
+    "nan_policy": NAN_POLICY,
 }
 
 
@@ -189,6 +190,7 @@ def comparative_separation_statistic(
     variance="auto",
     correction="holm",
     random_state=0,
+    nan_policy="propagate",
 ):
     """One number summarising comparative separation (the scorer's function).
 
@@ -213,6 +215,14 @@ def comparative_separation_statistic(
             default=0
         Seed of the pair draws when ``n_pairs`` is given; a fixed seed makes
         scores reproducible. Unused with all pairs.
+    nan_policy : {"propagate", "omit", "raise"}, default="propagate"
+        What a compared cell without usable pairs does to the statistic. With
+        ``"max_gap"``: ``"propagate"`` returns NaN, ``"omit"`` the largest gap of
+        the tests that could be run (NaN if none). ``"min_pvalue"`` is always
+        taken over the tests that could be run, so those two agree for it.
+        ``"raise"``: a ``ValueError`` naming the cells, whatever the statistic.
+        The default keeps a gap that cannot be measured visible instead of
+        scoring the fold on the groups that happen to have pairs.
 
     Returns
     -------
@@ -224,7 +234,8 @@ def comparative_separation_statistic(
     Warns
     -----
     UndefinedGroupMetricWarning
-        When a cell has no usable pairs, naming the cells. In model selection a
+        When a cell has no usable pairs, naming the cells (unless
+        ``nan_policy="raise"``). In model selection a
         NaN score of a fold makes the mean over folds (``mean_test_score``) NaN;
         use folds stratified on the groups and labels, or merge small groups.
 
@@ -252,13 +263,27 @@ def comparative_separation_statistic(
             correction=correction,
             random_state=random_state,
         )
+    n = res.table["n"].to_numpy().reshape(res.groups.shape[0], -1)
+    cells = _empty_cells(n, res.groups)
+    if cells and nan_policy == "raise":
+        raise ValueError(
+            f"comparative_separation_statistic({statistic!r}): cell(s) {cells} "
+            f"(group of the truly-higher item, of the truly-lower item) have no "
+            f"usable pairs among these items (nan_policy='raise'); use folds "
+            f"stratified on the groups and labels, merge small groups, or pass "
+            f"nan_policy='propagate' (NaN) or 'omit' (the other tests)."
+        )
     if statistic == "min_pvalue":
         value = float(np.fmin(res.pvalue_cross, res.pvalue_within))
     else:
-        gaps = res.frame["difference"].to_numpy(dtype=np.float64)
-        value = float(np.abs(gaps).max()) if not np.isnan(gaps).any() else np.nan
-    n = res.table["n"].to_numpy().reshape(res.groups.shape[0], -1)
-    cells = _empty_cells(n, res.groups)
+        gaps = np.abs(res.frame["difference"].to_numpy(dtype=np.float64))
+        defined = gaps[~np.isnan(gaps)]
+        if defined.shape[0] == gaps.shape[0] or (
+            nan_policy == "omit" and defined.shape[0]
+        ):
+            value = float(defined.max())
+        else:
+            value = np.nan
     if cells:
         if np.isnan(value):
             effect = (
@@ -296,6 +321,7 @@ def make_comparative_separation_scorer(
     variance="auto",
     correction="holm",
     random_state=0,
+    nan_policy="propagate",
     response_method=("decision_function", "predict_proba", "predict"),
 ):
     """Make a scikit-learn scorer of comparative separation.
@@ -309,7 +335,8 @@ def make_comparative_separation_scorer(
     ``sensitive_features`` to it: the scorer requests it by default.
 
     A fold on which a compared cell has no usable pairs (say, a small group whose
-    items in the fold all have the same label) scores NaN, with an
+    items in the fold all have the same label) scores NaN under the default
+    ``nan_policy="propagate"``, with an
     :class:`~sklearn_smallfair.exceptions.UndefinedGroupMetricWarning` naming the
     cells; scikit-learn's mean over the folds is then NaN too. Stratify the folds
     on the groups and labels, or merge small groups.
@@ -326,6 +353,9 @@ def make_comparative_separation_scorer(
     random_state : None or int, default=0
         Seed of the pair draws with ``n_pairs``, the same for every fold and
         candidate.
+    nan_policy : {"propagate", "omit", "raise"}, default="propagate"
+        What a fold's cell without usable pairs does to the fold's score; see
+        :func:`comparative_separation_statistic`.
     response_method : str or tuple of str, \
             default=("decision_function", "predict_proba", "predict")
         Estimator methods tried in order for the scores.
@@ -360,6 +390,7 @@ def make_comparative_separation_scorer(
         variance=variance,
         correction=correction,
         random_state=random_state,
+        nan_policy=nan_policy,
     )
     sign = -1 if statistic == "max_gap" else 1
     return GroupScorer(comparative_separation_statistic, sign, kwargs, response_method)
