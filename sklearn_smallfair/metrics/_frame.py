@@ -3,7 +3,6 @@ differences, ratios, minima and maxima over the groups."""
 
 import difflib
 import inspect
-import sys
 import warnings
 from collections.abc import Mapping
 
@@ -32,7 +31,7 @@ from .._validation import (
     format_label,
 )
 from ..exceptions import UndefinedGroupMetricWarning
-from ._group import group_metrics
+from ._group import group_metrics, user_stacklevel
 from ._intervals import CI_METHODS, DEFAULT_N_DRAWS, MAX_N_DRAWS
 from ._registry import _LOOKUP, Metric, _normalise, get_metric, metric_names
 
@@ -195,20 +194,6 @@ def _call(func, y_true, y_other, weight):
     if not np.isfinite(value):
         return np.nan, "undefined", f"it returned {value}"
     return value, "ok", ""
-
-
-_INNER_MODULES = ("sklearn_smallfair.", "sklearn.utils._param_validation")
-
-
-def user_stacklevel():
-    """``stacklevel`` of a warning issued by the calling function that points at
-    the first frame outside the package and scikit-learn's parameter checks."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(
-        _INNER_MODULES
-    ):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _warn_groups(column, labels, sizes, reasons, *, what):

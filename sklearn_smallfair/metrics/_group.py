@@ -1,5 +1,6 @@
 """Per-group metric tables."""
 
+import sys
 import warnings
 
 import numpy as np
@@ -152,6 +153,20 @@ class _GroupCounts:
         return values, undefined
 
 
+_INNER_MODULES = ("sklearn_smallfair.", "sklearn.utils._param_validation")
+
+
+def user_stacklevel():
+    """``stacklevel`` of a warning issued by the calling function that points at
+    the first frame outside the package and scikit-learn's parameter checks."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(
+        _INNER_MODULES
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _warn_undefined(metric_name, groups, undefined, counts, *, what=""):
     bad = np.flatnonzero(undefined)
     detail = ", ".join(
@@ -166,7 +181,7 @@ def _warn_undefined(metric_name, groups, undefined, counts, *, what=""):
         f"1.0 to substitute a value, or smoothing=CrossPriorSmoothing(lam) to borrow "
         f"strength from the reference group.",
         UndefinedGroupMetricWarning,
-        stacklevel=4,
+        stacklevel=user_stacklevel(),
     )
 
 
