@@ -363,10 +363,10 @@ def _build_registry():
     metrics += [
         Metric(
             "ofi",
-            "overall fairness index: MB_1 - MB_2 (difference of marginal benefits)",
+            "Objective Fairness Index: MB_1 - MB_2 (difference of marginal benefits)",
             "two_group",
             _difference_of(by_name["mb"]),
-            aliases=("overall_fairness_index",),
+            aliases=("objective_fairness_index", "overall_fairness_index"),
             n_groups=2,
             component=by_name["mb"],
         ),
