@@ -480,7 +480,7 @@ def equal_opportunity_difference(
     y_pred,
     *,
     sensitive_features,
-    privileged_group,
+    privileged_group=1,
     unprivileged_group=None,
     sample_weight=None,
     pos_label=1,
@@ -488,11 +488,12 @@ def equal_opportunity_difference(
 ):
     """Equal opportunity difference (EOD): ``TPR_unprivileged - TPR_privileged``.
 
-    The privileged side is the rows of the group(s) ``privileged_group``; the
-    unprivileged side the rows of ``unprivileged_group`` (by default every other
-    group), pooled. The value is signed: negative when the unprivileged side's
-    true positive rate is the lower, 0 at equal opportunity. Studies that report
-    EOD as a size take its absolute value.
+    The privileged side is the rows of the group(s) ``privileged_group`` (by
+    default the group labelled 1); the unprivileged side the rows of
+    ``unprivileged_group`` (by default every other group), pooled. The value is
+    signed: negative when the unprivileged side's true positive rate is the
+    lower, 0 at equal opportunity. Studies that report EOD as a size take its
+    absolute value.
 
     Parameters
     ----------
@@ -502,8 +503,11 @@ def equal_opportunity_difference(
         Predicted binary labels.
     sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
         Group labels (intersectional groups are labelled ``"a|b"``).
-    privileged_group : label or array-like of labels
-        The privileged group(s).
+    privileged_group : label or array-like of labels, default=1
+        The privileged group(s). The default follows the encoding of the
+        fairness-testing data sets, a protected attribute that is 1 for the
+        privileged group and 0 for the unprivileged one; name the group for any
+        other labels.
     unprivileged_group : label, array-like of labels or None, default=None
         The unprivileged group(s); ``None`` takes every group not privileged.
     sample_weight : array-like of shape (n_samples,), default=None
@@ -555,7 +559,7 @@ def average_odds_difference(
     y_pred,
     *,
     sensitive_features,
-    privileged_group,
+    privileged_group=1,
     unprivileged_group=None,
     sample_weight=None,
     pos_label=1,
@@ -577,8 +581,11 @@ def average_odds_difference(
         Predicted binary labels.
     sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
         Group labels.
-    privileged_group : label or array-like of labels
-        The privileged group(s).
+    privileged_group : label or array-like of labels, default=1
+        The privileged group(s). The default follows the encoding of the
+        fairness-testing data sets, a protected attribute that is 1 for the
+        privileged group and 0 for the unprivileged one; name the group for any
+        other labels.
     unprivileged_group : label, array-like of labels or None, default=None
         The unprivileged group(s); ``None`` takes every group not privileged.
     sample_weight : array-like of shape (n_samples,), default=None

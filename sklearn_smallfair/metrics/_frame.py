@@ -432,12 +432,13 @@ class GroupMetricFrame:
                 index,
             )
         if callables:
+            labels = index.to_list()
             order = np.argsort(codes, kind="stable")
             bounds = np.concatenate([[0], np.cumsum(np.bincount(codes))])
             slices = [order[bounds[g] : bounds[g + 1]] for g in range(n_groups)]
             for column, func in callables:
                 values, undef = self._callable_column(
-                    column, func, y_true_arr, y_other, weight, slices, groups, sizes
+                    column, func, y_true_arr, y_other, weight, slices, labels, sizes
                 )
                 by_group[column] = values
                 undefined[column] = undef
@@ -509,9 +510,11 @@ class GroupMetricFrame:
         )
         if ci_args["ci"] is not None:
             common.update(ci_args)
+        # the frame's own labels, so that warnings name the groups as the index
+        # does (tuples for intersections)
+        labels = index if isinstance(index, pd.MultiIndex) else pd.Index(groups)
         table = group_metrics(
-            counts=pd.DataFrame(counts, index=pd.Index(groups), columns=list(CELLS)),
-            **common,
+            counts=pd.DataFrame(counts, index=labels, columns=list(CELLS)), **common
         )
         whole = group_metrics(
             counts=pd.DataFrame(
@@ -558,7 +561,7 @@ class GroupMetricFrame:
             bad = [g for g, _ in failed]
             _warn_groups(
                 column,
-                groups[bad],
+                [groups[g] for g in bad],
                 sizes[bad],
                 [r for _, r in failed],
                 what="could not be computed (the metric raised)",
@@ -568,7 +571,7 @@ class GroupMetricFrame:
             if self.zero_division == "warn":
                 _warn_groups(
                     column,
-                    groups[bad],
+                    [groups[g] for g in bad],
                     sizes[bad],
                     [r for _, r in undef],
                     what="is undefined",

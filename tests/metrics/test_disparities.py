@@ -130,6 +130,21 @@ def test_eod_and_aod_with_privileged_and_unprivileged_groups(data):
     ) == pytest.approx(tpr_c - tpr_ab)
 
 
+def test_privileged_group_defaults_to_label_one(data):
+    y_true, y_pred, groups = data
+    sex = (groups == "a").astype(int)
+    assert equal_opportunity_difference(
+        y_true, y_pred, sensitive_features=sex
+    ) == pytest.approx(
+        equal_opportunity_difference(
+            y_true, y_pred, sensitive_features=groups, privileged_group="a"
+        )
+    )
+    assert average_odds_difference(
+        y_true, y_pred, sensitive_features=sex, privileged_group=0
+    ) == pytest.approx(-average_odds_difference(y_true, y_pred, sensitive_features=sex))
+
+
 def test_integer_weights_equal_repetition(data):
     y_true, y_pred, groups = data
     w = np.random.default_rng(1).integers(1, 4, len(y_true))
@@ -242,7 +257,12 @@ def test_ratio_of_zero_rates_is_nan():
             ValueError,
             "every group",
         ),
-        (equal_opportunity_difference, {}, TypeError, "privileged_group"),
+        (
+            equal_opportunity_difference,
+            {},
+            ValueError,
+            r"privileged_group=1 is not a group; the groups are \['a', 'b'\]",
+        ),
     ],
 )
 def test_hostile_input(func, kwargs, error, match):
