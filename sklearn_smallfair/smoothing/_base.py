@@ -13,7 +13,24 @@ class BaseSmoothing(BaseEstimator):
     ``c -> scale * c + offset`` applied to matrices of total ``n``. Smoothers are
     scikit-learn estimators for the sake of ``get_params``, ``clone`` and ``repr``;
     with fixed parameters they learn nothing, so ``fit`` only validates the
-    parameters (:class:`CrossPriorSmoothing` with ``lam="auto"`` learns ``lam_``).
+    parameters and the counts (:class:`CrossPriorSmoothing` with ``lam="auto"``
+    learns ``lam_``).
+
+    A smoother is a transformer of confusion matrices, not of samples: its input
+    has shape ``(..., 4)`` (cells ``TP, FN, FP, TN``), ``fit`` takes the
+    references instead of a target ``y``, and it has no features. Its tags say
+    so (a transformer with float64 output and non-negative input), which lets
+    :func:`sklearn.utils.estimator_checks.check_estimator` run: the checks of the
+    estimator API (parameters, ``clone``, ``set_params``, nothing set in
+    ``__init__``, negative input refused) pass, and those that feed it
+    ``(n_samples, n_features)`` data or a ``y`` are expected to fail, each with
+    its reason, in ``sklearn_smallfair.smoothing._base.expected_failed_checks``::
+
+        check_estimator(smoother, expected_failed_checks=expected_failed_checks(
+            smoother))
+
+    (scikit-learn < 1.6 reads the same list from the ``_xfail_checks`` tag and
+    skips those checks.)
     """
 
     #: Whether :meth:`transform` needs ``reference_counts``.
@@ -44,6 +61,10 @@ class BaseSmoothing(BaseEstimator):
         """:meth:`fit`; ``stacklevel`` is the one of a warning issued right here
         (each call level adds one, so that warnings point at the user's call)."""
         self._check_params()
+        if counts is not None:
+            check_counts(counts)
+        if reference_counts is not None:
+            self._check_reference(reference_counts)
         return self
 
     def _fit_checks_references(self):
@@ -165,7 +186,92 @@ class BaseSmoothing(BaseEstimator):
         reference_counts = self._check_reference(reference_counts)
         return self._coefficients(n, reference_counts)
 
-    def __sklearn_tags__(self):
+    # ------------------------------------------------------------------ tags
+    # A smoother transforms confusion matrices, so scikit-learn's checks of
+    # transformers apply to its API (parameters, clone, fit returning self, the
+    # output dtype) but not to the data they feed it; see _EXPECTED_FAILED_CHECKS.
+
+    def _requires_fit(self):
+        return False
+
+    def __sklearn_tags__(self):  # scikit-learn >= 1.6
+        from sklearn.utils import TransformerTags
+
         tags = super().__sklearn_tags__()
-        tags.requires_fit = False
+        tags.requires_fit = self._requires_fit()
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float64"])
+        tags.input_tags.positive_only = True
+        tags.input_tags.allow_nan = False
         return tags
+
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {
+            "requires_fit": self._requires_fit(),
+            "requires_positive_X": True,
+            "preserves_dtype": [np.float64],
+            "_xfail_checks": expected_failed_checks(self),
+        }
+
+
+#: Reasons shared by the checks of scikit-learn that a smoother cannot pass.
+_SHAPE = (
+    "the input is confusion matrices of shape (..., 4) (cells TP, FN, FP, TN), "
+    "not samples of shape (n_samples, n_features): data with another number of "
+    "columns is refused"
+)
+_COUNTS = (
+    "counts are validated as confusion-matrix counts (numeric, finite, "
+    "non-negative, shape (..., 4)) with messages that name the cells, not "
+    "scikit-learn's messages about samples and features"
+)
+_NO_Y = "fit(counts, reference_counts) takes the references, not a target y"
+_NO_FEATURES = (
+    "a smoother has no features: the 4 cells are fixed, so it sets no "
+    "n_features_in_ or feature_names_in_"
+)
+
+_EXPECTED_FAILED_CHECKS = {
+    "check_fit_score_takes_y": _NO_Y,
+    "check_transformer_data_not_an_array": _NO_Y,
+    "check_transformer_general": _NO_Y,
+    "check_n_features_in_after_fitting": _NO_FEATURES,
+    "check_n_features_in": _NO_FEATURES,
+    "check_dataframe_column_names_consistency": _NO_FEATURES,
+    "check_estimators_dtypes": _SHAPE,
+    "check_pipeline_consistency": _SHAPE,
+    "check_estimators_pickle": _SHAPE,
+    "check_f_contiguous_array_estimator": _SHAPE,
+    "check_transformer_preserve_dtypes": _SHAPE,
+    "check_transformers_unfitted_stateless": _SHAPE,
+    "check_methods_sample_order_invariance": _SHAPE,
+    "check_methods_subset_invariance": _SHAPE,
+    "check_dict_unchanged": _SHAPE,
+    "check_fit_idempotent": _SHAPE,
+    "check_fit2d_predict1d": _SHAPE,
+    "check_fit2d_1sample": _SHAPE,
+    "check_fit2d_1feature": _SHAPE,
+    "check_readonly_memmap_input": _SHAPE,
+    "check_estimators_overwrite_params": _SHAPE,
+    "check_dont_overwrite_parameters": _SHAPE,
+    "check_estimators_fit_returns_self": _SHAPE,
+    "check_fit_check_is_fitted": _SHAPE,
+    "check_complex_data": _COUNTS,
+    "check_dtype_object": _COUNTS,
+    "check_estimators_empty_data_messages": _COUNTS,
+    "check_estimators_nan_inf": _COUNTS,
+    "check_estimator_sparse_tag": _COUNTS,
+    "check_estimator_sparse_array": _COUNTS,
+    "check_estimator_sparse_matrix": _COUNTS,
+    "check_estimator_sparse_data": _COUNTS,
+    "check_positive_only_tag_during_fit": _COUNTS,
+}
+
+
+def expected_failed_checks(smoother):
+    """The checks of ``check_estimator`` a smoother fails, with the reasons.
+
+    For ``check_estimator(smoother, expected_failed_checks=...)`` and
+    ``parametrize_with_checks`` (scikit-learn >= 1.6); older releases read them
+    from the ``_xfail_checks`` tag. Every check not listed passes.
+    """
+    return dict(_EXPECTED_FAILED_CHECKS)

@@ -142,11 +142,9 @@ class CrossPriorSmoothing(BaseSmoothing):
     def __sklearn_is_fitted__(self):
         return self._fitted_lam() is not None
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
+    def _requires_fit(self):
         # "auto" learns lam_ (coefficients need it); a number needs no fit
-        tags.requires_fit = self._is_auto()
-        return tags
+        return self._is_auto()
 
     @staticmethod
     def _learn(counts, reference_counts):
