@@ -128,7 +128,8 @@ class NeighborhoodRegressor(_DyadicRegressor):
     ratings of a pair are averaged in the rating matrix.
 
     The similarity matrix is dense: ``8 n^2`` bytes for ``n`` items (or users),
-    22 MB for MovieLens-100k's 1,682 items. An unseen item (user, for
+    22 MB for MovieLens-100k's 1,682 items; computing it holds about six such
+    arrays at once. An unseen item (user, for
     ``kind="user"``) is predicted by the user's (item's) mean, a pair with
     both unseen by the global mean. With ``kind="item"`` a user rating an item
     in training is not its own neighbour: training predictions are not
