@@ -3,6 +3,7 @@
 import warnings
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.metaestimators import available_if
@@ -22,11 +23,17 @@ from .._params import (
     validate_params,
 )
 from .._random import child_rng, child_seed, resolve_seed
-from .._validation import check_smoothing, format_labels
+from .._validation import (
+    _feature_columns,
+    check_sensitive_features,
+    check_smoothing,
+    format_labels,
+)
 from ..exceptions import UndefinedGroupMetricWarning
 from ..metrics import Metric, compute_metric, get_metrics, group_metrics
 from ..smoothing import BaseSmoothing, CrossPriorSmoothing
 from ..stats import match_test, separation_test
+from ._detectable import detectable_gaps, verdicts
 from ._report import AuditReport
 
 __all__ = ["FairnessAudit", "audit_predictions"]
@@ -76,6 +83,56 @@ def _describe(smoothing):
         return "none"
     params = ", ".join(f"{k}={v!r}" for k, v in smoothing.get_params().items())
     return f"{type(smoothing).__name__}({params})"
+
+
+def _is_rest(reference):
+    return isinstance(reference, str) and reference == "rest"
+
+
+def _marginals(data, metrics, level, seed):
+    """Per attribute of intersectional groups: its groups' metrics, and the parts.
+
+    Returns ``(marginals, parts)``: a dict from attribute name to the frame of
+    :func:`group_metrics` over that attribute alone (``n``, each metric with its
+    confidence interval), and a frame indexed by the intersectional groups with
+    one column per attribute (the group's level of it); ``(None, None)`` for a
+    single attribute or counts.
+    """
+    features = data["sensitive_features"]
+    if data["y_true"] is None or features is None:
+        return None, None
+    n_samples = len(data["y_pred"])
+    columns, name = _feature_columns(features, n_samples)
+    if len(columns) < 2:
+        return None, None
+    names = name.split("|")
+    if len(names) != len(columns) or len(set(names)) != len(names):
+        names = [f"attribute {k + 1}" for k in range(len(columns))]
+    groups, codes, _ = check_sensitive_features(features, n_samples)
+    first = np.unique(codes, return_index=True)[1]
+    parts = pd.DataFrame(
+        {a: np.asarray(col)[first] for a, col in zip(names, columns)}, index=groups
+    )
+    marginals = {}
+    for a, col in zip(names, columns):
+        with warnings.catch_warnings():  # the intersections' warning says it
+            warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
+            table = group_metrics(
+                data["y_true"],
+                data["y_pred"],
+                sensitive_features=np.asarray(col),
+                sample_weight=data["sample_weight"],
+                pos_label=data["pos_label"],
+                metrics=metrics,
+                smoothing=None,
+                zero_division=np.nan,
+                ci=level,
+                ci_method="auto",
+                random_state=child_seed(seed, "marginal", a),
+            )
+        keep = ["n"] + [f"{m}{s}" for m in metrics for s in ("", "_ci_low", "_ci_high")]
+        marginals[a] = table[keep]
+    return marginals, parts
 
 
 def _reference_intervals(metric, n, ref, alpha, n_draws, rng):
@@ -269,18 +326,31 @@ default=0
         for m in resolved:
             rows = match[match["metric"] == m]
             at = position[(match["metric"] == m).to_numpy()]
-            for col, name in (
-                ("lower", "match_lower"),
-                ("upper", "match_upper"),
-                ("p_value", "match_p"),
-                ("p_adjusted", "match_p_adjusted"),
+            for cols, name in (
+                (("p_lower_tail", "lower"), "match_lower"),
+                (("p_upper_tail", "upper"), "match_upper"),
+                (("p_value",), "match_p"),
+                (("p_adjusted",), "match_p_adjusted"),
             ):
                 values = np.full(len(frame), np.nan)
-                values[at] = rows[col].to_numpy(dtype=float)
+                col = next((c for c in cols if c in rows), None)
+                if col is not None:  # the tails' names, before and after 0.3
+                    values[at] = rows[col].to_numpy(dtype=float)
                 frame[f"{m}_{name}"] = values
             reject = np.zeros(len(frame), dtype=bool)
             reject[at] = rows["reject"].to_numpy(dtype=bool)
             frame[f"{m}_match_reject"] = reject
+        n_tests = int(match["p_value"].notna().sum())
+        # one gap among the tests is rejected at alpha / n_tests by holm,
+        # bonferroni and fdr_bh alike
+        single = alpha / max(n_tests, 1) if correction else alpha
+        planning = cms.sum(axis=0) if _is_rest(reference) else ref
+        for m in resolved:
+            gap = detectable_gaps(
+                m, planning, n_int, frame[m] - frame[f"{m}_reference"], alpha=single
+            )
+            frame[f"{m}_detectable_gap"] = gap
+            frame[f"{m}_verdict"] = verdicts(frame, m, gap)
 
     separation = violated = None
     if "separation" in tests:
@@ -322,8 +392,15 @@ default=0
             UndefinedGroupMetricWarning,
             stacklevel=2,
         )
+    marginals, parts = _marginals(data, resolved, level, seed)
     return AuditReport(
         frame=frame,
+        marginals=marginals,
+        parts=parts,
+        overall={
+            m: float(compute_metric(m, cms.sum(axis=0), zero_division=np.nan))
+            for m in resolved
+        },
         match=match,
         separation=separation,
         separation_violated=violated,

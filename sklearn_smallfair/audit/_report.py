@@ -15,6 +15,9 @@ from .._output import (
     display_label,
     write_atomic,
 )
+from ._detectable import POWER, VERDICTS
+from ._detectable import plannable as _plannable
+from ._html import render
 
 __all__ = ["AuditReport"]
 
@@ -54,6 +57,121 @@ def _name(group):
     return display_label(value)
 
 
+def _label(metric):
+    """``TPR`` for short names, the name itself otherwise."""
+    return metric.upper() if len(metric) <= 4 else metric
+
+
+def _list_names(groups, limit=6):
+    names = [_name(g) for g in groups]
+    if len(names) > limit:
+        return ", ".join(names[:limit]) + f" and {len(names) - limit} more"
+    return ", ".join(names)
+
+
+def _get(row, column):
+    value = row.get(column, np.nan)
+    return np.nan if value is None else value
+
+
+def _cell(report, group, row, metric):
+    """What the audit says of one group's metric (see :meth:`AuditReport.cell`)."""
+    label = _label(metric)
+    n = int(row["n"])
+    who = f"{_name(group)} (n = {n})"
+    adjusted = "adjusted " if report.correction else ""
+    level = f"{report.ci:.0%}"
+    value = float(row[metric])
+    ref = float(row[f"{metric}_reference"])
+    diff = value - ref
+    p = float(_get(row, f"{metric}_match_p"))
+    p_adj = float(_get(row, f"{metric}_match_p_adjusted"))
+    gap = float(_get(row, f"{metric}_detectable_gap"))
+    low, high = float(row[f"{metric}_ci_low"]), float(row[f"{metric}_ci_high"])
+    r_low = float(row[f"{metric}_interval_low"])
+    r_high = float(row[f"{metric}_interval_high"])
+    verdict = row.get(f"{metric}_verdict", "not tested")
+    if row[f"{metric}_undefined"]:
+        verdict = "undefined"
+    outside = bool(value < r_low or value > r_high)
+    ci = f", {level} CI {_fmt_ci(low, high)}," if not np.isnan(low) else ""
+    head = f"{who}: {label} = {_fmt(value)}{ci} vs {_fmt(ref)} for {report._ref_word()}"
+    out = dict(
+        verdict=verdict,
+        value=value,
+        reference=ref,
+        difference=diff,
+        p=p,
+        p_adjusted=p_adj,
+        detectable_gap=gap,
+        outside=outside and verdict == "inconclusive",
+    )
+    if verdict == "undefined":
+        smoothed = row[f"{metric}_smoothed"]
+        s_low = row.get(f"{metric}_smoothed_ci_low", np.nan)
+        s_ci = (
+            f", {level} CI {_fmt_ci(s_low, row[f'{metric}_smoothed_ci_high'])}"
+            if not np.isnan(s_low)
+            else ""
+        )
+        text = (
+            f"{who}: {label} is undefined (0/0: no one in its denominator); the "
+            f"smoothed value is {_fmt(smoothed)}{s_ci}."
+        )
+        return {**out, "text": text, "short": "undefined (0/0)"}
+    if verdict == "not tested":
+        return {**out, "text": f"{head} (not tested).", "short": "not tested"}
+    test = f"{adjusted}p = {_fmt_p(p_adj)}"
+    if verdict == "gap":
+        text = (
+            f"{head}: a gap of {diff:+.2f}, unlikely under the reference at this "
+            f"group's size ({test})."
+        )
+        return {**out, "text": text, "short": f"gap {diff:+.2f}"}
+    d = abs(gap)
+    if verdict == "no gap detected":
+        text = (
+            f"{head}: no gap above {d:.2f} ({test}): its interval "
+            f"lies within {_fmt(ref)} +/- {d:.2f}, where {d:.2f} is the smallest "
+            f"gap this audit detects at n = {n} with {POWER:.0%} power."
+        )
+        return {**out, "text": text, "short": f"no gap > {d:.2f}"}
+    # inconclusive
+    if not _plannable(metric):
+        seen = f"{label} has no exact MATCH law, so the smallest gap this audit "
+        seen += "detects is not computed"
+        short = "inconclusive"
+    elif np.isnan(gap):
+        seen = f"at n = {n} no {label} gap at all is detectable with {POWER:.0%} power"
+        short = "no gap detectable"
+    else:
+        seen = (
+            f"at n = {n} this audit detects only a {label} gap above {d:.2f} (with "
+            f"{POWER:.0%} power), and the group's interval "
+            + ("is wider than that" if high - low > d else "reaches beyond it")
+        )
+        short = f"needs gap > {d:.2f}"
+    why = ""
+    if out["outside"]:
+        if not np.isnan(p) and p <= report.alpha and report.correction:
+            why = (
+                f"; its value lies outside the reference's {1 - report.alpha:.0%} "
+                f"range at this size ({_fmt(r_low)} to {_fmt(r_high)}) and its "
+                f"unadjusted p = {_fmt_p(p)} is below alpha, but not after the "
+                f"{report.correction} adjustment for {report._n_tests()} tests "
+                f"(multiplicity)"
+            )
+        else:
+            why = (
+                f"; its value lies outside the reference's simulated "
+                f"{1 - report.alpha:.0%} range at this size ({_fmt(r_low)} to "
+                f"{_fmt(r_high)}), but the exact test's p = {_fmt_p(p)} is above "
+                f"alpha (small n: the metric takes few values at this size)"
+            )
+    text = f"{head}: inconclusive at this size ({test}){why}; {seen}."
+    return {**out, "text": text, "short": short}
+
+
 class AuditReport:
     """Result of a fairness audit: per-group tables, findings and plots.
 
@@ -72,7 +190,18 @@ class AuditReport:
         reference's proportions at the group's size, from the MATCH null law; not
         an interval of the group's value), and the MATCH test's ``m_match_lower``,
         ``m_match_upper`` (percentiles of the observed value), ``m_match_p``,
-        ``m_match_p_adjusted`` and ``m_match_reject``; then, with the separation
+        ``m_match_p_adjusted`` and ``m_match_reject``, ``m_detectable_gap`` (the
+        smallest gap between the group's metric and the reference's, in the
+        direction of the observed difference, that the audit detects at the
+        group's size with 80 % power: the exact MATCH test's power
+        (:func:`~sklearn_smallfair.stats.match_power`) at the level at which the
+        correction rejects a single gap among the tests, ``alpha / n_tests`` for
+        holm, bonferroni and fdr_bh; NaN when no gap is detectable at that size or
+        the metric has no exact law) and ``m_verdict`` (``"gap"``: rejected;
+        ``"no gap detected"``: not rejected and the group's interval lies within
+        the reference's value plus or minus the detectable gap and is no wider
+        than it; ``"inconclusive"``: any other non-rejection; ``"undefined"``);
+        then, with the separation
         test, ``separation_p_tpr`` and ``separation_p_fpr``: the smallest
         adjusted p-value of the comparisons involving the group.
     match : pandas.DataFrame or None
@@ -95,6 +224,15 @@ class AuditReport:
         Description of the smoothing of the ``*_smoothed`` columns.
     title : str
         Title of the report.
+    marginals : dict of str to pandas.DataFrame or None
+        For intersectional groups (several columns of ``sensitive_features``):
+        per attribute, the groups of that attribute alone with ``n`` and each
+        metric with its confidence interval; ``None`` otherwise.
+    parts : pandas.DataFrame or None
+        For intersectional groups: one row per group of :attr:`frame`, one column
+        per attribute, holding the group's level of each attribute.
+    overall : dict of str to float
+        Each metric over everyone.
 
     Examples
     --------
@@ -125,6 +263,9 @@ class AuditReport:
         reference,
         title,
         ci=None,
+        marginals=None,
+        parts=None,
+        overall=None,
     ):
         self.frame = frame
         self.match = match
@@ -137,6 +278,9 @@ class AuditReport:
         self.smoothing = smoothing
         self.reference = reference
         self.title = title
+        self.marginals = marginals
+        self.parts = parts
+        self.overall = overall or {}
 
     def __repr__(self):
         return (
@@ -145,98 +289,164 @@ class AuditReport:
         )
 
     # -- findings -------------------------------------------------------------------
-    def findings(self):
-        """The findings of :meth:`summary`, one sentence each, as a list of str."""
+    def _ref_word(self):
+        return {"rest": "everyone else", "total": "everyone"}.get(
+            self.reference, "the reference"
+        )
+
+    def _n_tests(self):
+        if self.match is None:
+            return 0
+        return int(self.match["p_value"].notna().sum())
+
+    def cell(self, group, metric):
+        """What the audit says of one group's metric, as a dict.
+
+        Keys: ``verdict`` (``"gap"``, ``"no gap detected"``, ``"inconclusive"``,
+        ``"undefined"`` or ``"not tested"``), ``value``, ``reference``,
+        ``difference`` (value minus reference), ``p`` and ``p_adjusted`` (MATCH),
+        ``detectable_gap`` (the smallest gap the audit detects at the group's size
+        with 80 % power, NaN when none), ``outside`` (the raw value lies outside
+        the reference's range at the group's size), ``text`` (one sentence that
+        says all this, with why a value outside the range is not a finding) and
+        ``short`` (a few words for a table cell).
+
+        Parameters
+        ----------
+        group : label
+            A label of :attr:`frame`'s index.
+        metric : str
+            An audited metric.
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> from sklearn_smallfair.audit import audit_predictions
+        >>> report = audit_predictions(
+        ...     counts={"a": [40, 10, 5, 45], "b": [5, 1, 1, 5]}, metrics="tpr")
+        >>> cell = report.cell("b", "tpr")
+        >>> cell["verdict"], round(cell["difference"], 2)
+        ('inconclusive', 0.03)
+        >>> cell["short"]
+        'no gap detectable'
+        """
+        row = self.frame.loc[group]
+        return _cell(self, group, row, metric)
+
+    def _ranked(self):
+        """``(kind, sort key, text)`` of every finding, in the order shown."""
         out = []
         f = self.frame
-        ref_word = {
-            "rest": "everyone else",
-            "total": "everyone",
-        }.get(self.reference, "the reference")
-        adjusted = "adjusted " if self.correction else ""
-        level = f"{self.ci:.0%}"
-
-        def interval(row, column):
-            low = row.get(f"{column}_ci_low", np.nan)
-            high = row.get(f"{column}_ci_high", np.nan)
-            return f", {level} CI {_fmt_ci(low, high)}," if not np.isnan(low) else ""
-
         for metric in self.metrics:
             for group, row in f.iterrows():
-                value = row[metric]
-                who = f"{_name(group)} (n = {int(row['n'])})"
-                label = metric.upper() if len(metric) <= 4 else metric
-                if row[f"{metric}_undefined"]:
-                    out.append(
-                        (
-                            2,
-                            0.0,
-                            f"{who}: {label} is undefined (0/0: no one in its "
-                            f"denominator); the smoothed value is "
-                            f"{_fmt(row[f'{metric}_smoothed'])}"
-                            f"{interval(row, f'{metric}_smoothed').rstrip(',')}.",
-                        )
-                    )
-                    continue
-                p = row.get(f"{metric}_match_p_adjusted", np.nan)
-                ref = row[f"{metric}_reference"]
-                if np.isnan(p):
-                    continue
-                if row[f"{metric}_match_reject"]:
-                    out.append(
-                        (
-                            0,
-                            p,
-                            f"{who}: {label} = {_fmt(value)}"
-                            f"{interval(row, metric)} is unlikely under the "
-                            f"reference ({ref_word}: {_fmt(ref)}) at this group's "
-                            f"size ({adjusted}p = {_fmt_p(p)}).",
-                        )
-                    )
-                elif abs(value - ref) >= 0.05:
-                    low = row[f"{metric}_interval_low"]
-                    high = row[f"{metric}_interval_high"]
-                    out.append(
-                        (
-                            1,
-                            -abs(value - ref),
-                            f"{who}: {label} = {_fmt(value)}"
-                            f"{interval(row, metric)} differs from the "
-                            f"reference ({ref_word}: {_fmt(ref)}) but is consistent "
-                            f"with sample-size noise ({adjusted}p = {_fmt_p(p)}; "
-                            f"{_fmt(low)} to {_fmt(high)} is the reference's "
-                            f"{1 - self.alpha:.0%} range at this size).",
-                        )
-                    )
-        out.sort(key=lambda t: (t[0], t[1]))
-        lines = [text for _, _, text in out]
+                c = _cell(self, group, row, metric)
+                v = c["verdict"]
+                if v == "gap":
+                    out.append(("gap", c["p_adjusted"], c["text"]))
+                elif v == "undefined":
+                    out.append(("undefined", 0.0, c["text"]))
+                elif v == "inconclusive" and c["outside"]:
+                    out.append(("outside", c["p"], c["text"]))
+                elif v == "inconclusive" and abs(c["difference"]) >= 0.05:
+                    out.append(("inconclusive", -abs(c["difference"]), c["text"]))
+        order = {"gap": 0, "outside": 1, "undefined": 3, "inconclusive": 4}
+        out.sort(key=lambda t: (order[t[0]], t[1]))
         if self.separation_violated is not None:
-            sep = self.separation
-            parts = []
-            for m in ("tpr", "fpr"):
-                rows = sep[sep["metric"] == m]
-                if len(rows):
-                    parts.append(
-                        f"smallest {adjusted}p for equal {m.upper()} "
-                        f"{_fmt_p(float(rows['p_adjusted'].min()))}"
-                    )
-            verdict = (
-                "violated" if self.separation_violated else "no violation detected"
-            )
-            lines.append(
-                f"Separation (equalized odds): {verdict} at alpha = {self.alpha:g} "
-                f"({'; '.join(parts)})."
-            )
+            out.append(("separation", 0.0, self._separation_line()))
+        out += [("blind", 0.0, text) for text in self._blind_spots()]
         small = f.index[f["n"] < _SMALL_N]
         if len(small):
             names = ", ".join(_name(g) for g in small)
+            out.append(
+                (
+                    "small",
+                    0.0,
+                    f"Small group(s) with fewer than {_SMALL_N} people: {names}. "
+                    f"Their raw values are noisy; read their confidence intervals, "
+                    f"compare the smoothed values and the reference ranges, and read "
+                    f"a large p-value as 'not enough data', not as 'fair'.",
+                )
+            )
+        # the separation verdict ranks after the gaps and the values outside
+        # their range, before the undefined and inconclusive ones
+        first = [x for x in out if x[0] in ("gap", "outside")]
+        sep = [x for x in out if x[0] == "separation"]
+        rest = [x for x in out if x[0] not in ("gap", "outside", "separation")]
+        return first + sep + rest
+
+    def _separation_line(self):
+        adjusted = "adjusted " if self.correction else ""
+        sep = self.separation
+        parts = []
+        for m in ("tpr", "fpr"):
+            rows = sep[sep["metric"] == m]
+            if len(rows):
+                parts.append(
+                    f"smallest {adjusted}p for equal {m.upper()} "
+                    f"{_fmt_p(float(rows['p_adjusted'].min()))}"
+                )
+        verdict = "violated" if self.separation_violated else "no violation detected"
+        return (
+            f"Separation (equalized odds): {verdict} at alpha = {self.alpha:g} "
+            f"({'; '.join(parts)})."
+        )
+
+    def _blind_spots(self):
+        """Per metric: how many non-rejections are inconclusive and the gaps missed."""
+        lines = []
+        f = self.frame
+        for metric in self.metrics:
+            col = f"{metric}_verdict"
+            if col not in f:
+                continue
+            label = _label(metric)
+            unsure = f[col] == "inconclusive"
+            if not unsure.any():
+                continue
+            gap = f[f"{metric}_detectable_gap"].abs()
+            if not _plannable(metric):
+                lines.append(
+                    f"What the audit could not see, {label}: {int(unsure.sum())} "
+                    f"group(s) inconclusive at their size; {label} has no exact "
+                    f"MATCH law, so the smallest detectable gap is not computed."
+                )
+                continue
+            blind = f.index[unsure & gap.isna()]
+            seen = unsure & gap.notna()
+            parts = []
+            if seen.any():
+                sizes = f.loc[seen, "n"]
+                lo, hi = gap[seen].min(), gap[seen].max()
+                span = f"{hi:.2f} (n = {int(sizes[gap[seen].idxmax()])})"
+                if f"{lo:.2f}" != f"{hi:.2f}":
+                    span += f" to {lo:.2f} (n = {int(sizes[gap[seen].idxmin()])})"
+                parts.append(f"the smallest {label} gap it detects is {span}")
+            if len(blind):
+                parts.append(
+                    f"at the size of {len(blind)} of them "
+                    f"({_list_names(blind)}) no {label} gap at all is detectable"
+                )
             lines.append(
-                f"Small group(s) with fewer than {_SMALL_N} people: {names}. Their "
-                f"raw values are noisy; read their confidence intervals, compare "
-                f"the smoothed values and the reference ranges, and read a large "
-                f"p-value as 'not enough data', not as 'fair'."
+                f"What the audit could not see, {label}: {int(unsure.sum())} of "
+                f"{len(f)} group(s) inconclusive at their size (not rejected, but "
+                f"the data allow a gap the audit would miss); {'; '.join(parts)} "
+                f"with {POWER:.0%} power."
             )
         return lines
+
+    def findings(self):
+        """The findings of :meth:`summary`, one sentence each, as a list of str.
+
+        Ranked: gaps (smallest adjusted p first), values outside the reference's
+        range that the adjusted test does not reject (with the reason), the
+        separation test, undefined metrics, differences of 0.05 or more that are
+        inconclusive at the group's size, what the audit could not see per metric,
+        and the small groups.
+        """
+        return [text for _, _, text in self._ranked()]
 
     def summary(self, max_findings=12):
         """A short text of the findings that matter.
@@ -250,9 +460,10 @@ class AuditReport:
         -------
         str
         """
-        lines = self.findings()
-        per_group = [x for x in lines if not x.startswith(("Separation", "Small"))]
-        rest = [x for x in lines if x.startswith(("Separation", "Small"))]
+        ranked = self._ranked()
+        general = ("separation", "blind", "small")
+        per_group = [t for k, _, t in ranked if k not in general]
+        rest = [t for k, _, t in ranked if k in general]
         shown = per_group[:max_findings]
         n_people = int(self.frame["n"].sum())
         head = (
@@ -261,6 +472,9 @@ class AuditReport:
             f"alpha = {self.alpha:g}"
             + (f" ({self.correction}-adjusted)" if self.correction else "")
         )
+        counts = self._verdict_counts()
+        if counts:
+            head += "\n" + counts
         body = [f"- {x}" for x in shown]
         if len(per_group) > len(shown):
             body.append(f"- ... and {len(per_group) - len(shown)} more (see .frame).")
@@ -271,10 +485,23 @@ class AuditReport:
             )
         body += [f"- {x}" for x in rest]
         tail = (
-            "A p-value above alpha means the data are consistent with sample-size "
-            "noise, not that the groups are alike: small groups have little power."
+            "A p-value above alpha does not show that the groups are alike: a "
+            "non-rejection is 'no gap detected' only when the group's interval "
+            "lies within the smallest gap the audit detects at its size; otherwise "
+            "it is inconclusive at this size."
         )
         return "\n".join([head, *body, tail])
+
+    def _verdict_counts(self):
+        """``Verdicts of 24 group x metric cells: 3 gap, ...`` (empty untested)."""
+        cols = [f"{m}_verdict" for m in self.metrics if f"{m}_verdict" in self.frame]
+        if not cols:
+            return ""
+        values = self.frame[cols].to_numpy().ravel()
+        parts = [
+            f"{int((values == v).sum())} {v}" for v in VERDICTS if (values == v).any()
+        ]
+        return f"Verdicts of {values.size} group x metric cells: {', '.join(parts)}."
 
     def _widest(self):
         """``; the widest 95% CI is b's TPR, [0.19, 0.81]`` (empty without any)."""
@@ -486,45 +713,7 @@ class AuditReport:
                     "</figcaption>"
                     "</figure>"
                 )
-        findings = "".join(f"<li>{esc(x)}</li>" for x in self.findings())
-        groups = _html_table(self._display_table())
-        sections = [
-            f"<section id='summary'><h2>Findings</h2><ul>{findings}</ul></section>",
-            f"<section id='groups'><h2>Per-group metrics</h2><p>Each value with "
-            f"the group's {self.ci:.0%} confidence interval in brackets.</p>"
-            f"{groups}</section>",
-        ]
-        if self.match is not None:
-            sections.append(
-                "<section id='match'><h2>MATCH test</h2><p>For each group and "
-                "metric: the observed value, the reference's value, the "
-                "percentiles of the observed value under the reference's "
-                "proportions at the group's size, and the p-values.</p>"
-                f"{_html_table(_round(self.match), index=False)}</section>"
-            )
-        if self.separation is not None:
-            verdict = (
-                "violated" if self.separation_violated else "no violation detected"
-            )
-            sections.append(
-                "<section id='separation'><h2>Separation (equalized odds)</h2>"
-                f"<p>Verdict at alpha = {self.alpha:g}: <strong>{verdict}"
-                "</strong>.</p>"
-                f"{_html_table(_round(self.separation), index=False)}</section>"
-            )
-        if plots:
-            sections.append(f"<section id='plots'><h2>Plots</h2>{plots}</section>")
-        sections.append(_HOW_TO_READ)
-        page = _PAGE.format(
-            title=esc(self.title),
-            meta=esc(
-                f"sklearn-smallfair {__version__}; reference: {self.reference}; "
-                f"smoothing: {self.smoothing}; alpha = {self.alpha:g}; "
-                f"correction: {self.correction}"
-            ),
-            body="\n".join(sections),
-            css=_CSS,
-        )
+        page = render(self, plots)
         if path is not None:
             write_atomic(path, page, what="the HTML report", force=force)
         return page
@@ -579,62 +768,3 @@ def _html_table(frame, index=True):
     return display_frame(frame).to_html(
         escape=True, border=0, classes="data", na_rep="undefined", index=index
     )
-
-
-_CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;
-color:#1f2328;background:#fff}
-main{max-width:1100px;margin:0 auto;padding:1.5rem}
-h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;
-border-bottom:1px solid #d0d7de;padding-bottom:.3rem}
-.meta{color:#57606a;font-size:.9rem}
-table.data{border-collapse:collapse;font-size:.85rem;margin:.5rem 0;display:block;
-overflow-x:auto}
-table.data th,table.data td{border:1px solid #d0d7de;padding:.25rem .5rem;
-text-align:right;white-space:nowrap}
-table.data thead th{background:#f6f8fa}
-table.data tbody th{text-align:left;background:#f6f8fa}
-figure{margin:1rem 0}img{max-width:100%;height:auto}
-figcaption{color:#57606a;font-size:.85rem}
-li{margin:.3rem 0}
-"""
-
-_PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; \
-img-src data:; style-src 'unsafe-inline'">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>{css}</style>
-</head>
-<body>
-<main>
-<h1>{title}</h1>
-<p class="meta">{meta}</p>
-{body}
-</main>
-</body>
-</html>
-"""
-
-_HOW_TO_READ = """<section id='notes'><h2>How to read this report</h2>
-<ul>
-<li>Raw values come straight from each group's confusion matrix; they are
-undefined (0/0) when a group has no one in the denominator, and noisy when a group
-is small.</li>
-<li>Each value's bracket <code>[low, high]</code> is the group's confidence
-interval: the true rates compatible with its data. A wide interval means the data
-say little about the group, whatever the test says.</li>
-<li>Smoothed values shrink a group's confusion matrix toward the reference's
-proportions; the shrinkage fades as the group grows.</li>
-<li>The MATCH test asks whether a group's value is consistent with the reference's
-proportions at the group's size (the reference's range in the plot; not an
-interval of the group's own value). A small p-value says the difference is unlikely
-to be sample-size noise. A large p-value does not show that the group is treated
-alike: small groups have little power.</li>
-<li>The separation test compares true and false positive rates between groups
-(equalized odds).</li>
-</ul>
-</section>"""

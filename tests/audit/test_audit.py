@@ -167,10 +167,12 @@ def test_summary_wording():
     text = report.summary()
     assert "big2 (n = 1000): TPR" in text and "unlikely under the reference" in text
     assert (
-        "tiny (n = 6): TPR = 0.500, 95% CI [0.19, 0.81], differs from the reference"
-        in text
+        "tiny (n = 6): TPR = 0.500, 95% CI [0.19, 0.81], vs 0.739 for everyone else: "
+        "inconclusive at this size" in text
     )
-    assert "consistent with sample-size noise" in text
+    # a non-rejection is never called consistent, fine or noise
+    assert "consistent" not in text and "noise" not in text
+    assert "at n = 6 no TPR gap at all is detectable with 80% power" in text
     assert "nopos (n = 8): TPR is undefined" in text
     assert "Separation (equalized odds): violated" in text
     assert "Small group(s) with fewer than 30 people: nopos, tiny" in text
@@ -194,7 +196,15 @@ def test_html_is_self_contained_and_escaped(tmp_path):
     assert page.count('<img alt="') == 1 and "data:image/png;base64," in page
     assert "<script" not in page.replace("&lt;script", "")
     assert "http://" not in page and "https://" not in page  # loads nothing
-    for section in ("summary", "groups", "match", "separation", "plots", "notes"):
+    for section in (
+        "summary",
+        "findings",
+        "groups",
+        "match",
+        "separation",
+        "plots",
+        "notes",
+    ):
         assert f"<section id='{section}'>" in page
     no_plots = report.to_html(include_plots=False)
     assert "data:image/png" not in no_plots
@@ -413,12 +423,12 @@ def test_every_non_rejection_finding_states_the_interval():
     counts = {"big": [300, 100, 60, 540], "tiny": [2, 3, 1, 4]}
     report = audit_predictions(counts=counts, metrics=["tpr", "fpr"])
     f = report.frame
-    lines = [x for x in report.findings() if "consistent with sample-size" in x]
+    lines = [x for x in report.findings() if "inconclusive at this size" in x]
     assert lines
     for line in lines:
-        assert re.search(r"= \d\.\d{3}, 95% CI \[\d\.\d\d, \d\.\d\d\], differs", line)
+        assert re.search(r"= \d\.\d{3}, 95% CI \[\d\.\d\d, \d\.\d\d\], vs", line)
     low, high = f.loc["tiny", "tpr_ci_low"], f.loc["tiny", "tpr_ci_high"]
-    assert f"TPR = 0.400, 95% CI [{low:.2f}, {high:.2f}], differs" in "\n".join(lines)
+    assert f"TPR = 0.400, 95% CI [{low:.2f}, {high:.2f}], vs" in "\n".join(lines)
 
 
 def test_summary_without_findings_names_the_widest_interval():
@@ -434,7 +444,7 @@ def test_html_tables_show_value_with_interval():
     page = report.to_html(include_plots=False)
     low, high = report.frame.loc["b", ["tpr_ci_low", "tpr_ci_high"]]
     assert f"0.6 [{low:.2f}, {high:.2f}]" in page
-    assert "tpr [95% CI]" in page and "tpr smoothed [95% CI]" in page
+    assert "TPR [95% CI]" in page and "TPR smoothed [95% CI]" in page
     assert "group&#x27;s 95% confidence interval" in page or "95% confidence" in page
 
 
