@@ -18,10 +18,12 @@ items, predict the 65 test items, and test comparative separation
 test items (the default), with its permutation test, and on pairs drawn at
 random as in the published procedure. See the user guide, :ref:`separation`.
 
-The data file is not shipped with the package: the example looks for it in the
-directory named by the environment variable ``SMALLFAIR_SHARED_DATA``, else in
-``shared/data`` next to the project's checkout, and only prints a message when it
-is absent.
+The data file is not shipped with the package: the example reads it from the
+data folder (:func:`~sklearn_smallfair.datasets.get_data_home`: the environment
+variable ``SMALLFAIR_DATA``, else ``~/smallfair_data``), and only prints how to
+get it when it is absent. It is the Jira Software table
+(``jirasoftware_filtered.csv``) that the authors of the comparative separation
+study derived from the GPT2SP story-point data and published with their code.
 """
 
 # %%
@@ -30,9 +32,6 @@ is absent.
 # ``jirasoftware_filtered.csv`` has one row per item with its ``text`` (title
 # and description), ``storypoint``, ``is_internal`` and ``split_mark`` (train,
 # val or test).
-import os
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -41,37 +40,16 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 
+from sklearn_smallfair.datasets import get_data_home
 from sklearn_smallfair.stats import comparative_separation_test
 
-
-def shared_data_dirs():
-    """Candidate directories of the shared data, most specific first."""
-    env = os.environ.get("SMALLFAIR_SHARED_DATA")
-    if env:  # an explicit directory: look nowhere else
-        return [Path(env)]
-    try:
-        roots = [Path(__file__).resolve().parents[1]]  # the checkout
-    except NameError:  # run without a file (e.g. pasted in a console)
-        roots = []
-    cwd = Path.cwd().resolve()
-    roots += [cwd, cwd.parent]  # cwd: the checkout or its examples/ folder
-    return [root.parent / "shared" / "data" for root in roots]
-
-
-def find_data_file(name):
-    """Path of a shared data file, or None when it is absent."""
-    for directory in shared_data_dirs():
-        if (directory / name).is_file():
-            return directory / name
-    return None
-
-
-path = find_data_file("jirasoftware_filtered.csv")
-if path is None:
+path = get_data_home() / "jirasoftware_filtered.csv"
+if not path.is_file():
     items = None
     print(
-        "jirasoftware_filtered.csv not found (set SMALLFAIR_SHARED_DATA to the "
-        "directory holding it): nothing to run."
+        f"jirasoftware_filtered.csv is not in {get_data_home()}: copy it there "
+        f"from the comparative separation study's code (or set SMALLFAIR_DATA to "
+        f"a folder holding it), then run this example again."
     )
 else:
     items = pd.read_csv(path)
@@ -178,8 +156,7 @@ if items is None:
     ax.text(
         0.5,
         0.5,
-        "Jira story-point data not available:\n"
-        "set SMALLFAIR_SHARED_DATA to the directory holding it",
+        "Jira story-point data not available:\nsee the message printed above",
         ha="center",
         va="center",
         transform=ax.transAxes,

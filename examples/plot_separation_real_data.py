@@ -15,18 +15,20 @@ COMPAS two-year recidivism data (attributes ``sex`` and ``race``) and UCI German
 credit (attributes ``age_gt_25`` and ``sex``), and draw the fraction of the splits
 in which each test declares a violation. See the user guide, :ref:`separation`.
 
-The data files are not shipped with the package: the example looks for them in
-the directory named by the environment variable ``SMALLFAIR_SHARED_DATA``, else in
-``shared/data`` next to the project's checkout, and only prints a message when
-they are absent.
+The data files are not shipped with the package: the example reads them with
+:func:`~sklearn_smallfair.datasets.fetch_compas` and
+:func:`~sklearn_smallfair.datasets.fetch_german_credit` from the data folder
+(:func:`~sklearn_smallfair.datasets.get_data_home`: the environment variable
+``SMALLFAIR_DATA``, else ``~/smallfair_data``), and only prints how to get a file
+when it is absent.
 """
 
 # %%
-# Locating the data
-# -----------------
-import os
-from pathlib import Path
-
+# Loading the data
+# ----------------
+# The fetchers read the files from the data folder; with
+# ``download_if_missing=False`` they never use the network, and a missing file
+# raises an ``OSError``.
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -35,7 +37,11 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_smallfair.datasets._realdata import _read_compas, _read_german
+from sklearn_smallfair.datasets import (
+    fetch_compas,
+    fetch_german_credit,
+    get_data_home,
+)
 from sklearn_smallfair.preprocessing import reweighing_weights
 from sklearn_smallfair.stats import (
     comparative_separation_test,
@@ -43,39 +49,20 @@ from sklearn_smallfair.stats import (
     separation_test,
 )
 
-
-def shared_data_dirs():
-    """Candidate directories of the shared data, most specific first."""
-    env = os.environ.get("SMALLFAIR_SHARED_DATA")
-    if env:  # an explicit directory: look nowhere else
-        return [Path(env)]
+FETCHERS = {"COMPAS": fetch_compas, "German": fetch_german_credit}
+datasets = {}
+for name, fetch in FETCHERS.items():
     try:
-        roots = [Path(__file__).resolve().parents[1]]  # the checkout
-    except NameError:  # run without a file (e.g. pasted in a console)
-        roots = []
-    cwd = Path.cwd().resolve()
-    roots += [cwd, cwd.parent]  # cwd: the checkout or its examples/ folder
-    return [root.parent / "shared" / "data" for root in roots]
-
-
-def find_data_file(name):
-    """Path of a shared data file, or None when it is absent."""
-    for directory in shared_data_dirs():
-        if (directory / name).is_file():
-            return directory / name
-    return None
-
-
-FILES = {"COMPAS": "compas-scores-two-years.csv", "German": "german.data"}
-READERS = {"COMPAS": _read_compas, "German": _read_german}
-paths = {name: find_data_file(file) for name, file in FILES.items()}
-datasets = {name: READERS[name](path) for name, path in paths.items() if path}
-for name in FILES:
-    if name not in datasets:
+        data = fetch(download_if_missing=False)
+    except OSError:
         print(
-            f"{FILES[name]} not found (set SMALLFAIR_SHARED_DATA to the directory "
-            f"holding it): {name} is skipped."
+            f"The {name} data is not in {get_data_home()}: run "
+            f"sklearn_smallfair.datasets.{fetch.__name__}() once with network "
+            f"access (or set SMALLFAIR_DATA to a folder holding the file), then "
+            f"this example again."
         )
+        continue
+    datasets[name] = (data.data, data.target.to_numpy(), data.sensitive)
 for name, (X, y, attrs) in datasets.items():
     print(
         f"{name}: {X.shape[0]} people, {X.shape[1]} features, "
@@ -84,7 +71,7 @@ for name, (X, y, attrs) in datasets.items():
     )
 
 # %%
-# The readers return the model features ``X``, the label ``y`` (1 = the
+# The fetchers return the model features ``X``, the label ``y`` (1 = the
 # favourable outcome: no two-year recidivism for COMPAS, good credit for German)
 # and the binary sensitive attributes. COMPAS is restricted to the
 # African-American and Caucasian defendants, with ``race = 1`` for Caucasian;
@@ -185,8 +172,7 @@ if rates is None:
     ax.text(
         0.5,
         0.5,
-        "COMPAS and German credit data not available:\n"
-        "set SMALLFAIR_SHARED_DATA to the directory holding them",
+        "COMPAS and German credit data not available:\nsee the message printed above",
         ha="center",
         va="center",
         transform=ax.transAxes,

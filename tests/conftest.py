@@ -1,18 +1,21 @@
 """Fixtures shared by the whole test suite.
 
 The reference data of the studies (``compas-scores-two-years.csv``, ``german.data``,
-...) are not shipped with the package. The tests look for them in the folder named
-by the environment variable ``SMALLFAIR_SHARED_DATA``, else in ``../shared/data``
-beside the checkout, and skip cleanly when a file is missing.
+...) are not shipped with the package. The tests look for them where the package's
+loaders do, in :func:`sklearn_smallfair.datasets.get_data_home` (the folder named
+by the environment variable ``SMALLFAIR_DATA``, else ``~/smallfair_data``), then
+in ``../shared/data`` beside the checkout, and skip cleanly when a file is missing.
+Nothing is downloaded.
 """
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import sklearn
+
+from sklearn_smallfair.datasets import get_data_home
 
 SHARED_FILES = {
     "compas": "compas-scores-two-years.csv",
@@ -22,12 +25,19 @@ SHARED_FILES = {
 }
 
 
-def shared_data_dir():
-    """The folder of the shared reference data (it may not exist)."""
-    env = os.environ.get("SMALLFAIR_SHARED_DATA")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[1].parent / "shared" / "data"
+def shared_data_dirs():
+    """The folders searched for a data file, in order (they may not exist)."""
+    checkout = Path(__file__).resolve().parents[1]
+    return [get_data_home(), checkout.parent / "shared" / "data"]
+
+
+def find_shared_file(name):
+    """The path of the data file ``SHARED_FILES[name]``, or None when absent."""
+    for folder in shared_data_dirs():
+        path = folder / SHARED_FILES[name]
+        if path.is_file():
+            return path
+    return None
 
 
 @pytest.fixture(scope="session")
@@ -38,9 +48,13 @@ def shared_file():
     """
 
     def locate(name):
-        path = shared_data_dir() / SHARED_FILES[name]
-        if not path.is_file():
-            pytest.skip(f"shared {name} data not available ({path})")
+        path = find_shared_file(name)
+        if path is None:
+            where = " or ".join(str(d) for d in shared_data_dirs())
+            pytest.skip(
+                f"{SHARED_FILES[name]} not found in {where} (set SMALLFAIR_DATA "
+                f"to a folder holding it)"
+            )
         return path
 
     return locate

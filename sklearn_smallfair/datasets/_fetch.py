@@ -1,11 +1,15 @@
 """Fetchers of two real fairness datasets: COMPAS two-year recidivism and UCI
-German credit.
+German credit, and the data folder they share.
 
 The row-level files are third-party data and are not shipped with the package:
 on first use they are downloaded from their public source into a local cache
 folder (``data_home``), their SHA-256 checksum is verified, and they are parsed
 by the readers of :mod:`sklearn_smallfair.datasets._realdata`. Later calls read
 the cached copy (after verifying its checksum again) and never use the network.
+
+One rule locates every data file of the package, its examples and its tests:
+the ``data_home`` argument, else the environment variable ``SMALLFAIR_DATA``,
+else ``~/smallfair_data`` (:func:`get_data_home`).
 """
 
 import hashlib
@@ -23,7 +27,7 @@ from sklearn.utils import Bunch
 from .._params import BOOLEAN, validate_params
 from ._realdata import _read_compas, _read_german
 
-__all__ = ["fetch_compas", "fetch_german_credit"]
+__all__ = ["fetch_compas", "fetch_german_credit", "get_data_home"]
 
 _ENV_VAR = "SMALLFAIR_DATA"
 _DEFAULT_HOME = Path("~") / "smallfair_data"
@@ -67,6 +71,47 @@ def _get_data_home(data_home=None):
     if data_home is None:
         data_home = os.environ.get(_ENV_VAR) or _DEFAULT_HOME
     return Path(data_home).expanduser()
+
+
+@validate_params({"data_home": [None, str, os.PathLike]})
+def get_data_home(data_home=None):
+    """The folder of the package's data files (it is not created).
+
+    :func:`fetch_compas` and :func:`fetch_german_credit` cache their files there,
+    and the examples and tests of the project look for their data files there.
+    The folder is ``data_home`` when given, else the one named by the
+    environment variable ``SMALLFAIR_DATA``, else ``~/smallfair_data``.
+
+    To use files you already have (for instance on a machine without network
+    access), copy them into that folder under their original names
+    (``compas-scores-two-years.csv``, ``german.data``), or point
+    ``SMALLFAIR_DATA`` at the folder that holds them. The fetchers verify their
+    checksums.
+
+    Parameters
+    ----------
+    data_home : str or path-like, default=None
+        An explicit folder; ``~`` is expanded.
+
+    Returns
+    -------
+    data_home : pathlib.Path
+        The folder.
+
+    See Also
+    --------
+    fetch_compas : The ProPublica COMPAS two-year recidivism data.
+    fetch_german_credit : The UCI German credit data.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.datasets import get_data_home
+    >>> get_data_home("/srv/fairness-data").as_posix()
+    '/srv/fairness-data'
+    >>> get_data_home("~/fairness-data").is_absolute()  # ~ expanded
+    True
+    """
+    return _get_data_home(data_home)
 
 
 def _sha256(path):
@@ -238,7 +283,8 @@ def fetch_compas(
     ----------
     data_home : str or path-like, default=None
         Folder of the cached file. By default the environment variable
-        ``SMALLFAIR_DATA`` if set, else ``~/smallfair_data``.
+        ``SMALLFAIR_DATA`` if set, else ``~/smallfair_data``; see
+        :func:`get_data_home`.
     download_if_missing : bool, default=True
         Download the file when it is not in ``data_home``. If False and the file
         is missing, an ``OSError`` is raised.
@@ -288,6 +334,7 @@ def fetch_compas(
     See Also
     --------
     fetch_german_credit : The UCI German credit data.
+    get_data_home : The folder of the cached file.
 
     Notes
     -----
@@ -371,7 +418,8 @@ def fetch_german_credit(
     ----------
     data_home : str or path-like, default=None
         Folder of the cached file. By default the environment variable
-        ``SMALLFAIR_DATA`` if set, else ``~/smallfair_data``.
+        ``SMALLFAIR_DATA`` if set, else ``~/smallfair_data``; see
+        :func:`get_data_home`.
     download_if_missing : bool, default=True
         Download the file when it is not in ``data_home``. If False and the file
         is missing, an ``OSError`` is raised.
@@ -420,6 +468,7 @@ def fetch_german_credit(
     See Also
     --------
     fetch_compas : The ProPublica COMPAS two-year recidivism data.
+    get_data_home : The folder of the cached file.
 
     Notes
     -----

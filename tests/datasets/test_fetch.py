@@ -12,7 +12,12 @@ import pandas as pd
 import pytest
 from sklearn.utils import Bunch
 
-from sklearn_smallfair.datasets import _fetch, fetch_compas, fetch_german_credit
+from sklearn_smallfair.datasets import (
+    _fetch,
+    fetch_compas,
+    fetch_german_credit,
+    get_data_home,
+)
 
 FETCHERS = [
     (fetch_compas, _fetch._COMPAS_FILE, "compas"),
@@ -69,6 +74,37 @@ def test_data_home_resolution(monkeypatch, tmp_path):
     assert _fetch._get_data_home("~/x") == tmp_path / "home" / "x"
     # resolving the folder does not create it
     assert not (tmp_path / "home").exists()
+
+
+def test_get_data_home_is_the_fetchers_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("SMALLFAIR_DATA", str(tmp_path / "env"))
+    assert get_data_home() == tmp_path / "env"
+    assert get_data_home(tmp_path / "given") == tmp_path / "given"
+    monkeypatch.delenv("SMALLFAIR_DATA")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert get_data_home() == tmp_path / "home" / "smallfair_data"
+    assert not (tmp_path / "home").exists()
+    with pytest.raises(ValueError, match="'data_home' parameter of get_data_home"):
+        get_data_home(3)
+    # the fetchers' error for a missing file names the same folder
+    monkeypatch.setenv("SMALLFAIR_DATA", str(tmp_path / "env"))
+    with pytest.raises(OSError, match=str(tmp_path / "env")):
+        fetch_german_credit(download_if_missing=False)
+
+
+def test_suite_fixture_follows_the_same_rule(monkeypatch, tmp_path, shared_file):
+    """The tests' data fixture looks in get_data_home() first."""
+    (tmp_path / "german.data").write_text("placeholder")
+    monkeypatch.setenv("SMALLFAIR_DATA", str(tmp_path))
+    assert shared_file("german") == tmp_path / "german.data"
+    # absent there: the shared folder beside the checkout, else a clean skip
+    monkeypatch.setenv("SMALLFAIR_DATA", str(tmp_path / "empty"))
+    beside = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+    if (beside / "german.data").is_file():
+        assert shared_file("german") == beside / "german.data"
+    else:
+        with pytest.raises(pytest.skip.Exception, match="SMALLFAIR_DATA"):
+            shared_file("german")
 
 
 def test_checksums_are_sha256_hex():
