@@ -14,13 +14,14 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import betaln, gammaln, xlogy
 
+from ._counting import _finish, _partial_counts
+from ._dataframes import dask_grouped_counts, is_dask_collection, to_local
 from ._params import COUNTS, POS_LABEL, REFERENCE, Whole, validate_params
 from ._validation import (
     _asarray,
     check_binary_targets,
     check_counts,
     check_sample_weight,
-    check_sensitive_features,
     format_labels,
 )
 
@@ -80,34 +81,34 @@ def from_sklearn_order(cm):
 
 
 def _grouped_counts(y_true, y_pred, sensitive_features, sample_weight, pos_label):
-    """Count cells per group with a single ``np.bincount``.
+    """Count cells per group in one pass of ``np.bincount``.
 
     Returns ``(groups, counts, group_name)``; ``groups`` is ``None`` when
     ``sensitive_features`` is ``None`` (then ``counts`` has shape ``(4,)``).
+    dask collections are counted partition by partition and the tables added
+    by label; polars and pyarrow columns are read one column at a time
+    (:mod:`sklearn_smallfair._dataframes`).
     """
-    t, p = check_binary_targets(y_true, y_pred, pos_label=pos_label)
-    n_samples = t.shape[0]
-    w = check_sample_weight(sample_weight, n_samples)
-    # cell index in (TP, FN, FP, TN): 2 * (not true) + (not predicted)
-    cell = (~t).astype(np.int64) * 2 + (~p)
+    data = (y_true, y_pred, sensitive_features, sample_weight)
+    if any(is_dask_collection(v) for v in data):
+        return dask_grouped_counts(*data, pos_label=pos_label)
+    y_true, y_pred, sensitive_features, sample_weight = (
+        to_local(y_true, "y_true"),
+        to_local(y_pred, "y_pred"),
+        to_local(sensitive_features, "sensitive_features", frame=True),
+        to_local(sample_weight, "sample_weight"),
+    )
     if sensitive_features is None:
+        t, p = check_binary_targets(y_true, y_pred, pos_label=pos_label)
+        w = check_sample_weight(sample_weight, t.shape[0])
+        # cell index in (TP, FN, FP, TN): 2 * (not true) + (not predicted)
+        cell = (~t).astype(np.int64) * 2 + (~p)
         counts = np.bincount(cell, weights=w, minlength=4)
         if w is not None and counts.sum() == 0:
             raise ValueError("sample_weight sums to zero; no sample carries weight.")
         return None, counts, None
-    groups, codes, name = check_sensitive_features(sensitive_features, n_samples)
-    n_groups = groups.shape[0]
-    counts = np.bincount(codes * 4 + cell, weights=w, minlength=4 * n_groups)
-    counts = counts.reshape(n_groups, 4)
-    if w is not None:
-        empty = counts.sum(axis=1) == 0
-        if empty.any():
-            raise ValueError(
-                f"group(s) {format_labels(groups[empty])} have zero total "
-                f"sample_weight, so "
-                f"their metrics are empty; drop those rows or give them positive "
-                f"weight."
-            )
+    partial, name = _partial_counts(y_true, y_pred, sensitive_features, sample_weight)
+    groups, counts = _finish(partial, pos_label)
     return groups, counts, name
 
 

@@ -111,7 +111,12 @@ def _missing_mask(arr):
 
 
 def _check_no_missing(arr, name):
-    bad = _missing_mask(arr)
+    if isinstance(arr, _Coded):
+        bad = arr.codes < 0
+    elif arr.dtype.kind in "biu":  # integers and booleans have no missing value
+        return
+    else:
+        bad = _missing_mask(arr)
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         raise ValueError(
@@ -210,8 +215,27 @@ def check_binary_targets(y_true, y_pred, *, pos_label=1):
         ``y_true == pos_label`` and ``y_pred == pos_label``.
     """
     y_true, y_pred = check_paired_targets(y_true, y_pred)
-    true_labels = _labels(y_true, "y_true")
-    pred_labels = _labels(y_pred, "y_pred")
+    true_labels = _labels(_distinct(y_true), "y_true")
+    pred_labels = _labels(_distinct(y_pred), "y_pred")
+    _check_label_union(true_labels, pred_labels, pos_label)
+    t = _equals(y_true, pos_label)
+    p = _equals(y_pred, pos_label)
+    return t, p
+
+
+def _distinct(arr):
+    """Distinct values of a 1-D array; booleans and integers in a range of two
+    by their minimum and maximum (no hashing)."""
+    if arr.dtype.kind in "biu" and arr.shape[0]:
+        lo, hi = arr.min(), arr.max()
+        if int(hi) - int(lo) <= 1:
+            return np.unique(np.array([lo, hi], dtype=arr.dtype))
+    return pd.unique(arr)
+
+
+def _check_label_union(true_labels, pred_labels, pos_label):
+    """Check the distinct labels of ``y_true`` and ``y_pred`` together, and
+    ``pos_label`` against them."""
     labels = _sorted_labels(
         pd.unique(
             np.concatenate([true_labels.astype(object), pred_labels.astype(object)])
@@ -230,9 +254,6 @@ def check_binary_targets(y_true, y_pred, *, pos_label=1):
                 f"pos_label={pos_label!r} is not a valid label: the labels are "
                 f"{format_labels(labels)}. Pass pos_label=<the positive label>."
             )
-    t = _equals(y_true, pos_label)
-    p = _equals(y_pred, pos_label)
-    return t, p
 
 
 def _label_equal(value, pos_label):
@@ -283,35 +304,72 @@ def check_sample_weight(sample_weight, n_samples):
     return w
 
 
-def check_sensitive_features(sensitive_features, n_samples):
-    """Validate group labels and encode them.
+class _Columns(tuple):
+    """Group columns already taken out of a data frame: ``(columns, name)``.
 
-    Parameters
-    ----------
-    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
-        Group labels. With several columns the groups are their intersections,
-        labelled ``"a|b"``.
-    n_samples : int
-        Expected number of rows.
-
-    Returns
-    -------
-    groups : ndarray of shape (n_groups,)
-        Sorted distinct group labels.
-    codes : ndarray of int64, shape (n_samples,)
-        Index of each row's group in ``groups``.
-    name : str
-        A name for the grouping (Series name, joined column names or ``"group"``).
+    Made by the input adapters (:mod:`sklearn_smallfair._dataframes`) from a
+    polars or pyarrow frame, one column at a time, without converting the frame.
     """
-    if sensitive_features is None:
-        raise ValueError(
-            "sensitive_features is required: pass the group label of every sample."
-        )
+
+
+class _Coded:
+    """A categorical column: integer codes (``-1`` missing) and the label of each
+    code. Its codes are counted as they are, without hashing the labels."""
+
+    __slots__ = ("categories", "codes")
+
+    def __init__(self, codes, categories):
+        self.codes = np.asarray(codes)
+        self.categories = np.asarray(categories)
+
+    @property
+    def shape(self):
+        return self.codes.shape
+
+    def to_numpy(self):
+        """The labels, one per row (missing rows as ``None``)."""
+        labels = self.categories.astype(object)[self.codes]
+        labels[self.codes < 0] = None
+        return labels
+
+
+def _category_column(values, *, as_object):
+    """A pandas Series or array of dtype ``category`` as :class:`_Coded`, else
+    ``None``. ``as_object``: labels as an object array (as ``_asarray`` reads a
+    Series), else in the dtype of the categories (as ``Series.to_numpy``)."""
+    if isinstance(values, (pd.Series, pd.Index)) and isinstance(
+        values.dtype, pd.CategoricalDtype
+    ):
+        values = values.array
+    if not isinstance(values, pd.Categorical):
+        return None
+    categories = np.asarray(values.categories, dtype=object if as_object else None)
+    return _Coded(values.codes, categories)
+
+
+def _feature_columns(sensitive_features, n_samples):
+    """The group columns of ``sensitive_features`` and a name for the grouping.
+
+    Returns ``(columns, name)``: a list of 1-D numpy arrays (or
+    ``pandas.Categorical`` for columns of dtype ``category``, whose codes are
+    used as they are), each checked for length and missing values.
+    """
     _reject_mapping(sensitive_features, "sensitive_features")
     name = "group"
     if isinstance(sensitive_features, pd.DataFrame):
         name = "|".join(str(c) for c in sensitive_features.columns)
-        columns = [sensitive_features[c].to_numpy() for c in sensitive_features.columns]
+        columns = [
+            _category_column(sensitive_features[c], as_object=False)
+            if isinstance(sensitive_features[c].dtype, pd.CategoricalDtype)
+            else sensitive_features[c].to_numpy()
+            for c in sensitive_features.columns
+        ]
+    elif isinstance(sensitive_features, _Columns):
+        columns, name = list(sensitive_features[0]), sensitive_features[1]
+    elif _category_column(sensitive_features, as_object=True) is not None:
+        if isinstance(sensitive_features, pd.Series) and sensitive_features.name:
+            name = str(sensitive_features.name)
+        columns = [_category_column(sensitive_features, as_object=True)]
     else:
         if isinstance(sensitive_features, pd.Series) and sensitive_features.name:
             name = str(sensitive_features.name)
@@ -342,6 +400,34 @@ def check_sensitive_features(sensitive_features, n_samples):
                 f"{n_samples}; pass one group label per sample."
             )
         _check_no_missing(col, "sensitive_features")
+    return columns, name
+
+
+def check_sensitive_features(sensitive_features, n_samples):
+    """Validate group labels and encode them.
+
+    Parameters
+    ----------
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
+        Group labels. With several columns the groups are their intersections,
+        labelled ``"a|b"``.
+    n_samples : int
+        Expected number of rows.
+
+    Returns
+    -------
+    groups : ndarray of shape (n_groups,)
+        Sorted distinct group labels.
+    codes : ndarray of int64, shape (n_samples,)
+        Index of each row's group in ``groups``.
+    name : str
+        A name for the grouping (Series name, joined column names or ``"group"``).
+    """
+    if sensitive_features is None:
+        raise ValueError(
+            "sensitive_features is required: pass the group label of every sample."
+        )
+    columns, name = _feature_columns(sensitive_features, n_samples)
     if len(columns) == 1:
         groups, codes = _unique_inverse(columns[0])
         return groups, codes.astype(np.int64), name
@@ -389,13 +475,69 @@ def _check_one_label_type(col):
 
 
 def _unique_inverse(col):
-    """Sorted distinct labels and codes, hash-based (``pandas.factorize``)."""
+    """Sorted distinct labels and codes.
+
+    Integers in a short range, booleans and categorical columns are encoded by
+    counting (:func:`_encode_column`); other labels are hashed
+    (``pandas.factorize``). Both give the same labels and codes.
+    """
+    labels, ids, lo, span = _encode_column(col)
+    if span is None:  # hashed: ids are the codes
+        return labels, ids
+    seen = np.bincount(_offset(ids, lo), minlength=span) > 0
+    if seen.all():
+        return labels, _offset(ids, lo)
+    lut = np.cumsum(seen) - 1
+    return labels[seen], lut[_offset(ids, lo)]
+
+
+def _offset(ids, lo):
+    """``ids - lo`` as int64 (``ids`` may be unsigned or narrow)."""
+    if lo == 0 and ids.dtype == np.int64:
+        return ids
+    return np.subtract(ids, lo, dtype=np.int64, casting="unsafe")
+
+
+#: Largest span of integer labels (``max - min + 1``) counted directly, beyond
+#: the number of rows: a wider span is hashed.
+_MAX_EXTRA_SPAN = 1 << 16
+
+
+def _encode_column(col):
+    """Encode a label column for counting: ``(labels, ids, lo, span)``.
+
+    Row ``i`` has the label ``labels[ids[i] - lo]``, and ``labels`` is sorted.
+    For integers in a short range (``span = max - min + 1`` at most the number of
+    rows plus 65,536), booleans and categorical columns, ``ids`` are the values
+    or the codes themselves and ``labels`` holds every label of the range or
+    every category, present or not (``span`` entries): counting rows by id and
+    dropping the empty ids gives the distinct labels without hashing. Other
+    columns are hashed (``pandas.factorize``): ``ids`` are then the codes of the
+    present labels only and ``span`` is ``None``.
+    """
+    if isinstance(col, _Coded):
+        _check_one_label_type(col.categories)
+        try:
+            order = np.argsort(col.categories, kind="stable")
+        except TypeError:  # labels of several types: compared as text
+            return _encode_column(col.to_numpy())
+        rank = np.empty(order.shape[0], dtype=np.int64)
+        rank[order] = np.arange(order.shape[0])
+        return col.categories[order], rank[col.codes], 0, order.shape[0]
+    kind = col.dtype.kind
+    if kind == "b":
+        return np.array([False, True]), col.view(np.uint8), 0, 2
+    if kind in "iu" and col.shape[0] > 0:
+        lo, hi = col.min(), col.max()
+        span = int(hi) - int(lo) + 1
+        if span <= col.shape[0] + _MAX_EXTRA_SPAN:
+            return np.arange(span, dtype=col.dtype) + lo, col, lo, span
     _check_one_label_type(col)
     try:
         codes, groups = pd.factorize(col, sort=True)
     except TypeError:
         codes, groups = pd.factorize(col.astype(str).astype(object), sort=True)
-    return np.asarray(groups), np.asarray(codes).ravel()
+    return np.asarray(groups), np.asarray(codes).ravel(), 0, None
 
 
 _CELL_NAMES = ("TP", "FN", "FP", "TN")
