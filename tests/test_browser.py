@@ -2,9 +2,13 @@
 
 The report is opened as a user would open it: tables must render, every embedded
 image must decode, and group names made of HTML and JavaScript must show up as
-text without running. The test is skipped when no Chromium binary is found,
-unless ``SMALLFAIR_REQUIRE_BROWSER=1`` is set, in which case a missing browser
-is a failure.
+text without running. The summary matrix, its orders and its folds are checked
+in the DOM, the print stylesheet is checked for tables wider than a printed page,
+``--print-to-pdf`` must give a PDF, and screenshots at 2, 8 and 60 groups are
+taken (under pytest's ``tmp_path``, and copied to the folder named by
+``SMALLFAIR_BROWSER_ARTIFACTS`` when it is set). The tests are skipped when no
+Chromium binary is found, unless ``SMALLFAIR_REQUIRE_BROWSER=1`` is set, in
+which case a missing browser is a failure.
 """
 
 import html
@@ -25,6 +29,7 @@ from sklearn_smallfair.audit import audit_predictions
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 REQUIRE_ENV = "SMALLFAIR_REQUIRE_BROWSER"
+ARTIFACTS_ENV = "SMALLFAIR_BROWSER_ARTIFACTS"
 TIMEOUT = 60  # seconds per browser run
 
 HOSTILE = (
@@ -64,7 +69,8 @@ window.__dialogs = [];
 # into <pre id="result">, which --dump-dom prints.
 CHECKER = """<script id="smallfair-checker">
 window.addEventListener("load", function () {
-  var tables = Array.prototype.slice.call(document.querySelectorAll("table.data"));
+  var tables = Array.prototype.slice.call(
+    document.querySelectorAll("section:not(#summary) table.data"));
   var imgs = Array.prototype.slice.call(document.images);
   var scripts = Array.prototype.slice.call(document.scripts);
   var handlers = 0;
@@ -221,11 +227,18 @@ def report_files(tmp_path_factory):
 
 
 def _expected_rows(report):
+    """Body rows of the data tables in page order: groups, separation, MATCH."""
     rows = [len(report.frame)]
+    if report.separation is not None:
+        sep = report.separation
+        gap = sep["difference"].abs().to_numpy(dtype=float)
+        keep = sep["reject"].to_numpy(dtype=bool).copy()
+        keep[np.argsort(-np.nan_to_num(gap, nan=-1.0), kind="stable")[:8]] = True
+        rows.append(int(keep.sum()))
+        if keep.sum() < len(sep):
+            rows.append(len(sep))
     if report.match is not None:
         rows.append(len(report.match))
-    if report.separation is not None:
-        rows.append(len(report.separation))
     return rows
 
 
@@ -240,12 +253,12 @@ def test_report_renders_and_runs_no_hostile_script(browser, report_files):
     expected_rows = _expected_rows(report)
     assert result["tables"] == len(expected_rows)
     assert result["body_rows"] == expected_rows
-    assert all(h > 0 for h in result["table_heights"])
+    assert result["table_heights"][0] > 0  # the groups' table is not folded
     groups_table = result["table_text"][0]
     for name in HOSTILE:
         assert name in groups_table, f"{name!r} is not shown as text"
     # each value is shown with the group's interval, e.g. "0.62 [0.41, 0.80]"
-    assert "tpr [95% CI]" in groups_table
+    assert "TPR [95% CI]" in groups_table
     f = report.frame
     for group in f.index:
         low, high = f.loc[group, "tpr_ci_low"], f.loc[group, "tpr_ci_high"]
@@ -300,6 +313,9 @@ def test_original_report_in_browser(browser, report_files):
         if tag == "table" and "data" in a.get("class", "").split()
     ]
     assert len(tables) == len(_expected_rows(report))
+    matrices = [a for tag, a in scan.tags if tag == "table" and "matrix" in a.get(
+        "class", "")]  # fmt: skip
+    assert len(matrices) == 3  # one per order
     text = "".join(scan.text)
     for name in HOSTILE:
         assert name in text
@@ -342,3 +358,242 @@ def test_control_and_bidi_labels_show_escaped(browser, tmp_path):
             assert label not in text
     for char in ("\u202e", "\u2067", "\u2069", "\x00"):
         assert char not in dom
+
+
+# =====================================================================================
+# the report at 2, 8 (intersectional) and 60 groups
+# =====================================================================================
+# Runs after the load event: the summary matrix, its orders and folds, and every
+# visible table's overflow, as JSON in <pre id="layout">.
+LAYOUT_CHECKER = """<script id="smallfair-layout">
+window.addEventListener("load", function () {
+  function visible(el) { return el.getClientRects().length > 0; }
+  var all = Array.prototype.slice.call(document.querySelectorAll("table"));
+  var shown = all.filter(visible);
+  var views = Array.prototype.slice.call(document.querySelectorAll(".view"));
+  var open = views.filter(visible);
+  var firstRows = open.length ? Array.prototype.slice.call(
+    open[0].querySelectorAll("tbody th")).map(function (t) {
+      return t.textContent; }) : [];
+  var result = {
+    width: document.documentElement.clientWidth,
+    overflowing: shown.filter(function (t) {
+      var box = t.getBoundingClientRect();
+      return t.scrollWidth > t.clientWidth + 1
+        || box.right > document.documentElement.clientWidth + 1
+        || (t.parentElement.scrollWidth > t.parentElement.clientWidth + 1);
+    }).map(function (t) { return t.className; }),
+    matrices: document.querySelectorAll("#summary table.matrix").length,
+    visible_views: open.map(function (v) { return v.className; }),
+    first_view_rows: firstRows,
+    matrix_cells: open.length ? open[0].querySelectorAll("tbody td[title]").length : 0,
+    radios: document.querySelectorAll("#summary input[type=radio]").length,
+    checked: Array.prototype.slice.call(
+      document.querySelectorAll("#summary input:checked")).map(function (i) {
+        return i.id; }),
+    details: Array.prototype.slice.call(document.querySelectorAll("details")).map(
+      function (d) { return d.parentElement.id || d.parentElement.tagName; }),
+    findings_top: document.querySelectorAll("#findings ol.top li").length,
+    drilldown: document.querySelectorAll("#drilldown table.cross").length,
+    abbr: document.querySelectorAll("thead abbr[title]").length,
+    sections: Array.prototype.slice.call(document.querySelectorAll("section")).map(
+      function (s) { return s.id; })
+  };
+  var pre = document.createElement("pre");
+  pre.id = "layout";
+  pre.textContent = JSON.stringify(result);
+  document.body.appendChild(pre);
+});
+</script>"""
+# The printable width of an A4 landscape page with the report's 10 mm margins,
+# in CSS pixels (96 per inch): 277 mm.
+PRINT_WIDTH = round(277 / 25.4 * 96)
+
+
+def _sized_report(n_groups, seed=0, **kwargs):
+    """A report of ``n_groups`` groups of 5 to 300 people (8: race x sex)."""
+    rng = np.random.default_rng(seed)
+    if n_groups == 8:
+        import pandas as pd
+
+        n = 900
+        race = rng.choice(
+            ["Black", "White", "Hispanic", "Other"], n, p=[0.4, 0.4, 0.12, 0.08]
+        )
+        sex = rng.choice(["F", "M"], n)
+        y = rng.integers(0, 2, n)
+        flip = rng.random(n) < np.where(sex == "F", 0.3, 0.12)
+        features = pd.DataFrame({"race": race, "sex": sex})
+        return audit_predictions(
+            y, np.where(flip, 1 - y, y), sensitive_features=features, **kwargs
+        )
+    sizes = np.round(np.geomspace(5, 300, n_groups)).astype(int)
+    groups = np.repeat([f"region {k:02d}" for k in range(n_groups)], sizes)
+    y = rng.integers(0, 2, groups.size)
+    rate = np.repeat(rng.uniform(0.1, 0.3, n_groups), sizes)
+    y_pred = np.where(rng.random(groups.size) < rate, 1 - y, y)
+    return audit_predictions(y, y_pred, sensitive_features=groups, **kwargs)
+
+
+def _with_script(page, script, *, print_rules=False):
+    """A copy of ``page`` that runs ``script`` (and applies its print rules)."""
+    assert len(CSP_META.findall(page)) == 1
+    page = CSP_META.sub(lambda m: RELAXED_CSP, page, count=1)
+    if print_rules:
+        assert page.count("@media print{") == 1
+        page = page.replace("@media print{", "@media all{")
+    return page.replace("</body>", script + "\n</body>")
+
+
+def _layout(browser, page, folder, name, *extra):
+    copy = folder / f"{name}.html"
+    copy.write_text(page, encoding="utf-8")
+    dom = _run_browser(browser, copy.as_uri(), "--dump-dom", *extra)
+    match = re.search(r'<pre id="layout">(.*?)</pre>', dom, re.DOTALL)
+    assert match, "the layout checker did not run:\n" + dom[-2000:]
+    return json.loads(html.unescape(match.group(1)))
+
+
+def _screenshot(browser, page_path, shot, height=1000):
+    Image = pytest.importorskip("PIL.Image")
+    _run_browser(
+        browser,
+        page_path.as_uri(),
+        f"--screenshot={shot}",
+        f"--window-size=1280,{height}",
+    )
+    assert shot.is_file(), "no screenshot written"
+    folder = os.environ.get(ARTIFACTS_ENV)
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(folder) / shot.name)
+    with Image.open(shot) as img:
+        pixels = np.asarray(img.convert("RGB"))
+    return pixels
+
+
+def _verdict_colours(pixels):
+    """Pixels of the matrix's verdict colours (gap, inconclusive, ok, blind)."""
+    colours = np.array([[249, 201, 195], [253, 240, 200], [211, 238, 217],
+                        [244, 239, 226]])  # fmt: skip
+    flat = pixels.reshape(-1, 1, 3).astype(int)
+    return (np.abs(flat - colours).sum(axis=2) <= 3).sum(axis=0)
+
+
+@pytest.fixture(scope="module")
+def small_reports():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {k: _sized_report(k, n_draws=2_000) for k in (2, 8)}
+
+
+def test_summary_matrix_orders_and_folds(browser, small_reports, tmp_path):
+    report = small_reports[8]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        page = report.to_html(include_plots=False)
+    result = _layout(browser, _with_script(page, LAYOUT_CHECKER), tmp_path, "r8")
+    assert result["matrices"] == 3 and result["radios"] == 3
+    assert result["checked"] == ["order-evidence"]
+    assert result["visible_views"] == ["view view-evidence"]  # one order shown
+    assert result["matrix_cells"] == 8 * 3  # a cell per group and metric
+    # the strongest evidence first: the group with most gaps, smallest p
+    first = result["first_view_rows"][0]
+    counts = (report.frame[[f"{m}_verdict" for m in report.metrics]] == "gap").sum(
+        axis=1
+    )
+    assert counts[first] == counts.max() > 0
+    assert 1 <= result["findings_top"] <= 5
+    assert "findings" in result["details"]  # the other findings are folded
+    assert "match" in result["details"]
+    assert result["drilldown"] == 3  # race x sex for each metric
+    assert result["abbr"] >= 10  # headers explain their columns
+    assert result["overflowing"] == [] or all(
+        "data" in c for c in result["overflowing"]
+    )
+    # sorting needs no script: with another radio checked, its order shows
+    by_size = page.replace(' id="order-evidence" checked>', ' id="order-evidence">')
+    by_size = by_size.replace(' id="order-size">', ' id="order-size" checked>')
+    result = _layout(browser, _with_script(by_size, LAYOUT_CHECKER), tmp_path, "s8")
+    assert result["visible_views"] == ["view view-size"]
+    sizes = report.frame.loc[result["first_view_rows"], "n"].to_numpy()
+    assert (np.diff(sizes) >= 0).all() and len(sizes) == 8
+
+
+@pytest.mark.slow
+def test_print_layout_has_no_clipped_table(browser, small_reports, tmp_path):
+    report = small_reports[8]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        page = report.to_html(include_plots=False)
+    # the print rules applied to a window as wide as a printed page
+    result = _layout(
+        browser,
+        _with_script(page, LAYOUT_CHECKER, print_rules=True),
+        tmp_path,
+        "print8",
+        f"--window-size={PRINT_WIDTH},1200",
+    )
+    assert result["width"] <= PRINT_WIDTH
+    assert result["overflowing"] == []
+    assert result["radios"] == 3  # present, hidden in print
+    # without the print rules the wide per-group table scrolls in its container
+    screen = _layout(
+        browser,
+        _with_script(page, LAYOUT_CHECKER),
+        tmp_path,
+        "screen8",
+        f"--window-size={PRINT_WIDTH},1200",
+    )
+    assert screen["overflowing"]  # so the check above can fail
+    # and Chromium prints the report to a PDF
+    original = tmp_path / "r8.html"
+    original.write_text(page, encoding="utf-8")
+    pdf = tmp_path / "r8.pdf"
+    _run_browser(browser, original.as_uri(), f"--print-to-pdf={pdf}",
+                 "--no-pdf-header-footer")  # fmt: skip
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF")
+    pages = len(re.findall(rb"/Type\s*/Page[^s]", data))
+    assert pages >= 2, pages
+
+
+@pytest.mark.slow
+def test_screenshots_at_2_and_8_groups(browser, small_reports, tmp_path):
+    for k, report in small_reports.items():
+        path = tmp_path / f"report_{k}_groups.html"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            report.to_html(path)
+        pixels = _screenshot(browser, path, tmp_path / f"report_{k}_groups.png")
+        colours = _verdict_colours(pixels)
+        # the summary matrix is on the first screen, coloured by verdict
+        verdicts = report.frame[[f"{m}_verdict" for m in report.metrics]].to_numpy()
+        for colour, verdict in zip(colours, ("gap", "inconclusive")):
+            if (verdicts == verdict).any():
+                assert colour > 500, (k, verdict, colours)
+
+
+@pytest.mark.slow
+def test_screenshot_and_print_at_60_groups(browser, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = _sized_report(60, n_draws=1_000)
+        path = tmp_path / "report_60_groups.html"
+        page = report.to_html(path)
+    pixels = _screenshot(browser, path, tmp_path / "report_60_groups.png")
+    # the matrix's columns of groups fill the first screen with verdict colours
+    assert _verdict_colours(pixels).sum() > 0.15 * pixels.shape[0] * pixels.shape[1]
+    result = _layout(browser, _with_script(page, LAYOUT_CHECKER), tmp_path, "r60")
+    assert result["matrix_cells"] == 60 * 3
+    assert result["overflowing"] == [] or all(
+        "data" in c for c in result["overflowing"]
+    )
+    printed = _layout(
+        browser,
+        _with_script(page, LAYOUT_CHECKER, print_rules=True),
+        tmp_path,
+        "print60",
+        f"--window-size={PRINT_WIDTH},1200",
+    )
+    assert printed["overflowing"] == []

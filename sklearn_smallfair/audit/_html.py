@@ -700,12 +700,12 @@ details{margin:.5rem 0}summary{cursor:pointer;color:#0550ae}
 figure{margin:1rem 0}img{max-width:100%;height:auto}
 figcaption{color:#57606a;font-size:.85rem}
 li{margin:.3rem 0}ol.top li{margin:.45rem 0}
-@page{margin:12mm}
+@page{size:A4 landscape;margin:10mm}
 @media print{
 body{font-size:9pt}main{max-width:none;padding:0}
 h2{break-after:avoid}
 .scroll{overflow:visible}
-table{width:100%;font-size:7pt;table-layout:fixed}
+table{font-size:7pt;max-width:100%}
 th,td,table.data td{white-space:normal;overflow-wrap:anywhere;padding:.1rem .2rem}
 table.matrix td{min-width:0}
 thead th{position:static}
