@@ -433,12 +433,19 @@ class GroupMetricFrame:
             )
         if callables:
             labels = index.to_list()
+            # one stable sort by group: each group's rows are then a contiguous
+            # view, in their original order
             order = np.argsort(codes, kind="stable")
             bounds = np.concatenate([[0], np.cumsum(np.bincount(codes))])
-            slices = [order[bounds[g] : bounds[g + 1]] for g in range(n_groups)]
+            slices = [slice(bounds[g], bounds[g + 1]) for g in range(n_groups)]
+            by_rows = (
+                y_true_arr[order],
+                y_other[order],
+                None if weight is None else weight[order],
+            )
             for column, func in callables:
                 values, undef = self._callable_column(
-                    column, func, y_true_arr, y_other, weight, slices, labels, sizes
+                    column, func, *by_rows, slices, labels, sizes
                 )
                 by_group[column] = values
                 undefined[column] = undef
