@@ -31,7 +31,9 @@ Tables:
    dyads whose pair average is low (< 2.75) and high (> 4.0).
 4. Figure 4 as a table: EAUC against RMSE over the grid of models, with the rank
    correlation of the two.
-5. Synthetic D_KS sweep: ``make_dyadic_regression`` at non-uniformity 0 to 1,
+5. EAUC and RMSE per quintile of the users' own KS statistic (their
+   non-uniformity) on MovieLens-100k.
+6. Synthetic D_KS sweep: ``make_dyadic_regression`` at non-uniformity 0 to 1,
    D_KS of the data and EAUC of matrix factorization and of the pair's average,
    with Pearson and Spearman correlations of EAUC with D_KS.
 
@@ -120,8 +122,18 @@ def evaluate(X, y, seed):
                 "eauc_bins": eauc_score(y_te, pred, **kw, method="bins_published"),
                 "seconds": seconds,
             }
-    pair_avg = DyadicMeanRegressor().fit(X_tr, y_tr).predict(X_te)
-    return results, {"y": y_te, "ecc": ecc, "pair_avg": pair_avg}
+    mean_model = DyadicMeanRegressor().fit(X_tr, y_tr)
+    pair_avg, means = mean_model.predict(X_te), mean_model.entity_means_
+    # quintile of each test rating's user by the user's own KS statistic
+    _, user_ks, _ = dks_nonuniformity(
+        y_tr, users=X_tr[:, 0], items=X_tr[:, 1], return_per_entity=True
+    )
+    cuts = np.quantile(user_ks.to_numpy(), [0.2, 0.4, 0.6, 0.8])
+    ks = user_ks.reindex(X_te[:, 0]).to_numpy()
+    return results, {
+        "y": y_te, "ecc": ecc, "pair_avg": pair_avg, "X": X_te, "means": means,
+        "ks": ks, "ks_group": np.where(np.isnan(ks), -1, np.digitize(ks, cuts)),
+    }
 
 
 def summary_table(runs):
@@ -205,6 +217,36 @@ def figure4_table(rows):
     return rho
 
 
+def user_ks_table(runs, names=("pair average", "MF k=10 a=10", "item kNN",
+                                "random")):
+    """EAUC and RMSE per quintile of the users' own KS statistic."""
+    print("\nTable 5. MovieLens-100k test ratings grouped by the quintile of their "
+          "user's KS statistic (training ratings); EAUC / RMSE, mean over repeats")
+    print(f"{'quintile':>9}{'mean KS':>9}{'ratings':>9}"
+          + "".join(f"{n:>22}" for n in names))
+    out = []
+    for g in range(5):
+        cells, ks, count = [], [], []
+        for name in names:
+            e, r = [], []
+            for res, data in runs:
+                m = data["ks_group"] == g
+                X, y, p = data["X"][m], data["y"][m], res[name]["pred"][m]
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DyadicDataWarning)
+                    e.append(eauc_score(y, p, users=X[:, 0], items=X[:, 1],
+                                        means=data["means"]))
+                r.append(float(np.sqrt(np.mean((p - y) ** 2))))
+                if name == names[0]:
+                    ks.append(float(np.nanmean(data["ks"][m])))
+                    count.append(int(m.sum()))
+            cells.append((float(np.mean(e)), float(np.mean(r))))
+        out.append((g, np.mean(ks), np.mean(count), cells))
+        print(f"{g + 1:>9}{np.mean(ks):>9.3f}{np.mean(count):>9.0f}"
+              + "".join(f"{c[0]:>14.3f} / {c[1]:.3f}" for c in cells))
+    return out
+
+
 def dks_sweep(levels, seeds, n_users=300, n_items=400, n_ratings=30_000):
     """D_KS of synthetic data against the EAUC of MF and of the pair average."""
     rows = []
@@ -228,7 +270,7 @@ def dks_sweep(levels, seeds, n_users=300, n_items=400, n_ratings=30_000):
                                            items=X[te, 1], means=model.entity_means_)
                 row[name + " rmse"] = float(np.sqrt(np.mean((pred - y[te]) ** 2)))
             rows.append(row)
-    print(f"\nTable 5. Synthetic D_KS sweep ({n_users} users, {n_items} items, "
+    print(f"\nTable 6. Synthetic D_KS sweep ({n_users} users, {n_items} items, "
           f"{n_ratings} ratings, {len(seeds)} seed(s) per level)")
     print(f"{'non-uniformity':>15}{'D_KS':>8}{'EAUC pair avg':>15}{'EAUC MF':>10}"
           f"{'RMSE MF':>10}")
@@ -263,6 +305,7 @@ def main(argv=None):
         band_table(runs)
         figure3_table(runs)
         figure4_table(rows)
+        user_ks_table(runs)
         print(f"\n  D_KS of MovieLens-100k (all ratings): "
               f"{dks_nonuniformity(y, users=X[:, 0], items=X[:, 1]):.4f}")
     levels = (0.0, 0.25, 0.5, 0.75, 1.0)
