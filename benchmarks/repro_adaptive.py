@@ -91,8 +91,10 @@ def _summarize(title, label, settings, scores, gap=False):
         head += f"{'raw gap':>9}{'norm gap':>10}"
     print(head)
     for k, s in enumerate(settings):
-        line = (f"{s!s:>14}{mean[k, 0]:>10.3f}{mad[k, 0]:>9.3f}"
-                f"{mean[k, 1]:>11.3f}{mad[k, 1]:>10.3f}")
+        line = (
+            f"{s!s:>14}{mean[k, 0]:>10.3f}{mad[k, 0]:>9.3f}"
+            f"{mean[k, 1]:>11.3f}{mad[k, 1]:>10.3f}"
+        )
         if gap:
             g = np.abs(mean[k] - mean[-1])
             line += f"{g[0]:>9.3f}{g[1]:>10.3f}"
@@ -103,21 +105,42 @@ def _summarize(title, label, settings, scores, gap=False):
 
 
 def sweep_n(repeats):
-    scores = [[_supervised(*make_classification(n, 20, n_informative=5,
-                                                random_state=s), SVC(), s, "binary")
-               for s in range(repeats)] for n in SIZES]
-    return _summarize("A. Sample size, binary, SVM, d = 20", "N", SIZES, scores,
-                      gap=True)
+    scores = [
+        [
+            _supervised(
+                *make_classification(n, 20, n_informative=5, random_state=s),
+                SVC(),
+                s,
+                "binary",
+            )
+            for s in range(repeats)
+        ]
+        for n in SIZES
+    ]
+    return _summarize(
+        "A. Sample size, binary, SVM, d = 20", "N", SIZES, scores, gap=True
+    )
 
 
 def sweep_d(repeats):
     dims = (2, 5, 10, 20, 40, 80, 160)
-    scores = [[_supervised(*make_classification(200, d, n_informative=2,
-                                                n_redundant=0, random_state=s),
-                           SVC(), s, "binary")
-               for s in range(repeats)] for d in dims]
-    return _summarize("B. Dimension, binary, SVM, N = 200 (2 informative features)",
-                      "d", dims, scores)
+    scores = [
+        [
+            _supervised(
+                *make_classification(
+                    200, d, n_informative=2, n_redundant=0, random_state=s
+                ),
+                SVC(),
+                s,
+                "binary",
+            )
+            for s in range(repeats)
+        ]
+        for d in dims
+    ]
+    return _summarize(
+        "B. Dimension, binary, SVM, N = 200 (2 informative features)", "d", dims, scores
+    )
 
 
 def sweep_imbalance(repeats):
@@ -125,39 +148,87 @@ def sweep_imbalance(repeats):
     out = {}
     majority = lambda: DummyClassifier(strategy="most_frequent")  # noqa: E731
     for name, factory in (("SVM", SVC), ("majority", majority)):
-        scores = [[_supervised(*make_classification(400, 10, n_informative=4,
-                                                    weights=[1 - w], random_state=s),
-                               factory(), s, "binary")
-                   for s in range(repeats)] for w in shares]
-        out[name] = _summarize(f"C. Imbalance, binary, {name}, N = 400, d = 10",
-                               "minority", shares, scores)
+        scores = [
+            [
+                _supervised(
+                    *make_classification(
+                        400, 10, n_informative=4, weights=[1 - w], random_state=s
+                    ),
+                    factory(),
+                    s,
+                    "binary",
+                )
+                for s in range(repeats)
+            ]
+            for w in shares
+        ]
+        out[name] = _summarize(
+            f"C. Imbalance, binary, {name}, N = 400, d = 10", "minority", shares, scores
+        )
     return out
 
 
 def sweep_noise(repeats):
     flips = (0.0, 0.1, 0.2, 0.3, 0.4)
-    scores = [[_supervised(*make_classification(400, 10, n_informative=4,
-                                                flip_y=f, random_state=s),
-                           SVC(), s, "binary")
-               for s in range(repeats)] for f in flips]
-    return _summarize("D. Label noise, binary, SVM, N = 400, d = 10", "flip_y",
-                      flips, scores)
+    scores = [
+        [
+            _supervised(
+                *make_classification(
+                    400, 10, n_informative=4, flip_y=f, random_state=s
+                ),
+                SVC(),
+                s,
+                "binary",
+            )
+            for s in range(repeats)
+        ]
+        for f in flips
+    ]
+    return _summarize(
+        "D. Label noise, binary, SVM, N = 400, d = 10", "flip_y", flips, scores
+    )
 
 
 def sweep_regression(repeats):
-    scores = [[_supervised(*make_regression(n, 10, noise=150.0, random_state=s),
-                           LinearRegression(), s, "regression", stratify=False)
-               for s in range(repeats)] for n in SIZES]
-    return _summarize("E. Sample size, regression, linear regression, d = 10",
-                      "N", SIZES, scores, gap=True)
+    scores = [
+        [
+            _supervised(
+                *make_regression(n, 10, noise=150.0, random_state=s),
+                LinearRegression(),
+                s,
+                "regression",
+                stratify=False,
+            )
+            for s in range(repeats)
+        ]
+        for n in SIZES
+    ]
+    return _summarize(
+        "E. Sample size, regression, linear regression, d = 10",
+        "N",
+        SIZES,
+        scores,
+        gap=True,
+    )
 
 
 def sweep_clustering(repeats):
-    scores = [[_clustering(*make_blobs(n, 2, centers=CENTERS, cluster_std=2.0,
-                                       random_state=s), s)
-               for s in range(repeats)] for n in SIZES]
-    return _summarize("F. Sample size, clustering, K-means (in-sample NMI), d = 2",
-                      "N", SIZES, scores, gap=True)
+    scores = [
+        [
+            _clustering(
+                *make_blobs(n, 2, centers=CENTERS, cluster_std=2.0, random_state=s), s
+            )
+            for s in range(repeats)
+        ]
+        for n in SIZES
+    ]
+    return _summarize(
+        "F. Sample size, clustering, K-means (in-sample NMI), d = 2",
+        "N",
+        SIZES,
+        scores,
+        gap=True,
+    )
 
 
 def main(argv=None):
@@ -166,8 +237,14 @@ def main(argv=None):
     args = parser.parse_args(argv)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        for sweep in (sweep_n, sweep_d, sweep_imbalance, sweep_noise,
-                      sweep_regression, sweep_clustering):
+        for sweep in (
+            sweep_n,
+            sweep_d,
+            sweep_imbalance,
+            sweep_noise,
+            sweep_regression,
+            sweep_clustering,
+        ):
             sweep(args.repeats)
     return 0
 

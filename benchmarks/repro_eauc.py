@@ -131,8 +131,13 @@ def evaluate(X, y, seed):
     cuts = np.quantile(user_ks.to_numpy(), [0.2, 0.4, 0.6, 0.8])
     ks = user_ks.reindex(X_te[:, 0]).to_numpy()
     return results, {
-        "y": y_te, "ecc": ecc, "pair_avg": pair_avg, "X": X_te, "means": means,
-        "ks": ks, "ks_group": np.where(np.isnan(ks), -1, np.digitize(ks, cuts)),
+        "y": y_te,
+        "ecc": ecc,
+        "pair_avg": pair_avg,
+        "X": X_te,
+        "means": means,
+        "ks": ks,
+        "ks_group": np.where(np.isnan(ks), -1, np.digitize(ks, cuts)),
     }
 
 
@@ -144,14 +149,20 @@ def summary_table(runs):
         vals = {k: np.mean([r[0][name][k] for r in runs]) for k in keys}
         sds = {k: np.std([r[0][name][k] for r in runs]) for k in keys}
         rows.append((name, vals, sds))
-    print("\nTable 1. MovieLens-100k, 80/20 random splits: mean (sd) over "
-          f"{len(runs)} repeat(s)")
-    print(f"{'model':<18}{'RMSE':>15}{'MAE':>15}{'EAUC ordered':>18}"
-          f"{'EAUC bins':>16}{'fit+pred s':>12}")
+    print(
+        "\nTable 1. MovieLens-100k, 80/20 random splits: mean (sd) over "
+        f"{len(runs)} repeat(s)"
+    )
+    print(
+        f"{'model':<18}{'RMSE':>15}{'MAE':>15}{'EAUC ordered':>18}"
+        f"{'EAUC bins':>16}{'fit+pred s':>12}"
+    )
     for name, v, s in rows:
-        print(f"{name:<18}{v['rmse']:>8.4f} ({s['rmse']:.3f}){v['mae']:>8.4f} "
-              f"({s['mae']:.3f}){v['eauc']:>10.4f} ({s['eauc']:.3f})"
-              f"{v['eauc_bins']:>9.4f} ({s['eauc_bins']:.3f}){v['seconds']:>10.2f}")
+        print(
+            f"{name:<18}{v['rmse']:>8.4f} ({s['rmse']:.3f}){v['mae']:>8.4f} "
+            f"({s['mae']:.3f}){v['eauc']:>10.4f} ({s['eauc']:.3f})"
+            f"{v['eauc_bins']:>9.4f} ({s['eauc_bins']:.3f}){v['seconds']:>10.2f}"
+        )
     return rows
 
 
@@ -163,11 +174,15 @@ def band_table(runs):
     band = np.digitize(ecc, BANDS[1:-1])
     n_band = np.bincount(band, minlength=len(BANDS) - 1)
     labels = [f"[{lo:g},{hi:g})" for lo, hi in itertools.pairwise(BANDS)]
-    print("\nTable 2. MAE per eccentricity band (pooled test ratings); * = worse "
-          "than the uniform random baseline")
+    print(
+        "\nTable 2. MAE per eccentricity band (pooled test ratings); * = worse "
+        "than the uniform random baseline"
+    )
     print(f"{'model':<18}" + "".join(f"{lab:>12}" for lab in labels))
-    print(f"{'share of ratings':<18}"
-          + "".join(f"{c / n_band.sum():>12.3f}" for c in n_band))
+    print(
+        f"{'share of ratings':<18}"
+        + "".join(f"{c / n_band.sum():>12.3f}" for c in n_band)
+    )
     mae = {}
     for name in names:
         pred = np.concatenate([r[0][name]["pred"] for r in runs])
@@ -188,17 +203,23 @@ def figure3_table(runs, names=("pair average", "MF k=10 a=10", "item kNN", "rand
     """Mean prediction per observed rating, for low and high pair averages."""
     y = np.concatenate([r[1]["y"] for r in runs])
     avg = np.concatenate([r[1]["pair_avg"] for r in runs])
-    print("\nTable 3 (Figure 3). Mean prediction by observed rating, dyads with a "
-          f"low (< {LOW_MEAN}) and a high (> {HIGH_MEAN}) pair average")
+    print(
+        "\nTable 3 (Figure 3). Mean prediction by observed rating, dyads with a "
+        f"low (< {LOW_MEAN}) and a high (> {HIGH_MEAN}) pair average"
+    )
     out = {}
     for label, mask in (("low", avg < LOW_MEAN), ("high", avg > HIGH_MEAN)):
         counts = [int(np.sum(mask & (y == s))) for s in range(1, 6)]
-        print(f"  {label} pair average: ratings 1..5 counted "
-              + ", ".join(str(c) for c in counts))
+        print(
+            f"  {label} pair average: ratings 1..5 counted "
+            + ", ".join(str(c) for c in counts)
+        )
         for name in names:
             pred = np.concatenate([r[0][name]["pred"] for r in runs])
-            row = [float(np.mean(pred[mask & (y == s)])) if c else np.nan
-                   for s, c in zip(range(1, 6), counts)]
+            row = [
+                float(np.mean(pred[mask & (y == s)])) if c else np.nan
+                for s, c in zip(range(1, 6), counts)
+            ]
             out[(label, name)] = row
             print(f"    {name:<16}" + "".join(f"{v:>8.2f}" for v in row))
     return out
@@ -209,21 +230,26 @@ def figure4_table(rows):
     rmse = np.array([r[1]["rmse"] for r in rows if r[0] != "random"])
     eauc = np.array([r[1]["eauc"] for r in rows if r[0] != "random"])
     rho = stats.spearmanr(rmse, eauc).statistic
-    print("\nTable 4 (Figure 4). EAUC against RMSE, models sorted by RMSE "
-          "(random baseline left out)")
+    print(
+        "\nTable 4 (Figure 4). EAUC against RMSE, models sorted by RMSE "
+        "(random baseline left out)"
+    )
     for i in np.argsort(rmse):
         print(f"  {names[i]:<18} RMSE {rmse[i]:.4f}  EAUC {eauc[i]:.4f}")
     print(f"  Spearman rank correlation of RMSE and EAUC: {rho:.3f}")
     return rho
 
 
-def user_ks_table(runs, names=("pair average", "MF k=10 a=10", "item kNN",
-                                "random")):
+def user_ks_table(runs, names=("pair average", "MF k=10 a=10", "item kNN", "random")):
     """EAUC and RMSE per quintile of the users' own KS statistic."""
-    print("\nTable 5. MovieLens-100k test ratings grouped by the quintile of their "
-          "user's KS statistic (training ratings); EAUC / RMSE, mean over repeats")
-    print(f"{'quintile':>9}{'mean KS':>9}{'ratings':>9}"
-          + "".join(f"{n:>22}" for n in names))
+    print(
+        "\nTable 5. MovieLens-100k test ratings grouped by the quintile of their "
+        "user's KS statistic (training ratings); EAUC / RMSE, mean over repeats"
+    )
+    print(
+        f"{'quintile':>9}{'mean KS':>9}{'ratings':>9}"
+        + "".join(f"{n:>22}" for n in names)
+    )
     out = []
     for g in range(5):
         cells, ks, count = [], [], []
@@ -234,16 +260,21 @@ def user_ks_table(runs, names=("pair average", "MF k=10 a=10", "item kNN",
                 X, y, p = data["X"][m], data["y"][m], res[name]["pred"][m]
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", DyadicDataWarning)
-                    e.append(eauc_score(y, p, users=X[:, 0], items=X[:, 1],
-                                        means=data["means"]))
+                    e.append(
+                        eauc_score(
+                            y, p, users=X[:, 0], items=X[:, 1], means=data["means"]
+                        )
+                    )
                 r.append(float(np.sqrt(np.mean((p - y) ** 2))))
                 if name == names[0]:
                     ks.append(float(np.nanmean(data["ks"][m])))
                     count.append(int(m.sum()))
             cells.append((float(np.mean(e)), float(np.mean(r))))
         out.append((g, np.mean(ks), np.mean(count), cells))
-        print(f"{g + 1:>9}{np.mean(ks):>9.3f}{np.mean(count):>9.0f}"
-              + "".join(f"{c[0]:>14.3f} / {c[1]:.3f}" for c in cells))
+        print(
+            f"{g + 1:>9}{np.mean(ks):>9.3f}{np.mean(count):>9.0f}"
+            + "".join(f"{c[0]:>14.3f} / {c[1]:.3f}" for c in cells)
+        )
     return out
 
 
@@ -260,32 +291,49 @@ def dks_sweep(levels, seeds, n_users=300, n_items=400, n_ratings=30_000):
             row = {"level": level, "seed": seed, "dks": dks}
             for name, model in (
                 ("pair average", DyadicMeanRegressor()),
-                ("MF", MatrixFactorizationRegressor(10, alpha=10.0, n_iter=20,
-                                                    random_state=seed)),
+                (
+                    "MF",
+                    MatrixFactorizationRegressor(
+                        10, alpha=10.0, n_iter=20, random_state=seed
+                    ),
+                ),
             ):
                 pred = model.fit(X[tr], y[tr]).predict(X[te])
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", DyadicDataWarning)
-                    row[name] = eauc_score(y[te], pred, users=X[te, 0],
-                                           items=X[te, 1], means=model.entity_means_)
+                    row[name] = eauc_score(
+                        y[te],
+                        pred,
+                        users=X[te, 0],
+                        items=X[te, 1],
+                        means=model.entity_means_,
+                    )
                 row[name + " rmse"] = float(np.sqrt(np.mean((pred - y[te]) ** 2)))
             rows.append(row)
-    print(f"\nTable 6. Synthetic D_KS sweep ({n_users} users, {n_items} items, "
-          f"{n_ratings} ratings, {len(seeds)} seed(s) per level)")
-    print(f"{'non-uniformity':>15}{'D_KS':>8}{'EAUC pair avg':>15}{'EAUC MF':>10}"
-          f"{'RMSE MF':>10}")
+    print(
+        f"\nTable 6. Synthetic D_KS sweep ({n_users} users, {n_items} items, "
+        f"{n_ratings} ratings, {len(seeds)} seed(s) per level)"
+    )
+    print(
+        f"{'non-uniformity':>15}{'D_KS':>8}{'EAUC pair avg':>15}{'EAUC MF':>10}"
+        f"{'RMSE MF':>10}"
+    )
     for level in levels:
         sub = [r for r in rows if r["level"] == level]
-        print(f"{level:>15.2f}{np.mean([r['dks'] for r in sub]):>8.3f}"
-              f"{np.mean([r['pair average'] for r in sub]):>15.4f}"
-              f"{np.mean([r['MF'] for r in sub]):>10.4f}"
-              f"{np.mean([r['MF rmse'] for r in sub]):>10.4f}")
+        print(
+            f"{level:>15.2f}{np.mean([r['dks'] for r in sub]):>8.3f}"
+            f"{np.mean([r['pair average'] for r in sub]):>15.4f}"
+            f"{np.mean([r['MF'] for r in sub]):>10.4f}"
+            f"{np.mean([r['MF rmse'] for r in sub]):>10.4f}"
+        )
     dks = np.array([r["dks"] for r in rows])
     for name in ("pair average", "MF"):
         e = np.array([r[name] for r in rows])
-        print(f"  EAUC of {name} against D_KS: Pearson "
-              f"{stats.pearsonr(dks, e).statistic:.3f}, Spearman "
-              f"{stats.spearmanr(dks, e).statistic:.3f} ({len(rows)} data sets)")
+        print(
+            f"  EAUC of {name} against D_KS: Pearson "
+            f"{stats.pearsonr(dks, e).statistic:.3f}, Spearman "
+            f"{stats.spearmanr(dks, e).statistic:.3f} ({len(rows)} data sets)"
+        )
     return rows
 
 
@@ -306,8 +354,10 @@ def main(argv=None):
         figure3_table(runs)
         figure4_table(rows)
         user_ks_table(runs)
-        print(f"\n  D_KS of MovieLens-100k (all ratings): "
-              f"{dks_nonuniformity(y, users=X[:, 0], items=X[:, 1]):.4f}")
+        print(
+            f"\n  D_KS of MovieLens-100k (all ratings): "
+            f"{dks_nonuniformity(y, users=X[:, 0], items=X[:, 1]):.4f}"
+        )
     levels = (0.0, 0.25, 0.5, 0.75, 1.0)
     seeds = (0,) if args.quick else (0, 1, 2)
     dks_sweep(levels, seeds)

@@ -44,16 +44,22 @@ def raw_and_normalized(X, y, model, seed):
         X, y, test_size=0.3, random_state=seed, stratify=y
     )
     rep = adaptive_normalized_report(
-        y_te, model.fit(X_tr, y_tr).predict(X_te),
-        n_features=X.shape[1], n_samples=X_tr.shape[0],
+        y_te,
+        model.fit(X_tr, y_tr).predict(X_te),
+        n_features=X.shape[1],
+        n_samples=X_tr.shape[0],
     )
     return rep.raw_score, rep.score
 
 
 def sweep(settings, make, model):
     """Scores of shape (n_settings, REPEATS, 2): raw, normalized."""
-    return np.array([[raw_and_normalized(*make(v, s), model(), s)
-                      for s in range(REPEATS)] for v in settings])
+    return np.array(
+        [
+            [raw_and_normalized(*make(v, s), model(), s) for s in range(REPEATS)]
+            for v in settings
+        ]
+    )
 
 
 def plot(ax, settings, scores, xlabel, title, log=False):
@@ -61,8 +67,9 @@ def plot(ax, settings, scores, xlabel, title, log=False):
     mad = np.abs(scores - mean[:, None, :]).mean(axis=1)
     for j, name in enumerate(("raw accuracy", "normalized")):
         ax.plot(settings, mean[:, j], marker="o", label=name)
-        ax.fill_between(settings, mean[:, j] - mad[:, j], mean[:, j] + mad[:, j],
-                        alpha=0.2)
+        ax.fill_between(
+            settings, mean[:, j] - mad[:, j], mean[:, j] + mad[:, j], alpha=0.2
+        )
     if log:
         ax.set_xscale("log")
     ax.set(xlabel=xlabel, title=title, ylim=(0, 1.05))
@@ -77,8 +84,9 @@ def plot(ax, settings, scores, xlabel, title, log=False):
 # how the model will do with more data instead of anticipating it, and its small
 # spread there is the ceiling.
 sizes = [30, 60, 120, 250, 500, 1000, 2000]
-by_size = sweep(sizes, lambda n, s: make_classification(
-    n, 20, n_informative=5, random_state=s), SVC)
+by_size = sweep(
+    sizes, lambda n, s: make_classification(n, 20, n_informative=5, random_state=s), SVC
+)
 
 # %%
 # Class imbalance
@@ -91,13 +99,15 @@ shares = [0.5, 0.3, 0.2, 0.1, 0.05]
 
 
 def imbalanced(w, s):
-    return make_classification(400, 10, n_informative=4, weights=[1 - w],
-                               random_state=s)
+    return make_classification(
+        400, 10, n_informative=4, weights=[1 - w], random_state=s
+    )
 
 
 by_share = sweep(shares, imbalanced, SVC)
-by_share_dummy = sweep(shares, imbalanced,
-                       lambda: DummyClassifier(strategy="most_frequent"))
+by_share_dummy = sweep(
+    shares, imbalanced, lambda: DummyClassifier(strategy="most_frequent")
+)
 
 # %%
 # Label noise
@@ -106,8 +116,13 @@ by_share_dummy = sweep(shares, imbalanced,
 # accuracy, so ``g`` discounts noisy labels a second time: the normalized
 # score falls faster than the raw one, and spreads more.
 flips = [0.0, 0.1, 0.2, 0.3, 0.4]
-by_flip = sweep(flips, lambda f, s: make_classification(
-    400, 10, n_informative=4, flip_y=f, random_state=s), SVC)
+by_flip = sweep(
+    flips,
+    lambda f, s: make_classification(
+        400, 10, n_informative=4, flip_y=f, random_state=s
+    ),
+    SVC,
+)
 
 # %%
 # The measured scores
@@ -121,8 +136,12 @@ axes[0].set_ylabel("score (mean and MAD)")
 axes[0].legend(loc="lower right", fontsize=8)
 fig.tight_layout()
 
-for name, scores in [("N", by_size), ("minority", by_share),
-                     ("majority", by_share_dummy), ("flip_y", by_flip)]:
+for name, scores in [
+    ("N", by_size),
+    ("minority", by_share),
+    ("majority", by_share_dummy),
+    ("flip_y", by_flip),
+]:
     mean = scores.mean(axis=1)
     print(name, "raw:", mean[:, 0].round(3), "normalized:", mean[:, 1].round(3))
 plt.show()

@@ -46,8 +46,10 @@ try:
     X, y = load_movielens_100k()
 except ImportError:
     X = y = None
-    print("MovieLens-100k is not available (pip install --no-deps recbole); "
-          "the study is skipped.")
+    print(
+        "MovieLens-100k is not available (pip install --no-deps recbole); "
+        "the study is skipped."
+    )
 
 # %%
 # Fit the models on a random 80/20 split
@@ -56,8 +58,10 @@ except ImportError:
 # test rows of users or items absent from the training part are scored with the
 # global training mean in place of the missing entity mean.
 if X is not None:
-    print(f"{y.size} ratings; D_KS non-uniformity "
-          f"{dks_nonuniformity(y, users=X[:, 0], items=X[:, 1]):.3f}")
+    print(
+        f"{y.size} ratings; D_KS non-uniformity "
+        f"{dks_nonuniformity(y, users=X[:, 0], items=X[:, 1]):.3f}"
+    )
     rng = np.random.default_rng(0)
     test = rng.random(y.size) < 0.2
     X_tr, y_tr, X_te, y_te = X[~test], y[~test], X[test], y[test]
@@ -95,8 +99,11 @@ if X is not None:
         print(f"{name:<21} MAE per band " + " ".join(f"{v:.2f}" for v in mae))
     for x, s in zip((edges[:-1] + edges[1:]) / 2, share):
         ax.annotate(f"{s:.0%}", (x, 0.05), ha="center", fontsize=8)
-    ax.set(xlabel="eccentricity |r - pair average| (band midpoint)",
-           ylabel="mean absolute error", title="MovieLens-100k, test ratings")
+    ax.set(
+        xlabel="eccentricity |r - pair average| (band midpoint)",
+        ylabel="mean absolute error",
+        title="MovieLens-100k, test ratings",
+    )
     ax.legend()
     fig.tight_layout()
 
@@ -134,13 +141,19 @@ if X is not None:
     for k, alpha in grid:
         mf = MatrixFactorizationRegressor(k, alpha=alpha, n_iter=20, random_state=0)
         pred = mf.fit(X_tr, y_tr).predict(X_te)
-        points.append((np.sqrt(np.mean((pred - y_te) ** 2)),
-                       eauc_score(y_te, pred, **ids)))
+        points.append(
+            (np.sqrt(np.mean((pred - y_te) ** 2)), eauc_score(y_te, pred, **ids))
+        )
     fig, ax = plt.subplots(figsize=(5, 4))
     for (k, alpha), (rmse, e) in zip(grid, points):
         ax.scatter(rmse, e, color="C1")
-        ax.annotate(f"k={k}, alpha={alpha:g}", (rmse, e), fontsize=8,
-                    xytext=(4, 4), textcoords="offset points")
+        ax.annotate(
+            f"k={k}, alpha={alpha:g}",
+            (rmse, e),
+            fontsize=8,
+            xytext=(4, 4),
+            textcoords="offset points",
+        )
         print(f"MF k={k:<2} alpha={alpha:<4g} RMSE {rmse:.3f}  EAUC {e:.4f}")
     ax.set(xlabel="RMSE", ylabel="EAUC", title="Matrix factorization grid")
     fig.tight_layout()

@@ -57,8 +57,12 @@ def _read_inter(path):
         sep="\t",
         header=0,
         names=["user", "item", "rating", "timestamp"],
-        dtype={"user": np.int64, "item": np.int64, "rating": np.float64,
-               "timestamp": np.float64},
+        dtype={
+            "user": np.int64,
+            "item": np.int64,
+            "rating": np.float64,
+            "timestamp": np.float64,
+        },
         engine="c",
     )
     frame["timestamp"] = frame["timestamp"].astype(np.int64)

@@ -21,10 +21,12 @@ def test_imbalance_factor_cannot_tell_models_of_equal_accuracy():
     expected = 0.95 * (1 - math.exp(-19)) / (1 + math.log(19))
     assert a.score == pytest.approx(expected, rel=1e-12)
     # a balanced base metric separates them
-    a = adaptive_normalized_report(y, majority, n_features=1, n_samples=1000,
-                                   base_metric="balanced_accuracy")
-    b = adaptive_normalized_report(y, finder, n_features=1, n_samples=1000,
-                                   base_metric="balanced_accuracy")
+    a = adaptive_normalized_report(
+        y, majority, n_features=1, n_samples=1000, base_metric="balanced_accuracy"
+    )
+    b = adaptive_normalized_report(
+        y, finder, n_features=1, n_samples=1000, base_metric="balanced_accuracy"
+    )
     assert a.raw_score == 0.5 and b.raw_score == pytest.approx((1 + 90 / 95) / 2)
 
 

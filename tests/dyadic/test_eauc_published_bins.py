@@ -32,8 +32,9 @@ def _pandas_reference(y, pred, users, items, means, n_bins, squared=False):
 @pytest.mark.parametrize("n_bins", [2, 5, 20, 100])
 @pytest.mark.parametrize("squared", [False, True])
 def test_matches_pandas_cut(n_bins, squared):
-    X, y = make_dyadic_regression(n_users=40, n_items=30, n_ratings=900,
-                                  random_state=n_bins)
+    X, y = make_dyadic_regression(
+        n_users=40, n_items=30, n_ratings=900, random_state=n_bins
+    )
     rng = np.random.default_rng(0)
     pred = np.clip(y + rng.normal(0, 1, y.size), 1, 5)
     tr, te = slice(0, 600), slice(600, None)
@@ -43,13 +44,29 @@ def test_matches_pandas_cut(n_bins, squared):
     users, items, yt, pt = users[seen], items[seen], y[te][seen], pred[te][seen]
     expected, x, v = _pandas_reference(yt, pt, users, items, means, n_bins, squared)
     error = "squared" if squared else "absolute"
-    curve = eccentricity_curve(yt, pt, users=users, items=items, means=means,
-                               method="bins_published", n_bins=n_bins, error=error)
+    curve = eccentricity_curve(
+        yt,
+        pt,
+        users=users,
+        items=items,
+        means=means,
+        method="bins_published",
+        n_bins=n_bins,
+        error=error,
+    )
     np.testing.assert_allclose(curve.eccentricity, x, rtol=0, atol=1e-12)
     np.testing.assert_allclose(curve.error, v, rtol=0, atol=1e-12)
     assert curve.eauc == pytest.approx(expected, rel=1e-12, abs=1e-15)
-    score = eauc_score(yt, pt, users=users, items=items, means=means,
-                       method="bins_published", n_bins=n_bins, error=error)
+    score = eauc_score(
+        yt,
+        pt,
+        users=users,
+        items=items,
+        means=means,
+        method="bins_published",
+        n_bins=n_bins,
+        error=error,
+    )
     assert score == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
@@ -58,8 +75,15 @@ def test_zero_eccentricity_is_dropped():
     y = np.array([1.0, 5.0, 3.0])
     users, items = np.array([0, 0, 0]), np.array([0, 0, 0])
     means = entity_means(y, users=users, items=items)
-    curve = eccentricity_curve(y, [1.0, 5.0, 0.0], users=users, items=items,
-                               means=means, method="bins_published", n_bins=3)
+    curve = eccentricity_curve(
+        y,
+        [1.0, 5.0, 0.0],
+        users=users,
+        items=items,
+        means=means,
+        method="bins_published",
+        n_bins=3,
+    )
     # edges 0, 2, 4: both eccentricities 2 fall in (0, 2]; the error 3 of the
     # rating at eccentricity 0 is not counted
     assert curve.eccentricity.tolist() == [1.0]

@@ -18,8 +18,10 @@ from sklearn_smallfair.exceptions import DyadicDataWarning
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("recbole") is None,
-                       reason="recbole (MovieLens-100k) not installed"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("recbole") is None,
+        reason="recbole (MovieLens-100k) not installed",
+    ),
 ]
 
 
@@ -35,8 +37,9 @@ def test_models_are_worse_than_random_on_eccentric_ratings():
     pred = {k: m.fit(X_tr, y_tr).predict(X_te) for k, m in models.items()}
     err = {k: np.abs(p - y_te) for k, p in pred.items()}
     means = models["mean"].entity_means_
-    ecc = eccentricity(y_te, users=X_te[:, 0], items=X_te[:, 1], means=means,
-                       unknown="global_mean")
+    ecc = eccentricity(
+        y_te, users=X_te[:, 0], items=X_te[:, 1], means=means, unknown="global_mean"
+    )
     far, near = ecc >= 2.5, ecc < 1.0
     assert 0.005 < far.mean() < 0.03  # about 1 % of the test ratings
     for name in ("mean", "mf"):

@@ -44,8 +44,10 @@ def _loop_predict(X, y, X_test, kind, similarity, k, shrinkage, min_support):
     target_mean = {
         t: np.mean([r for tt, r in zip(targets, y) if tt == t]) for t in cols
     }
-    holder_mean = {h: np.mean([r for hh, r in zip(holders, y) if hh == h])
-                   for h in set(holders.tolist())}
+    holder_mean = {
+        h: np.mean([r for hh, r in zip(holders, y) if hh == h])
+        for h in set(holders.tolist())
+    }
     out = []
     for h, t in X_test.tolist():
         if t not in cols:
@@ -53,8 +55,10 @@ def _loop_predict(X, y, X_test, kind, similarity, k, shrinkage, min_support):
             continue
         base = target_mean[t]
         rated = sorted(c for c in cols if h in cols[c] and c != t)
-        sims = [(_loop_similarity(cols[t], cols[c], similarity, shrinkage,
-                                  min_support), c) for c in rated]
+        sims = [
+            (_loop_similarity(cols[t], cols[c], similarity, shrinkage, min_support), c)
+            for c in rated
+        ]
         # k largest, ties by entity order (a stable sort by decreasing similarity)
         top = sorted(sims, key=lambda sc: -sc[0])[:k]
         num = sum(s * (cols[c][h] - target_mean[c]) for s, c in top if s > 0)
@@ -70,7 +74,10 @@ def test_matches_plain_loop(kind, similarity, k, shrinkage, min_support):
     X, y = _tiny(random_state=3)
     X_test = np.array([[u, i] for u in range(10) for i in range(8)])  # some unseen
     model = NeighborhoodRegressor(
-        n_neighbors=k, kind=kind, similarity=similarity, shrinkage=shrinkage,
+        n_neighbors=k,
+        kind=kind,
+        similarity=similarity,
+        shrinkage=shrinkage,
         min_support=min_support,
     ).fit(X, y)
     expected = _loop_predict(X, y, X_test, kind, similarity, k, shrinkage, min_support)
@@ -83,10 +90,15 @@ def test_similarities_match_plain_loop():
     cols = {}
     for u, i, r in zip(X[:, 0].tolist(), X[:, 1].tolist(), y.tolist()):
         cols.setdefault(i, {})[u] = r
-    expected = np.array([
-        [0.0 if a == b else _loop_similarity(cols[a], cols[b], "pearson", 3.0, 2)
-         for b in range(6)] for a in range(6)
-    ])
+    expected = np.array(
+        [
+            [
+                0.0 if a == b else _loop_similarity(cols[a], cols[b], "pearson", 3.0, 2)
+                for b in range(6)
+            ]
+            for a in range(6)
+        ]
+    )
     assert_allclose(model.similarities_, expected, rtol=0, atol=1e-12)
 
 
@@ -126,8 +138,13 @@ def test_beats_item_means_on_structured_data():
 
 def test_parameter_errors():
     X, y = _tiny(random_state=0)
-    for bad in ({"n_neighbors": 0}, {"kind": "both"}, {"shrinkage": -1.0},
-                {"similarity": "jaccard"}, {"min_support": 0}):
+    for bad in (
+        {"n_neighbors": 0},
+        {"kind": "both"},
+        {"shrinkage": -1.0},
+        {"similarity": "jaccard"},
+        {"min_support": 0},
+    ):
         with pytest.raises(ValueError, match=next(iter(bad))):
             NeighborhoodRegressor(**bad).fit(X, y)
 
