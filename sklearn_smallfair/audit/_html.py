@@ -188,27 +188,40 @@ def _plain(group):
 
 
 def _legend(report):
-    items = {
-        "gap": "gap: the MATCH test rejects (adjusted)",
-        "inconclusive": (
-            "inconclusive at this size: not rejected, but the group's interval "
-            "allows a gap the audit would miss"
+    items = (
+        ("v-gap", "gap", "The MATCH test rejects, after the adjustment"),
+        (
+            "v-unsure",
+            "inconclusive at this size",
+            "Not rejected, but the group's interval allows a gap the audit would miss",
         ),
-        "no gap detected": (
-            "no gap above the detectable size: the group's interval lies within it"
+        (
+            "v-ok",
+            "no gap above the detectable size",
+            "Not rejected, and the group's interval holds the reference's value "
+            f"and no gap as large as the one the audit detects with {POWER:.0%} "
+            "power at the group's size",
         ),
-        "blind": ("no gap detectable at this size (80% power), whatever the data"),
-        "undefined": "undefined (0/0)",
-    }
+        (
+            "v-blind",
+            "no gap detectable at this size",
+            f"At the group's size no gap reaches {POWER:.0%} power: the audit "
+            "cannot see a gap, whatever the data",
+        ),
+        ("v-undef", "undefined (0/0)", "No one in the metric's denominator"),
+        (
+            "",
+            "&#8224; outside the reference's range, not rejected",
+            f"The value lies outside the reference's {1 - report.alpha:.0%} "
+            "range at the group's size but the adjusted test does not reject; "
+            "hover the cell for why (the adjustment for many tests, or a small n)",
+        ),
+    )
     spans = "".join(
-        f'<span class="key {_CLASS.get(v, "v-blind")}">{html.escape(text)}</span>'
-        for v, text in items.items()
+        f'<span class="key {cls}" title="{html.escape(tip)}">{text}</span>'
+        for cls, text, tip in items
     )
-    return (
-        f'<p class="legend">{spans}<span class="key">&#8224; the value lies '
-        f"outside the reference's {1 - report.alpha:.0%} range at the group's "
-        "size but the adjusted test does not reject (hover for why)</span></p>"
-    )
+    return f'<p class="legend">{spans}</p>'
 
 
 def _summary(report, cells):

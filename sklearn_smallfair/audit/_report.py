@@ -131,7 +131,8 @@ def _cell(report, group, row, metric):
     d = abs(gap)
     if verdict == "no gap detected":
         text = (
-            f"{head}: no gap above {d:.2f} ({test}): its interval "
+            f"{head}: no gap above {d:.2f} ({test}): its interval holds the "
+            f"reference's value and "
             f"lies within {_fmt(ref)} +/- {d:.2f}, where {d:.2f} is the smallest "
             f"gap this audit detects at n = {n} with {POWER:.0%} power."
         )
@@ -198,12 +199,12 @@ class AuditReport:
         correction rejects a single gap among the tests, ``alpha / n_tests`` for
         holm, bonferroni and fdr_bh; NaN when no gap is detectable at that size or
         the metric has no exact law) and ``m_verdict`` (``"gap"``: rejected;
-        ``"no gap detected"``: not rejected and the group's interval lies within
-        the reference's value plus or minus the detectable gap and is no wider
-        than it; ``"inconclusive"``: any other non-rejection; ``"undefined"``);
-        then, with the separation
-        test, ``separation_p_tpr`` and ``separation_p_fpr``: the smallest
-        adjusted p-value of the comparisons involving the group.
+        ``"no gap detected"``: not rejected and the group's interval holds the
+        reference's value, lies within it plus or minus the detectable gap and
+        is no wider than that gap; ``"inconclusive"``: any other non-rejection;
+        ``"undefined"``); then, with the separation test, ``separation_p_tpr``
+        and ``separation_p_fpr``: the smallest adjusted p-value of the
+        comparisons involving the group.
     match : pandas.DataFrame or None
         The MATCH test's table (:class:`~sklearn_smallfair.stats.MatchResult`).
     separation : pandas.DataFrame or None
