@@ -429,3 +429,36 @@ def test_partial_names_its_column():
         sensitive_features=["a", "a", "b", "b"],
     )
     np.testing.assert_allclose(frame.by_group["precision_score"], [1.0, 0.5])
+
+
+def test_independent_of_row_order_and_warns_at_the_caller(data, one_class):
+    y_true, y_pred, y_score, groups, _, weight = data
+    perm = np.random.default_rng(0).permutation(len(y_true))
+    kwargs = {"metrics": {"tpr": "tpr", "brier": brier_score_loss}}
+    frame = GroupMetricFrame(
+        y_true=y_true,
+        y_pred=y_pred,
+        y_score=y_score,
+        sensitive_features=groups,
+        sample_weight=weight,
+        **kwargs,
+    )
+    shuffled = GroupMetricFrame(
+        y_true=y_true[perm],
+        y_pred=y_pred[perm],
+        y_score=y_score[perm],
+        sensitive_features=groups[perm],
+        sample_weight=weight[perm],
+        **kwargs,
+    )
+    pd.testing.assert_frame_equal(frame.by_group, shuffled.by_group, rtol=1e-12)
+    pd.testing.assert_series_equal(frame.overall, shuffled.overall, rtol=1e-12)
+    y_true, y_score, groups = one_class
+    with pytest.warns(UndefinedGroupMetricWarning) as record:
+        GroupMetricFrame(
+            metrics=roc_auc_score,
+            y_true=y_true,
+            y_score=y_score,
+            sensitive_features=groups,
+        )
+    assert record[0].filename == __file__
