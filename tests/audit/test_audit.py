@@ -457,3 +457,160 @@ def test_json_records_the_interval_level_and_columns():
     assert {"tpr_ci_low", "tpr_ci_high", "tpr_smoothed_ci_low"} <= set(
         payload["groups"][0]
     )
+
+
+# =====================================================================================
+# what the audit could have detected, the verdicts, the report at many groups
+# =====================================================================================
+@pytest.mark.slow
+def test_detectable_gaps_agree_with_the_exact_minimum_detectable_effect():
+    from sklearn_smallfair.audit._detectable import GAP_STEP, detectable_gaps
+    from sklearn_smallfair.stats import match_min_detectable_effect, match_power
+
+    reference = np.array([389, 347, 1597, 4121])
+    alpha = 0.05 / 12
+    checked = 0
+    for metric, sizes in (("tpr", [12, 60, 150]), ("fpr", [12, 40]), ("mb", [60])):
+        n = np.array(sizes)
+        got = detectable_gaps(metric, reference, n, np.zeros(n.size), alpha=alpha)
+        for k, size in enumerate(sizes):
+            try:
+                exact = match_min_detectable_effect(
+                    metric, reference, size, alpha=alpha
+                )
+            except ValueError:  # no effect reaches 80 % power at this size
+                assert np.isnan(got[k]), (metric, size)
+                continue
+            # on the grid: never below the exact effect, at most one step above
+            assert abs(exact) - 1e-9 <= abs(got[k]) <= abs(exact) * (1 + GAP_STEP)
+            assert (
+                match_power(metric, reference, size, effect=got[k], alpha=alpha) >= 0.8
+            )
+            checked += 1
+    assert checked >= 3
+    # one direction: the gap in that direction only
+    up = detectable_gaps("tpr", reference, np.array([150]), np.ones(1), alpha=alpha)
+    down = detectable_gaps("tpr", reference, np.array([150]), -np.ones(1), alpha=alpha)
+    assert up[0] > 0 > down[0]
+    # no exact law: NaN rather than an error
+    assert np.isnan(detectable_gaps("mcc", reference, n, np.zeros(1), alpha=0.05)).all()
+
+
+def test_verdicts_follow_the_rule_and_the_level_of_one_gap_among_the_tests():
+    from sklearn_smallfair.audit._detectable import detectable_gaps
+
+    counts = {f"g{k}": [30, 10, 10, 50] for k in range(6)}
+    counts |= {"small": [3, 1, 1, 5], "gap": [30, 30, 10, 50], "mid": [14, 6, 5, 25]}
+    report = audit_predictions(counts=counts, metrics=["tpr", "fpr"], tests=("match",))
+    f = report.frame
+    n_tests = int(report.match["p_value"].notna().sum())
+    total = np.array(list(counts.values())).sum(axis=0)
+    seen = set()
+    for m in ("tpr", "fpr"):
+        expected = detectable_gaps(
+            m, total, f["n"], f[m] - f[f"{m}_reference"], alpha=0.05 / n_tests
+        )
+        np.testing.assert_array_equal(f[f"{m}_detectable_gap"], expected)
+        for _, row in f.iterrows():
+            v, d = row[f"{m}_verdict"], abs(row[f"{m}_detectable_gap"])
+            lo, hi, ref = row[f"{m}_ci_low"], row[f"{m}_ci_high"], row[f"{m}_reference"]
+            seen.add(v)
+            if row[f"{m}_match_reject"]:
+                assert v == "gap"
+            elif v == "no gap detected":
+                assert ref - d <= lo <= ref <= hi <= ref + d and hi - lo <= d
+            else:
+                assert v == "inconclusive"
+                assert np.isnan(d) or not (
+                    ref - d <= lo <= ref <= hi <= ref + d and hi - lo <= d
+                )
+    assert seen == {"gap", "no gap detected", "inconclusive"}
+    assert np.isnan(f.loc["small", "tpr_detectable_gap"])  # n = 10: none
+    assert (
+        "at n = 10 no TPR gap at all is detectable"
+        in report.cell("small", "tpr")["text"]
+    )
+    # without a correction one gap is tested at alpha: smaller detectable gaps
+    plain = audit_predictions(
+        counts=counts, metrics=["tpr"], tests=("match",), correction=None
+    ).frame
+    both = f["tpr_detectable_gap"].notna() & plain["tpr_detectable_gap"].notna()
+    assert both.sum() >= 6
+    assert (
+        plain.loc[both, "tpr_detectable_gap"].abs()
+        < f.loc[both, "tpr_detectable_gap"].abs()
+    ).all()
+    # the summary states what the audit could not see, per metric
+    assert "What the audit could not see, TPR:" in report.summary()
+
+
+def test_a_value_outside_its_range_says_why_it_is_not_a_finding():
+    counts = {f"g{k}": [30, 10, 10, 50] for k in range(9)}
+    counts["odd"] = [30, 22, 10, 50]  # unadjusted p = 0.012, adjusted 0.12
+    report = audit_predictions(counts=counts, metrics=["tpr"], tests=("match",))
+    row = report.frame.loc["odd"]
+    assert row["tpr"] < row["tpr_interval_low"]
+    assert row["tpr_match_p"] < 0.05 < row["tpr_match_p_adjusted"]
+    cell = report.cell("odd", "tpr")
+    assert cell["verdict"] == "inconclusive" and cell["outside"]
+    assert "not after the holm adjustment for 10 tests (multiplicity)" in cell["text"]
+    assert "consistent" not in cell["text"]
+    findings = report.findings()
+    assert findings[0] == cell["text"]  # ranked first: no gap is rejected
+    page = report.to_html(include_plots=False)
+    assert "multiplicity" in page and "&#8224;" in page
+
+
+def test_intersections_get_marginals_and_a_drilldown():
+    rng = np.random.default_rng(11)
+    n = 1600
+    race = rng.choice(["a", "b"], n)
+    sex = rng.choice(["F", "M"], n)
+    y = rng.integers(0, 2, n)
+    # the TPR gap follows sex: F's positives are missed
+    y_pred = np.where((y == 1) & (sex == "F") & (rng.random(n) < 0.4), 0, y)
+    features = pd.DataFrame({"race": race, "sex": sex})
+    report = audit_predictions(
+        y, y_pred, sensitive_features=features, metrics=["tpr"], tests=("match",)
+    )
+    assert list(report.marginals) == ["race", "sex"]
+    for attr, values in (("race", race), ("sex", sex)):
+        expected = group_metrics(
+            y, y_pred, sensitive_features=values, metrics=["tpr"], smoothing=None
+        )
+        np.testing.assert_allclose(report.marginals[attr]["tpr"], expected["tpr"])
+        np.testing.assert_array_equal(report.marginals[attr]["n"], expected["n"])
+    assert report.parts.loc["b|F"].tolist() == ["b", "F"]
+    assert report.overall["tpr"] == pytest.approx(y_pred[y == 1].mean())
+    page = report.to_html(include_plots=False)
+    assert "<section id='drilldown'>" in page and 'class="cross"' in page
+    assert "follows sex = F most" in page
+    single = audit_predictions(y, y_pred, sensitive_features=race, tests=())
+    assert single.marginals is None and "drilldown" not in single.to_html(
+        include_plots=False
+    )
+
+
+def test_html_at_many_groups_folds_and_keeps_the_pairs_that_matter():
+    rng = np.random.default_rng(12)
+    counts = {
+        f"region {k:02d}": rng.multinomial(int(n), [0.3, 0.1, 0.15, 0.45])
+        for k, n in enumerate(np.geomspace(8, 200, 20).round())
+    }
+    counts["region 99"] = [10, 40, 40, 110]
+    report = audit_predictions(counts=counts, metrics=["tpr", "fpr"], n_draws=500)
+    page = report.to_html(include_plots=False)
+    assert page.count('<table class="matrix compact">') == 3 * 2  # orders x columns
+    assert page.count('type="radio"') == 3 and page.count(" checked>") == 1
+    top = page.split("<ol class='top'>")[1].split("</ol>")[0]
+    assert top.count("<li>") == 5
+    assert "more finding(s), by kind</summary>" in page
+    sep = report.separation
+    shown = page.split("<section id='separation'>")[1].split("<details>")[0]
+    n_shown = shown.count("<tr>") - 1
+    assert sep["reject"].sum() <= n_shown <= sep["reject"].sum() + 8 < len(sep)
+    assert f"All {len(sep)} comparisons</summary>" in page
+    assert "@media print" in page and "overflow-x:auto" in page
+    assert '<abbr title="' in page and "snake" not in page
+    assert "tpr_match_p_adjusted" not in page  # readable headers only
+    assert "<script" not in page.replace("&lt;script", "")
