@@ -290,7 +290,8 @@ class GroupMetricFrame:
         The number of rows (the sum of weights) of every group.
     by_group_ci : pandas.DataFrame or None
         With ``ci``: columns ``<metric>_ci_low`` and ``<metric>_ci_high`` of the
-        registry metrics, by group.
+        registry metrics, by group; ``attrs["ci_method"]`` names each column's
+        method.
     overall_ci : pandas.Series or None
         With ``ci``: the same bounds for the overall values.
     sensitive_levels : list of str
@@ -386,6 +387,12 @@ class GroupMetricFrame:
                     else ""
                 )
                 + "; pass the predicted labels (and y_score= for scores)."
+            )
+        if ci is not None and not registry:
+            raise ValueError(
+                f"ci={ci!r} gives intervals of the registry metrics (names such as "
+                f"'tpr'), and metrics holds only callables, which have none; pass "
+                f"ci=None, or add the registry metrics whose intervals you want."
             )
         y_true_arr, y_other = _targets(y_true, y_pred, y_score)
         n_samples = y_true_arr.shape[0]
@@ -542,7 +549,11 @@ class GroupMetricFrame:
             self.by_group_ci = pd.DataFrame(
                 {new: table[old].to_numpy() for new, old in bounds}, index=index
             )
-            self.by_group_ci.attrs = dict(table.attrs)
+            methods = table.attrs["ci_method"]
+            self.by_group_ci.attrs = {
+                "ci": table.attrs["ci"],
+                "ci_method": {c: methods[m.name] for c, m in registry},
+            }
             self.overall_ci = pd.Series(
                 {new: whole[old].iloc[0] for new, old in bounds}, dtype=np.float64
             )

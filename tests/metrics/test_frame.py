@@ -363,6 +363,10 @@ def test_intervals_are_group_metrics_intervals(data):
     np.testing.assert_array_equal(
         frame.by_group_ci["acc_ci_high"], table["acc_ci_high"]
     )
+    assert frame.by_group_ci.attrs == {
+        "ci": 0.9,
+        "ci_method": {"recall": "wilson", "acc": "wilson"},
+    }
     low, high = frame.overall_ci["recall_ci_low"], frame.overall_ci["recall_ci_high"]
     assert low < frame.overall["recall"] < high
     assert (
@@ -390,6 +394,7 @@ def test_intervals_are_group_metrics_intervals(data):
         ({"sensitive_features": ["a"] * 3}, ValueError, "sensitive_features has 3"),
         ({"zero_division": "skip"}, ValueError, "zero_division"),
         ({"ci": 1.5}, ValueError, "ci"),
+        ({"metrics": recall_score, "ci": 0.9}, ValueError, "only callables"),
     ],
 )
 def test_hostile_input(kwargs, error, match):
