@@ -529,6 +529,13 @@ def equal_opportunity_difference(
     average_odds_difference : The mean of the TPR and FPR differences.
     equalized_odds_difference : The larger of the unsigned gaps over all groups.
 
+    Notes
+    -----
+    The sign follows AIF360 and the fairness-testing literature, unprivileged
+    minus privileged. Code that reports group 1 minus group 0 for a binary
+    attribute, as the comparative-separation study's does, gives
+    ``-equal_opportunity_difference(..., privileged_group=1)``.
+
     Examples
     --------
     >>> from sklearn_smallfair.metrics import equal_opportunity_difference
@@ -600,6 +607,12 @@ def average_odds_difference(
     -------
     difference : float
         In [-1, 1]; NaN when a rate is undefined.
+
+    Notes
+    -----
+    Signed unprivileged minus privileged, as
+    :func:`equal_opportunity_difference`; group 1 minus group 0 is
+    ``-average_odds_difference(..., privileged_group=1)``.
 
     Examples
     --------
