@@ -346,8 +346,9 @@ default=0
         single = alpha / max(n_tests, 1) if correction else alpha
         planning = cms.sum(axis=0) if _is_rest(reference) else ref
         for m in resolved:
+            # the smaller of the two directions, as match_min_detectable_effect
             gap = detectable_gaps(
-                m, planning, n_int, frame[m] - frame[f"{m}_reference"], alpha=single
+                m, planning, n_int, np.zeros(len(frame)), alpha=single
             )
             frame[f"{m}_detectable_gap"] = gap
             frame[f"{m}_verdict"] = verdicts(frame, m, gap)

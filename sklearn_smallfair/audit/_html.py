@@ -30,7 +30,7 @@ _KINDS = {
     "outside": "Outside the reference's range, not significant after adjustment",
     "separation": "Separation (equalized odds)",
     "undefined": "Undefined metrics",
-    "inconclusive": "Differences that are inconclusive at the group's size",
+    "inconclusive": "Differences of 0.05 or more that the tests do not reject",
     "blind": "What the audit could not see",
     "small": "Small groups",
 }

@@ -131,10 +131,11 @@ def _cell(report, group, row, metric):
     d = abs(gap)
     if verdict == "no gap detected":
         text = (
-            f"{head}: no gap above {d:.2f} ({test}): its interval holds the "
-            f"reference's value and "
-            f"lies within {_fmt(ref)} +/- {d:.2f}, where {d:.2f} is the smallest "
-            f"gap this audit detects at n = {n} with {POWER:.0%} power."
+            f"{head}: a difference of {diff:+.2f}, not significant ({test}); the "
+            f"data exclude a gap above {d:.2f}, the smallest this audit detects at "
+            f"n = {n} with {POWER:.0%} power (the group's interval holds the "
+            f"reference's value and lies within {_fmt(ref)} +/- {d:.2f}), but not "
+            f"a smaller one."
         )
         return {**out, "text": text, "short": f"no gap > {d:.2f}"}
     # inconclusive
@@ -192,9 +193,9 @@ class AuditReport:
         an interval of the group's value), and the MATCH test's ``m_match_lower``,
         ``m_match_upper`` (percentiles of the observed value), ``m_match_p``,
         ``m_match_p_adjusted`` and ``m_match_reject``, ``m_detectable_gap`` (the
-        smallest gap between the group's metric and the reference's, in the
-        direction of the observed difference, that the audit detects at the
-        group's size with 80 % power: the exact MATCH test's power
+        smallest gap between the group's metric and the reference's, up or down
+        (the smaller of the two, signed), that the audit detects at the group's
+        size with 80 % power: the exact MATCH test's power
         (:func:`~sklearn_smallfair.stats.match_power`) at the level at which the
         correction rejects a single gap among the tests, ``alpha / n_tests`` for
         holm, bonferroni and fdr_bh; NaN when no gap is detectable at that size or
@@ -351,7 +352,7 @@ class AuditReport:
                     out.append(("undefined", 0.0, c["text"]))
                 elif v == "inconclusive" and c["outside"]:
                     out.append(("outside", c["p"], c["text"]))
-                elif v == "inconclusive" and abs(c["difference"]) >= 0.05:
+                elif abs(c["difference"]) >= 0.05:  # not rejected: what it can say
                     out.append(("inconclusive", -abs(c["difference"]), c["text"]))
         order = {"gap": 0, "outside": 1, "undefined": 3, "inconclusive": 4}
         out.sort(key=lambda t: (order[t[0]], t[1]))
@@ -443,8 +444,9 @@ class AuditReport:
 
         Ranked: gaps (smallest adjusted p first), values outside the reference's
         range that the adjusted test does not reject (with the reason), the
-        separation test, undefined metrics, differences of 0.05 or more that are
-        inconclusive at the group's size, what the audit could not see per metric,
+        separation test, undefined metrics, differences of 0.05 or more that the
+        test does not reject (with the smallest gap it detects at the group's
+        size), what the audit could not see per metric,
         and the small groups.
         """
         return [text for _, _, text in self._ranked()]
