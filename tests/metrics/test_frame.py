@@ -467,3 +467,65 @@ def test_independent_of_row_order_and_warns_at_the_caller(data, one_class):
             sensitive_features=groups,
         )
     assert record[0].filename == __file__
+
+
+def test_callable_returns_and_warnings():
+    args = {
+        "y_true": [1, 0, 1, 0, 1, 1],
+        "y_pred": [1, 0, 0, 0, 1, 0],
+        "sensitive_features": ["a", "a", "b", "b", "c", "c"],
+    }
+
+    def nan_for_b(y_true, y_pred):
+        return np.nan if len(y_true) == 2 and y_true[1] == 0 and y_pred[0] == 0 else 0.5
+
+    def chatty(y_true, y_pred):
+        warnings.warn("converged slowly", UserWarning, stacklevel=2)
+        return 0.25
+
+    with pytest.warns(
+        UndefinedGroupMetricWarning, match="'b' \\(n=2\\): it returned nan"
+    ):
+        frame = GroupMetricFrame(metrics=[nan_for_b], **args)
+    np.testing.assert_array_equal(frame.undefined["nan_for_b"], [False, True, False])
+    with pytest.warns(UserWarning, match="converged slowly"):
+        frame = GroupMetricFrame(metrics=chatty, **args)
+    assert (frame.by_group["chatty"] == 0.25).all()
+    with pytest.raises(TypeError, match="returned 'high'"):
+        GroupMetricFrame(metrics={"word": lambda t, p: "high"}, **args)
+
+
+def test_undefined_overall_value():
+    args = {
+        "y_true": [1, 0, 1, 0],
+        "y_pred": [1, 0, 0, 0],
+        "sensitive_features": ["a", "a", "b", "b"],
+    }
+
+    def undefined_on_all_rows(y_true, y_pred):
+        return np.nan if len(y_true) == 4 else float(np.mean(y_pred))
+
+    with pytest.warns(UndefinedGroupMetricWarning, match="for group\\(s\\) 'overall'"):
+        frame = GroupMetricFrame(metrics=undefined_on_all_rows, **args)
+    assert np.isnan(frame.overall["undefined_on_all_rows"])
+    np.testing.assert_array_equal(frame.by_group["undefined_on_all_rows"], [0.5, 0.0])
+    assert np.isnan(frame.difference(method="to_overall")["undefined_on_all_rows"])
+    assert np.isnan(frame.ratio(method="to_overall")["undefined_on_all_rows"])
+    assert frame.difference()["undefined_on_all_rows"] == 0.5
+    one = GroupMetricFrame(metrics=undefined_on_all_rows, zero_division=1.0, **args)
+    assert one.overall["undefined_on_all_rows"] == 1.0
+
+
+def test_bad_weights_and_lengths():
+    args = {
+        "metrics": {"brier": brier_score_loss},
+        "y_true": [1, 0, 1, 0],
+        "y_score": [0.9, 0.1, 0.4, 0.3],
+        "sensitive_features": ["a", "a", "b", "b"],
+    }
+    with pytest.raises(ValueError, match="zero total sample_weight"):
+        GroupMetricFrame(sample_weight=[1.0, 1.0, 0.0, 0.0], **args)
+    with pytest.raises(ValueError, match="y_true and y_pred have inconsistent"):
+        GroupMetricFrame(y_pred=[1, 0, 1], **args)
+    with pytest.raises(ValueError, match="sample_weight has 3 entries"):
+        GroupMetricFrame(sample_weight=[1.0, 1.0, 1.0], **args)
