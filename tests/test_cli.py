@@ -196,7 +196,8 @@ def test_audit_text_labels_and_default_output(tmp_path, monkeypatch, capsys):
     base = ["audit", "--csv", "labels.csv", "--target", "truth"]
     base += ["--prediction", "guess", "--group", "grp"]
     code, _, err = run(base, capsys)
-    assert_error(code, err, 2, "--pos-label", "'no', 'yes'")
+    # a data error (exit 1), which names the option that settles it
+    assert_error(code, err, 1, "hold text labels", "--pos-label", "'no', 'yes'")
     code, _, err = run([*base, "--pos-label", "yes", "--tests", "none"], capsys)
     assert code == 0, err
     assert (tmp_path / "smallfair_audit_report.html").is_file()
@@ -528,3 +529,83 @@ def test_experiment_without_tqdm(tmp_path, capsys, monkeypatch):
     assert code == 0, err
     assert err == ""  # no progress bar, no complaint
     assert results.is_file()
+
+
+# ---------------------------------------------------------------------------
+# audit: chunked reading, Parquet, progress
+# ---------------------------------------------------------------------------
+
+
+def _audit_table(argv, tmp_path, capsys, name):
+    table = tmp_path / f"{name}.csv"
+    code, out, err = run(
+        [*argv, "--out", tmp_path / f"{name}.html", "--csv-out", table], capsys
+    )
+    assert code == 0, err
+    return pd.read_csv(table, index_col=0), out, err
+
+
+def test_audit_in_chunks_equals_whole_file(predictions_csv, tmp_path, capsys):
+    """Chunks of 7 rows (a group or a label absent from some chunks) give the
+    report of the whole file, and the report of rows counted in memory."""
+    path, frame = predictions_csv
+    base = _audit(path, "--group", "sex")
+    whole, out, _ = _audit_table(base, tmp_path, capsys, "whole")
+    chunks, out_chunks, _ = _audit_table(
+        [*base, "--chunksize", "7"], tmp_path, capsys, "chunks"
+    )
+    pd.testing.assert_frame_equal(whole, chunks)
+    assert out.splitlines()[:8] == out_chunks.splitlines()[:8]
+    from sklearn_smallfair.audit import audit_predictions
+
+    direct = audit_predictions(
+        frame["y"], frame["pred"], sensitive_features=frame[["race", "sex"]]
+    ).frame
+    assert list(whole.index) == list(direct.index)
+    np.testing.assert_allclose(whole["tpr"], direct["tpr"])
+    np.testing.assert_array_equal(whole["n"], direct["n"])
+
+
+def test_audit_parquet_equals_csv(predictions_csv, tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    path, frame = predictions_csv
+    parquet = tmp_path / "predictions.parquet"
+    frame.to_parquet(parquet, row_group_size=50)
+    from_csv, _, _ = _audit_table(_audit(path), tmp_path, capsys, "csv")
+    argv = ["audit", "--parquet", parquet, "--target", "y", "--prediction", "pred"]
+    argv += ["--group", "race", "--chunksize", "64"]
+    from_parquet, _, _ = _audit_table(argv, tmp_path, capsys, "parquet")
+    pd.testing.assert_frame_equal(from_csv, from_parquet)
+    # a missing group label is reported by its row
+    holes = frame.astype({"race": object})
+    holes.loc[130, "race"] = None
+    holes.to_parquet(tmp_path / "holes.parquet", row_group_size=50)
+    argv[2] = tmp_path / "holes.parquet"
+    code, _, err = run([*argv, "--out", tmp_path / "h.html"], capsys)
+    assert_error(code, err, 1, "group column 'race'", "first on row 131")
+    code, _, err = run(
+        [*argv[:2], path, *argv[3:], "--out", tmp_path / "h.html"], capsys
+    )
+    assert_error(code, err, 1, "cannot read", "as Parquet")
+
+
+def test_audit_parquet_without_pyarrow(predictions_csv, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    path, _ = predictions_csv
+    argv = ["audit", "--parquet", path, "--target", "y", "--prediction", "pred"]
+    code, _, err = run([*argv, "--group", "race", "--out", tmp_path / "x.html"], capsys)
+    assert_error(code, err, 1, "needs pyarrow", "sklearn-smallfair[parquet]")
+
+
+def test_audit_progress_line_without_tqdm(
+    predictions_csv, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    path, _ = predictions_csv
+    argv = [*_audit(path), "--chunksize", "150", "--progress", "--tests", "none"]
+    _, _, err = _audit_table(argv, tmp_path, capsys, "progress")
+    assert err.endswith("smallfair: 400 rows read\n")
+    assert err.count("rows read") == 3  # one update per chunk, on one line
+    _, _, err = _audit_table([*argv, "--no-progress"], tmp_path, capsys, "quiet")
+    assert err == ""

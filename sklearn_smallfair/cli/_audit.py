@@ -1,5 +1,14 @@
-"""``smallfair audit``: audit of a CSV table of predictions (one row per person)."""
+"""``smallfair audit``: audit of a table of predictions (one row per person).
 
+The CSV or Parquet file is read chunk by chunk, only the columns needed: each
+chunk's rows are counted into confusion matrices keyed by the group and class
+labels, the chunks' tables are added by label, and the audit runs on the
+per-group table. The memory used is bounded by the chunk size and the number of
+groups, not by the number of rows.
+"""
+
+import argparse
+import sys
 import textwrap
 import warnings
 from pathlib import Path
@@ -8,13 +17,11 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import UndefinedMetricWarning
 
+from . import _io
 from ._io import (
     _agg_backend,
     _check_distinct,
     _check_output,
-    _line_of,
-    _read_csv,
-    _require_columns,
     _show,
     _summary,
     _write,
@@ -26,6 +33,8 @@ from ._options import (
     _add_force,
     _check_metrics,
     _non_negative_float,
+    _one_line,
+    _positive_int,
     _probability,
     _seed,
     _separator,
@@ -81,7 +90,11 @@ def add_parser(subparsers):
         ),
         epilog=_AUDIT_EPILOG,
     )
-    parser.add_argument("--csv", required=True, metavar="FILE", help="input CSV file")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--csv", metavar="FILE", help="input CSV file")
+    source.add_argument(
+        "--parquet", metavar="FILE", help="input Parquet file (needs pyarrow)"
+    )
     parser.add_argument(
         "--target", required=True, metavar="COL", help="column of true labels"
     )
@@ -167,39 +180,96 @@ def add_parser(subparsers):
         default=0,
         help="seed of the Monte Carlo parts (default: 0)",
     )
+    parser.add_argument(
+        "--chunksize",
+        type=_positive_int,
+        default=_io.CHUNK_ROWS,
+        metavar="ROWS",
+        help="rows read at a time; bounds the memory used (default: 1000000)",
+    )
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show the rows read on stderr (tqdm when installed); default: when "
+        "stderr is a terminal",
+    )
     _add_force(parser)
     return parser
 
 
-def _label_column(frame, column, path):
-    values = frame[column]
-    missing = values.isna()
+def _where(path, fmt, position):
+    """Where row ``position`` (from 0) is: its CSV line (header = line 1) or its
+    Parquet row (from 1)."""
+    if fmt == "parquet":
+        return f"row {position + 1}"
+    return f"line {position + 2}"
+
+
+def _missing(values):
+    """Mask of missing labels (NaN, None) in a chunk's column."""
+    from .._validation import _Coded, _missing_mask
+
+    if isinstance(values, _Coded):
+        return values.codes < 0
+    if values.dtype.kind in "biu":
+        return np.zeros(values.shape[0], dtype=bool)
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    return np.asarray(pd.isna(values), dtype=bool) | _missing_mask(values)
+
+
+def _label_values(values, column, path, fmt, start):
+    """A chunk's column of class labels, checked; returns its distinct labels."""
+    from .._validation import _distinct
+
+    missing = _missing(values)
     if missing.any():
+        first = start + int(np.flatnonzero(missing)[0])
         raise CLIError(
             f"column {column!r} of {path} has {int(missing.sum())} missing "
-            f"value(s) (first on line {_line_of(frame, missing)}); drop or fill "
+            f"value(s) (first on {_where(path, fmt, first)}); drop or fill "
             f"those rows"
         )
-    if values.dtype.kind == "f" and not np.array_equal(values, np.round(values)):
-        raise CLIError(
-            f"column {column!r} of {path} holds continuous values, but binary "
-            f"labels are needed; threshold the scores into class labels first"
-        )
-    labels = pd.unique(values)
-    if len(labels) > 2:
-        shown = ", ".join(repr(v) for v in sorted(labels.tolist(), key=str)[:10])
-        more = ", ..." if len(labels) > 10 else ""
-        raise CLIError(
-            f"column {column!r} of {path} must hold binary labels, but has "
-            f"{len(labels)} distinct values ({shown}{more})"
-        )
-    return values
+    labels = _distinct(values)
+    return labels
 
 
-def _pos_label(text, y_true, y_pred, names):
+class _Labels:
+    """The distinct labels of a label column over the chunks read so far."""
+
+    def __init__(self, column, path):
+        self.column, self.path = column, path
+        self.values = pd.Index([])
+        self.kinds = set()
+
+    def add(self, labels, kind):
+        self.kinds.add(kind)
+        self.values = self.values.append(pd.Index(list(labels))).unique()
+        values = self.values
+        if any(isinstance(v, (float, np.floating)) for v in values) and not all(
+            float(v).is_integer()
+            for v in values
+            if isinstance(v, (float, np.floating, int, np.integer))
+        ):
+            raise CLIError(
+                f"column {self.column!r} of {self.path} holds continuous values, "
+                f"but binary labels are needed; threshold the scores into class "
+                f"labels first"
+            )
+        if len(values) > 2:
+            shown = ", ".join(repr(v) for v in sorted(values.tolist(), key=str)[:10])
+            more = ", ..." if len(values) > 10 else ""
+            raise CLIError(
+                f"column {self.column!r} of {self.path} must hold binary labels, "
+                f"but has {len(values)} distinct values ({shown}{more})"
+            )
+
+
+def _pos_label(text, true, pred, names):
     """The positive label, converted to the type of the label columns."""
-    labels = pd.unique(pd.concat([y_true, y_pred], ignore_index=True))
-    kinds = {y_true.dtype.kind, y_pred.dtype.kind}
+    labels = true.values.append(pred.values).unique()
+    kinds = true.kinds | pred.kinds
     shown = ", ".join(repr(v) for v in sorted(labels.tolist(), key=str))
     columns = f"{names[0]!r} and {names[1]!r}"
     if len(labels) > 2:
@@ -233,38 +303,104 @@ def _pos_label(text, y_true, y_pred, names):
         return value
     # text labels (or a mix, which the audit reports)
     if text is None:
-        raise _UsageError(
-            f"columns {columns} hold text labels ({shown}); name the positive class "
-            f"with --pos-label"
+        raise CLIError(
+            f"columns {columns} hold text labels ({shown}), so the positive class "
+            f"is not known; name it with --pos-label (e.g. --pos-label "
+            f"{str(sorted(labels.tolist(), key=str)[-1])!r})"
         )
     if text not in [str(v) for v in labels.tolist()] and len(labels) == 2:
         raise _UsageError(f"--pos-label {text!r} is not a label of {columns} ({shown})")
     return text
 
 
-def _group_columns(frame, columns, path):
-    for column in columns:
-        missing = frame[column].isna()
-        if missing.any():
-            raise CLIError(
-                f"group column {column!r} of {path} has {int(missing.sum())} missing "
-                f"value(s) (first on line {_line_of(frame, missing)}); fill them "
-                f"(e.g. with 'unknown') or drop those rows"
-            )
-        if frame[column].dtype.kind == "O":
-            blank = frame[column].astype(str).str.strip() == ""
-            if blank.any():
-                raise CLIError(
-                    f"group column {column!r} of {path} has {int(blank.sum())} blank "
-                    f"label(s) (first on line {_line_of(frame, blank)}); fill them "
-                    f"or drop those rows"
+def _group_values(values, column, path, fmt, start):
+    """A chunk's column of group labels, checked (no missing or blank label)."""
+    from .._validation import _Coded
+
+    missing = _missing(values)
+    if missing.any():
+        first = start + int(np.flatnonzero(missing)[0])
+        raise CLIError(
+            f"group column {column!r} of {path} has {int(missing.sum())} missing "
+            f"value(s) (first on {_where(path, fmt, first)}); fill them "
+            f"(e.g. with 'unknown') or drop those rows"
+        )
+    if isinstance(values, _Coded):
+        labels = values.categories[np.unique(values.codes)]
+    elif values.dtype.kind == "O":
+        labels = pd.unique(values)
+    else:
+        return values
+    blank_labels = [v for v in labels if str(v).strip() == ""]
+    if blank_labels:
+        rows = values.to_numpy() if isinstance(values, _Coded) else values
+        blank = np.isin(rows, np.array(blank_labels, dtype=object))
+        first = start + int(np.flatnonzero(blank)[0])
+        raise CLIError(
+            f"group column {column!r} of {path} has {int(blank.sum())} blank "
+            f"label(s) (first on {_where(path, fmt, first)}); fill them "
+            f"or drop those rows"
+        )
+    return values
+
+
+def _count_file(args, source, fmt, groups, err):
+    """Read the file chunk by chunk and count each group's confusion matrix by
+    label; return ``(counts table, pos_label, number of rows)``."""
+    from .._counting import _finish, _merge, _partial_counts
+    from .._validation import _Coded, _Columns
+
+    target, prediction = args.target, args.prediction
+    n_rows, chunks = _io.read_chunks(
+        source,
+        [target, prediction, *groups],
+        fmt=fmt,
+        sep=args.sep,
+        chunksize=args.chunksize,
+    )
+    progress = _io.Progress(
+        n_rows,
+        enabled=args.progress
+        if args.progress is not None
+        else getattr(err, "isatty", lambda: False)(),
+        err=err,
+    )
+    true, pred = _Labels(target, source), _Labels(prediction, source)
+    table, total = None, 0
+    try:
+        for start, chunk in chunks:
+            y = {}
+            for column, labels in ((target, true), (prediction, pred)):
+                values = chunk[column]
+                if isinstance(values, _Coded):
+                    values = values.to_numpy()
+                labels.add(
+                    _label_values(values, column, source, fmt, start), values.dtype.kind
                 )
-    if len(columns) == 1:
-        return frame[columns[0]]
-    return frame[list(columns)]
+                y[column] = values
+            columns = [_group_values(chunk[g], g, source, fmt, start) for g in groups]
+            try:
+                part, _ = _partial_counts(
+                    y[target], y[prediction], _Columns((columns, "|".join(groups)))
+                )
+                table = _merge([table, part])
+            except (ValueError, TypeError) as exc:
+                raise CLIError(f"{source}: {_one_line(exc)}") from None
+            n = y[target].shape[0]
+            total += n
+            progress.update(n)
+    finally:
+        progress.close()
+    pos_label = _pos_label(args.pos_label, true, pred, (target, prediction))
+    try:
+        labels, counts = _finish(table, pos_label)
+    except ValueError as exc:
+        raise CLIError(f"{source}: {_one_line(exc)}") from None
+    index = pd.Index(labels, name="|".join(groups))
+    return pd.DataFrame(counts, index=index, columns=["TP", "FN", "FP", "TN"]), total
 
 
-def run(args, out):
+def run(args, out, err=None):
     """Run ``smallfair audit``.
 
     Read the table, print the findings and write the reports.
@@ -275,6 +411,8 @@ def run(args, out):
         The parsed options.
     out : file-like
         Where to print the results.
+    err : file-like, default=None
+        Where to show the progress of the reading (``sys.stderr``).
 
     Returns
     -------
@@ -284,6 +422,7 @@ def run(args, out):
     from ..audit import audit_predictions
     from ..smoothing import CrossPriorSmoothing
 
+    err = sys.stderr if err is None else err
     metrics = _check_metrics(args.metrics)
     groups = list(args.group)
     twice = sorted({g for g in groups if groups.count(g) > 1})
@@ -296,44 +435,34 @@ def run(args, out):
     ]
     for option, path in outputs:
         _check_output(path, option, force=args.force)
-    _check_distinct([("--csv", args.csv)], outputs)
-    frame = _read_csv(args.csv, sep=args.sep)
-    _require_columns(frame, [args.target, args.prediction, *groups], args.csv)
-    y_true = _label_column(frame, args.target, args.csv)
-    y_pred = _label_column(frame, args.prediction, args.csv)
-    pos_label = _pos_label(
-        args.pos_label, y_true, y_pred, (args.target, args.prediction)
-    )
-    sensitive = _group_columns(frame, groups, args.csv)
+    fmt = "csv" if args.csv is not None else "parquet"
+    source = args.csv if fmt == "csv" else args.parquet
+    _check_distinct([(f"--{fmt}", source)], outputs)
     tests = () if args.tests == ["none"] else tuple(dict.fromkeys(args.tests))
     if "none" in tests:
         raise _UsageError("--tests none cannot be combined with other tests")
+    counts, _ = _count_file(args, source, fmt, groups, err)
     title = args.title or (
         f"Fairness audit of {args.prediction!r} by {' x '.join(groups)} "
-        f"({Path(args.csv).name})"
+        f"({Path(source).name})"
     )
-    n_groups = len(sensitive.drop_duplicates())
-    if n_groups < 2 and args.reference == "rest":
-        label = "|".join(str(v) for v in np.ravel(sensitive.iloc[0]))
+    if len(counts) < 2 and args.reference == "rest":
         raise CLIError(
             f"the group column(s) {', '.join(repr(g) for g in groups)} of "
-            f"{args.csv} hold a single group ({label!r}); an audit compares each "
-            f"group with the others, so it needs at least two groups"
+            f"{source} hold a single group ({str(counts.index[0])!r}); an audit "
+            f"compares each group with the others, so it needs at least two groups"
         )
     with warnings.catch_warnings():
         # undefined (0/0) values are reported in the summary and the tables
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         report = audit_predictions(
-            y_true.to_numpy(),
-            y_pred.to_numpy(),
-            sensitive_features=sensitive,
+            counts=counts,
             metrics=metrics,
             smoothing=CrossPriorSmoothing(lam=args.lam),
             reference=args.reference,
             tests=tests,
             alpha=args.alpha,
             correction=None if args.correction == "none" else args.correction,
-            pos_label=pos_label,
             random_state=args.seed,
             title=title,
         )

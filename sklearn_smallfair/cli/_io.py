@@ -219,6 +219,197 @@ def read_group_counts(path):
 
 
 # ---------------------------------------------------------------------------
+# rows, chunk by chunk
+# ---------------------------------------------------------------------------
+
+#: Rows read at a time by ``smallfair audit`` (bounds its memory).
+CHUNK_ROWS = 1_000_000
+
+
+def _check_file(path, what):
+    p = Path(path)
+    if not p.exists():
+        raise CLIError(f"file not found: {path}")
+    if p.is_dir():
+        raise CLIError(f"{path} is a directory, not a {what} file")
+
+
+def _chunk_column(values):
+    """A column of a chunk as a numpy array, or codes and labels (categorical)."""
+    from .._validation import _category_column
+
+    coded = _category_column(values, as_object=False)
+    return coded if coded is not None else values.to_numpy()
+
+
+def _csv_chunks(path, columns, *, sep, chunksize):
+    """``(n_rows_total, chunks)``; chunks are ``(first_row, {column: values})``."""
+    _check_file(path, "CSV")
+    header = _csv_call(path, lambda: pd.read_csv(path, sep=sep, nrows=0))
+    _require_columns(header, columns, path)
+
+    def chunks():
+        reader = _csv_call(
+            path,
+            lambda: pd.read_csv(
+                path, sep=sep, usecols=list(dict.fromkeys(columns)), chunksize=chunksize
+            ),
+        )
+        start = 0
+        iterator = iter(reader)
+        while True:
+            frame = _csv_call(path, lambda: next(iterator, None))
+            if frame is None:
+                break
+            if frame.shape[0] == 0:
+                continue
+            yield start, {c: _chunk_column(frame[c]) for c in columns}
+            start += frame.shape[0]
+        if start == 0:
+            raise CLIError(f"{path} has a header but no data rows")
+
+    return None, chunks()
+
+
+def _csv_call(path, read):
+    """Run ``read`` (a step of reading the CSV file), turning failures into
+    CLIError."""
+    try:
+        return read()
+    except pd.errors.EmptyDataError:
+        raise CLIError(f"{path} is empty (no header and no rows)") from None
+    except UnicodeDecodeError:
+        raise CLIError(f"cannot read {path}: it is not a UTF-8 text CSV file") from None
+    except pd.errors.ParserError as exc:
+        raise CLIError(f"cannot parse {path} as CSV: {_one_line(exc)}") from None
+    except OSError as exc:
+        raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _parquet_chunks(path, columns, *, chunksize):
+    """``(n_rows_total, chunks)`` of a Parquet file, read batch by batch
+    (``pyarrow``); only ``columns`` are read, text as codes and labels."""
+    from .._dataframes import _arrow_column
+
+    _check_file(path, "Parquet")
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise CLIError(
+            "reading Parquet files needs pyarrow: pip install "
+            "'sklearn-smallfair[parquet]' (or pip install pyarrow)"
+        ) from None
+    try:
+        parquet = pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow's errors: ArrowInvalid, OSError
+        raise CLIError(f"cannot read {path} as Parquet: {_one_line(exc)}") from None
+    names = parquet.schema_arrow.names
+    _require_columns(pd.DataFrame(columns=names), columns, path)
+    wanted = list(dict.fromkeys(columns))
+    n_rows = parquet.metadata.num_rows
+    if n_rows == 0:
+        raise CLIError(f"{path} has columns but no data rows")
+
+    def chunks():
+        start = 0
+        try:
+            for batch in parquet.iter_batches(batch_size=chunksize, columns=wanted):
+                if batch.num_rows == 0:
+                    continue
+                values = {
+                    c: _arrow_column(batch.column(batch.schema.get_field_index(c)))
+                    for c in wanted
+                }
+                yield start, values
+                start += batch.num_rows
+        except (OSError, ValueError) as exc:
+            raise CLIError(f"cannot read {path}: {_one_line(exc)}") from None
+
+    return n_rows, chunks()
+
+
+def read_chunks(path, columns, *, fmt, sep=",", chunksize=CHUNK_ROWS):
+    """Read the ``columns`` of a CSV or Parquet file, ``chunksize`` rows at a time.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    columns : list of str
+        The columns to read (checked before any row is read).
+    fmt : {"csv", "parquet"}
+        The file's format.
+    sep : str, default=","
+        CSV field delimiter.
+    chunksize : int, default=1_000_000
+        Rows per chunk.
+
+    Returns
+    -------
+    n_rows : int or None
+        Rows in the file when known without reading it (Parquet), else None.
+    chunks : iterator of (int, dict)
+        ``(index of the chunk's first row, {column: values})``; values are numpy
+        arrays, or codes and labels for categorical and text Parquet columns.
+    """
+    if fmt == "parquet":
+        return _parquet_chunks(path, columns, chunksize=chunksize)
+    return _csv_chunks(path, columns, sep=sep, chunksize=chunksize)
+
+
+class Progress:
+    """Rows read so far, on stderr: a tqdm bar when tqdm is installed, else one
+    line rewritten in place.
+
+    Parameters
+    ----------
+    total : int or None
+        Rows expected, when known.
+    enabled : bool
+        Whether anything is shown.
+    err : file-like, default=None
+        Where to show it (``sys.stderr``).
+    """
+
+    def __init__(self, total, enabled, err=None):
+        self.total = total
+        self.err = sys.stderr if err is None else err
+        self.done = 0
+        self.bar = None
+        self.enabled = enabled
+        if not enabled:
+            return
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            return
+        self.bar = tqdm(
+            total=total, unit=" rows", unit_scale=True, desc="reading", file=self.err
+        )
+
+    def update(self, rows):
+        """Count ``rows`` more rows read."""
+        self.done += rows
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.update(rows)
+            return
+        of = f" of {self.total:,}" if self.total else ""
+        print(f"\rsmallfair: {self.done:,}{of} rows read", end="", file=self.err)
+        self.err.flush()
+
+    def close(self):
+        """End the bar (or the line)."""
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.close()
+        elif self.done:
+            print(file=self.err)
+
+
+# ---------------------------------------------------------------------------
 # output
 # ---------------------------------------------------------------------------
 
