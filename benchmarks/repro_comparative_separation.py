@@ -443,31 +443,58 @@ def one_repeat(
 
 
 def run_protocol(
-    X, y, A, *, n_repeats, seed, n_jobs, n_calibrated=0, n_checked=20, **kwargs
+    X,
+    y,
+    A,
+    *,
+    n_repeats,
+    seed,
+    n_jobs,
+    n_calibrated=0,
+    n_checked=20,
+    chunk=100,
+    on_chunk=None,
+    **kwargs,
 ):
     """Rows of ``n_repeats`` repeats; the same seeds whatever ``n_jobs``.
 
     The package's calibrated tests run on the first ``n_calibrated`` repeats, and
     the counts-based published tests are checked against the package's functions
-    on the first ``n_checked``.
+    on the first ``n_checked``. The repeats run in chunks of ``chunk``;
+    ``on_chunk(frame)`` is called with the rows so far after each chunk (the
+    script writes its results there, so a long run interrupted keeps what it
+    finished).
     """
     seeds = resolve_seed(seed).spawn(n_repeats)
     design = PublishedDesign(X)
-    chunks = Parallel(n_jobs=n_jobs)(
-        delayed(one_repeat)(
-            design,
-            y,
-            A,
-            s,
-            calibrated=i < n_calibrated,
-            check=i < n_checked,
-            **kwargs,
-        )
-        for i, s in enumerate(seeds)
-    )
-    return pd.DataFrame(
-        [dict(row, repeat=i) for i, rows in enumerate(chunks) for row in rows]
-    )
+    frames = []
+    with Parallel(n_jobs=n_jobs) as parallel:
+        for start in range(0, n_repeats, chunk):
+            stop = min(start + chunk, n_repeats)
+            chunks = parallel(
+                delayed(one_repeat)(
+                    design,
+                    y,
+                    A,
+                    seeds[i],
+                    calibrated=i < n_calibrated,
+                    check=i < n_checked,
+                    **kwargs,
+                )
+                for i in range(start, stop)
+            )
+            frames.append(
+                pd.DataFrame(
+                    [
+                        dict(row, repeat=start + k)
+                        for k, rows in enumerate(chunks)
+                        for row in rows
+                    ]
+                )
+            )
+            if on_chunk is not None:
+                on_chunk(pd.concat(frames, ignore_index=True))
+    return pd.concat(frames, ignore_index=True)
 
 
 def summarize(frame):
@@ -490,6 +517,7 @@ def table5(
     n_calibrated,
     protocols=None,
     datasets=None,
+    save=None,
 ):
     all_protocols = {
         "published": (dict(compas=published_compas, german=published_german), {}),
@@ -513,6 +541,40 @@ def table5(
                 continue
             X, y, A = load(home)
             start = time.perf_counter()
+            key = f"{name} / {dataset}"
+
+            def report(
+                frame,
+                final=False,
+                name=name,
+                dataset=dataset,
+                key=key,
+                X=X,
+                start=start,
+            ):
+                summary = summarize(frame)
+                done = int(frame["repeat"].max()) + 1
+                shown = summary.copy()
+                if name == "published":
+                    pub = [PUBLISHED_TABLE_V[(dataset, a, t)] for a, t in summary.index]
+                    shown.insert(0, "paper_sep", [p[0] for p in pub])
+                    shown.insert(1, "paper_comp", [p[1] for p in pub])
+                elapsed = time.perf_counter() - start
+                print(
+                    f"\n{key}: {X.shape[0]} rows, {done} repeats"
+                    f"{'' if final else ' so far'}, {elapsed:.0f} s",
+                    flush=True,
+                )
+                print(shown.round(3).to_string(), flush=True)
+                results[key] = {
+                    "n_rows": int(X.shape[0]),
+                    "n_repeats": done,
+                    "seconds": elapsed,
+                    "rows": shown.reset_index().to_dict(orient="records"),
+                }
+                if save is not None:
+                    save(results)
+
             frame = run_protocol(
                 X,
                 y,
@@ -521,26 +583,10 @@ def table5(
                 seed=0,
                 n_jobs=n_jobs,
                 n_calibrated=n_calibrated if name == "published" else 0,
+                on_chunk=report,
                 **kwargs,
             )
-            summary = summarize(frame)
-            elapsed = time.perf_counter() - start
-            print(
-                f"\n{name} / {dataset}: {X.shape[0]} rows, {repeats} repeats, "
-                f"{elapsed:.0f} s"
-            )
-            shown = summary.copy()
-            if name == "published":
-                pub = [PUBLISHED_TABLE_V[(dataset, a, t)] for a, t in summary.index]
-                shown.insert(0, "paper_sep", [p[0] for p in pub])
-                shown.insert(1, "paper_comp", [p[1] for p in pub])
-            print(shown.round(3).to_string())
-            results[f"{name} / {dataset}"] = {
-                "n_rows": int(X.shape[0]),
-                "n_repeats": repeats,
-                "seconds": elapsed,
-                "rows": shown.reset_index().to_dict(orient="records"),
-            }
+            report(frame, final=True)
     return results
 
 
@@ -616,6 +662,11 @@ def table8(home, n_pair_draws, seed=1):
     return results
 
 
+def _save(path, results):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps(results, indent=1, default=float), what="results")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n-repeats", type=int, default=1000)
@@ -651,12 +702,10 @@ def main(argv=None):
                     args.n_calibrated,
                     args.protocols,
                     args.datasets,
+                    save=lambda partial: _save(args.json, {**results, **partial}),
                 )
             )
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(
-        args.json, json.dumps(results, indent=1, default=float), what="results"
-    )
+    _save(args.json, results)
     print(f"\nwritten: {args.json}")
 
 
