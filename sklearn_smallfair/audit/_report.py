@@ -328,12 +328,12 @@ class AuditReport:
         --------
         >>> from sklearn_smallfair.audit import audit_predictions
         >>> report = audit_predictions(
-        ...     counts={"a": [40, 10, 5, 45], "b": [5, 1, 1, 5]}, metrics="tpr")
+        ...     counts={"a": [40, 10, 5, 45], "b": [4, 2, 2, 8]}, metrics="tpr")
         >>> cell = report.cell("b", "tpr")
         >>> cell["verdict"], round(cell["difference"], 2)
-        ('inconclusive', 0.03)
+        ('inconclusive', -0.13)
         >>> cell["short"]
-        'no gap detectable'
+        'needs gap > 0.55'
         """
         row = self.frame.loc[group]
         return _cell(self, group, row, metric)
