@@ -313,7 +313,53 @@ def exact_terms(metric, batch):
 
 
 def exact(metric, batch):
-    """The exact law (DESIGN 5.3), to ``WINDOW_MASS`` for the windowed sums."""
+    """The exact law (DESIGN 5.3), to ``WINDOW_MASS`` for the windowed sums.
+
+    Parameters
+    ----------
+    metric : Metric
+        A single-group metric of the registry (binomial, joint ratio or ``mb``).
+    batch : Batch
+        The groups tested.
+
+    Returns
+    -------
+    Tails
+        Lower and upper tails, ``P(undefined)`` and standard errors (0) per group.
+
+    Notes
+    -----
+    Joint ratios ``c_i / (c_i + c_j)`` and marginal benefit are sums over the
+    denominator ``K = c_i + c_j ~ Bin(n, q)``, ``q = p_i + p_j``, of the weight
+    ``Bin(K; n, q)`` times a binomial tail of the numerator given ``K``. Only the
+    window ``lo <= K <= hi`` of :func:`window` is summed: Bernstein's inequality
+    for the ``n`` independent indicators of the two cells, with ``sigma^2 = n q
+    (1 - q)`` and ``L = log(2 / WINDOW_MASS)``, bounds each tail outside
+    ``n q +- t``, ``t = L / 3 + sqrt(L^2 / 9 + 2 L sigma^2)``, by ``WINDOW_MASS /
+    2``. The binomial mass left out is therefore at most ``WINDOW_MASS = 1e-15``
+    per group, and since every term is a probability times a weight, each tail is
+    at most ``1e-15`` below the full sum. The window holds about ``16.8 sigma +
+    25 = O(sqrt(n))`` terms: 8,417 of the 1,000,001 denominators at ``n =
+    10^6`` and 26,569 of the 10,000,001 at ``n = 10^7`` for ``q = 1/2`` (``tpr``
+    at ``n = 10^7`` takes about 15 ms). Each term follows from the previous one by the
+    binomial recursions along the path of integer thresholds (:func:`_path_tail`,
+    :func:`_binomial_run`), anchored every ``2^16`` terms by one incomplete beta
+    function; all groups are summed together. :func:`_exact_full` is the plain
+    sum over all ``n + 1`` denominators, one ``scipy.special`` incomplete beta
+    per term, kept as the reference of the window in the tests.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_smallfair.metrics import get_metric
+    >>> from sklearn_smallfair.stats._match_laws import Batch, exact, score
+    >>> tpr = get_metric("tpr")
+    >>> counts = np.array([[30, 20, 10, 40]])
+    >>> reference = np.array([[300.0, 100.0, 100.0, 500.0]])
+    >>> tails = exact(tpr, Batch(counts, reference, score(tpr, counts)))
+    >>> round(float(tails.lower[0]), 6), round(float(tails.upper[0]), 6)
+    (0.020576, 0.982533)
+    """
     if family(metric) == "binomial":
         return _exact_binomial(metric, batch)
     if batch.dirichlet is not None:
@@ -412,6 +458,44 @@ def _exact_windowed(metric, batch):
         log_empty = n * np.log1p(-np.minimum(q, 1.0))
     p_undef = np.where(zero, np.exp(log_empty), 0.0)
     p_def = np.where(zero, -np.expm1(log_empty), 1.0)
+    return _tails(lower_u, upper_u, p_def, p_undef, batch)
+
+
+def _exact_full(metric, batch):
+    """The exact law of joint ratios and marginal benefit by the plain sum over
+    all ``n + 1`` denominators ``K``: one binomial pmf and one incomplete beta
+    function per term, no window and no recursion (the reference of
+    :func:`_exact_windowed`; ``O(n)`` per group)."""
+    G = batch.counts.shape[0]
+    n, p = batch.n, batch.p
+    fam = family(metric)
+    smoothed = fam == "joint_ratio" and batch.smoothing is not None
+    i, j, u, v, r, joint = _linear_form(metric, batch)
+    if smoothed:
+        alpha, beta = _smoothing_shift(metric, batch)
+    lower_u, upper_u = np.zeros(G), np.zeros(G)
+    p_def, p_undef = np.ones(G), np.zeros(G)
+    for g in range(G):
+        q = p[g, i] + p[g, j]
+        theta = p[g, i] / q if q > 0 else 0.0
+        zero = joint and (not smoothed or beta[g] <= 0)
+        K = np.arange(1 if zero else 0, int(n[g]) + 1, dtype=np.int64)
+        weight = stats.binom.pmf(K, int(n[g]), q)
+        if zero:
+            p_undef[g] = (1.0 - q) ** int(n[g])
+            p_def[g] = 1.0 - p_undef[g]
+        if np.isnan(batch.score[g]):
+            continue
+        if smoothed:
+            y = batch.score[g] * (K + beta[g]) - alpha[g]
+            tol = _SMOOTH_TOL * np.maximum(1.0, np.abs(y))
+            below, above = np.floor(y + tol), np.ceil(y - tol)
+        else:
+            num = int(r[g]) + int(v[g]) * K
+            den = int(u[g]) + int(v[g])
+            below, above = num // den, -((-num) // den)
+        lower_u[g] = weight @ _cdf(below, K, theta)
+        upper_u[g] = weight @ _sf(above, K, theta)
     return _tails(lower_u, upper_u, p_def, p_undef, batch)
 
 
