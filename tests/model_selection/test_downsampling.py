@@ -350,28 +350,46 @@ def test_exact_work_bound_suggests_montecarlo(monkeypatch, no_work):
     assert not no_work.exists()
 
 
-@pytest.mark.parametrize(
-    "metrics, largest", [("mcc", 463), ("tpr", 5791), (("tpr", "ppv", "mcc"), 463)]
-)
-def test_exact_size_above_the_memory_bound(no_work, metrics, largest):
+@pytest.mark.parametrize("metrics", ["mcc", "tpr", ("tpr", "ppv", "mcc")])
+def test_exact_memory_budget_too_small(no_work, metrics):
+    # block by block, the exact sums need their probability tables and one block
     with pytest.raises(ValueError) as exc:
         downsampling_experiment(
-            counts=COUNTS, metrics=metrics, sizes=[10, 10**6], checkpoint=no_work
+            counts=COUNTS,
+            metrics=metrics,
+            sizes=[10, 10**6],
+            memory_budget=1 << 20,
+            checkpoint=no_work,
         )
     message = str(exc.value)
-    assert message.startswith("sizes: size 1000000 with method='exact'")
-    assert "above the bound MAX_SIZE_BYTES = 2 GiB" in message
-    assert f"Use sizes up to {largest} " in message
-    assert "method='montecarlo'" in message
+    assert message.startswith("memory_budget: the exact sums of size 1000000")
+    assert "above memory_budget = 1 MiB" in message
+    assert "Raise memory_budget, use sizes up to" in message
     assert not no_work.exists()
-    # the largest size it names is accepted by the check
+    # the largest size it names fits in the budget, the next one does not
     from sklearn_smallfair.metrics import get_metrics
     from sklearn_smallfair.model_selection import _downsampling
 
+    largest = int(message.split("use sizes up to ")[1].split(",")[0])
     plan = _downsampling._plan(get_metrics(metrics, single_group=True))
-    _downsampling._check_work(np.array([largest]), 2, plan, "exact", 1)
-    with pytest.raises(ValueError, match="MAX_SIZE_BYTES"):
-        _downsampling._check_work(np.array([largest + 1]), 2, plan, "exact", 1)
+    assert _downsampling._exact_bytes(largest, 2, plan) <= 1 << 20
+    assert _downsampling._exact_bytes(largest + 1, 2, plan) > 1 << 20
+    with pytest.raises(ValueError, match="memory_budget"):
+        _downsampling._check_work(np.array([largest + 1]), 2, plan, "exact", 1, 1 << 20)
+
+
+def test_exact_large_size_is_bounded_by_work_not_memory(no_work):
+    # the exact sums no longer hold a size's matrices: only MAX_WORK refuses
+    with pytest.raises(ValueError, match="above the bound MAX_WORK"):
+        downsampling_experiment(
+            counts=COUNTS, metrics="mcc", sizes=[10**5], checkpoint=no_work
+        )
+    assert not no_work.exists()
+
+
+def test_memory_budget_bad_value():
+    with pytest.raises(ValueError, match="'memory_budget' parameter"):
+        downsampling_experiment(counts=COUNTS, sizes=[5], memory_budget=1000)
 
 
 def test_montecarlo_histogram_above_the_memory_bound_names_n_draws(no_work):
@@ -386,8 +404,9 @@ def test_montecarlo_histogram_above_the_memory_bound_names_n_draws(no_work):
             checkpoint=no_work,
         )
     message = str(exc.value)
-    assert "MAX_SIZE_BYTES" in message and "1000 group(s)" in message
-    assert "Lower n_draws below 585,276" in message
+    assert message.startswith("memory_budget: size 150 with method='montecarlo'")
+    assert "1000 group(s)" in message
+    assert "lower n_draws below 585,276" in message
 
 
 def test_n_draws_bound():

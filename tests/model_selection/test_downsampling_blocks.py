@@ -1,0 +1,173 @@
+"""The exact downsampling sums block by block against the whole-support sums.
+
+``_size_stats(..., method="exact")`` holds every matrix (or block-sum vector) of a
+size with its probability for every group, the way the sums were first computed;
+the block engine (``_exact_task``) must give the same statistics to 1e-12, for
+any block size, memory budget, ``n_jobs`` and set of sizes requested together.
+"""
+
+import itertools
+from math import comb
+
+import numpy as np
+import pytest
+
+from sklearn_smallfair import enumerate_confusion_matrices
+from sklearn_smallfair.datasets import load_published_groups
+from sklearn_smallfair.metrics import get_metric, metric_names
+from sklearn_smallfair.model_selection import _downsampling, downsampling_experiment
+from sklearn_smallfair.smoothing import AdditiveSmoothing, CrossPriorSmoothing
+
+ESTIMATORS = {
+    "eps_0": AdditiveSmoothing(0.0),
+    "eps_1": AdditiveSmoothing(1.0),
+    "cps_5": CrossPriorSmoothing(5),
+    "cps_20": CrossPriorSmoothing(20),
+    "raw": None,
+}
+COUNTS = {"a": (6, 3, 4, 12), "b": (2, 0, 5, 20), "c": (90, 70, 10, 30)}
+
+
+def _inputs(counts, metrics, estimators, sampling):
+    groups = list(counts)
+    k = np.array([counts[g] for g in groups], dtype=np.int64)
+    refs = (k.sum(axis=0) - k).astype(np.float64)
+    ms = [get_metric(m) for m in metrics]
+    targets = np.stack([m.func(k.astype(float)) for m in ms], axis=1)
+    kk = k if sampling == "hypergeometric" else k.astype(np.float64)
+    return groups, kk, refs, targets, ms
+
+
+@pytest.mark.parametrize("sampling", ["multinomial", "hypergeometric"])
+def test_blocks_equal_whole_support_sums(sampling):
+    metrics = metric_names(n_groups=1)
+    groups, counts, refs, targets, ms = _inputs(COUNTS, metrics, ESTIMATORS, sampling)
+    sizes = [1, 4, 17, 40]
+    blocks = _downsampling._run_task(
+        sizes,
+        groups,
+        counts,
+        refs,
+        targets,
+        metrics,
+        ESTIMATORS,
+        "exact",
+        sampling,
+        1,
+        None,
+        1 << 20,
+    )
+    plan = _downsampling._plan(ms)
+    for n, stats in blocks:
+        whole = _downsampling._size_stats(
+            n,
+            counts,
+            refs,
+            targets,
+            plan,
+            list(ESTIMATORS.values()),
+            "exact",
+            sampling,
+            1,
+            None,
+        )
+        assert np.array_equal(np.isnan(stats), np.isnan(whole))
+        np.testing.assert_allclose(stats, whole, rtol=0, atol=1e-12, equal_nan=True)
+
+
+def test_blocks_equal_whole_support_sums_published_groups():
+    counts, reference = load_published_groups()
+    metrics = ["tpr", "mcc", "f1", "mb", "acc"]
+    full = downsampling_experiment(
+        counts=counts,
+        reference=reference,
+        metrics=metrics,
+        estimators=ESTIMATORS,
+        sizes=[60],
+    )
+    groups = list(counts.index)
+    k = counts.to_numpy(np.float64)
+    refs = reference.to_numpy(np.float64)
+    ms = [get_metric(m) for m in metrics]
+    targets = np.stack([m.func(k) for m in ms], axis=1)
+    whole = _downsampling._size_stats(
+        60,
+        k,
+        refs,
+        targets,
+        _downsampling._plan(ms),
+        list(ESTIMATORS.values()),
+        "exact",
+        "multinomial",
+        1,
+        None,
+    )
+    got = full[["mse", "bias", "variance", "p_undefined"]].to_numpy()
+    # rows in (group, size, estimator, metric) order
+    expected = whole.reshape(len(groups), -1, whole.shape[-1]).reshape(-1, 4)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12, equal_nan=True)
+
+
+def test_results_do_not_depend_on_budget_jobs_or_other_sizes():
+    kw = dict(counts=COUNTS, metrics=["tpr", "mcc", "ppv"], estimators=ESTIMATORS)
+    base = downsampling_experiment(sizes=range(5, 41), **kw)
+    small = downsampling_experiment(sizes=range(5, 41), memory_budget=1 << 20, **kw)
+    jobs = downsampling_experiment(sizes=range(5, 41), n_jobs=2, **kw)
+    alone = downsampling_experiment(sizes=[33], **kw)
+    cols = ["mse", "bias", "variance", "p_undefined"]
+    # the same blocks: the same bits
+    assert base[cols].equals(jobs[cols])
+    at33 = base[base["n"] == 33].reset_index(drop=True)
+    assert at33[cols].equals(alone[cols])
+    # other blocks: the same numbers to round-off
+    np.testing.assert_allclose(
+        small[cols].to_numpy(),
+        base[cols].to_numpy(),
+        rtol=0,
+        atol=1e-13,
+        equal_nan=True,
+    )
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_support_rows_by_rank(k):
+    for n in (0, 1, 7, 60):
+        total = comb(n + k - 1, k - 1)
+        whole = (
+            enumerate_confusion_matrices(n)
+            if k == 4
+            else _downsampling._build_compositions(n, k)
+        )
+        assert np.array_equal(_downsampling._support_rows(n, k, 0, total), whole)
+        # any slice, without building the other rows
+        a, b = total // 3, total - total // 5
+        assert np.array_equal(_downsampling._support_rows(n, k, a, b), whole[a:b])
+
+
+def test_blocks_never_hold_two_pieces_of_a_size():
+    sizes = [5, 40, 41, 100]
+    rows = 500
+    seen = []
+    for block in _downsampling._blocks(sizes, 4, rows):
+        assert sum(b - a for _, _, a, b in block) <= rows
+        positions = [p for p, _, _, _ in block]
+        assert len(positions) == len(set(positions))
+        seen += [(n, a, b) for _, n, a, b in block]
+    for n in sizes:
+        pieces = [(a, b) for m, a, b in seen if m == n]
+        assert pieces[0][0] == 0 and pieces[-1][1] == comb(n + 3, 3)
+        assert all(p[1] == q[0] for p, q in itertools.pairwise(pieces))
+        assert all(a % rows == 0 for a, _ in pieces)
+
+
+def test_neglected_rows_leave_out_at_most_their_bound():
+    # the rows skipped for a group carry at most NEGLECTED_MASS of probability
+    k = np.array([[19246.0, 10933.0, 12741.0, 54347.0], [13.0, 26.0, 31.0, 275.0]])
+    n = 150
+    cells = enumerate_confusion_matrices(n)
+    logw = _downsampling._logpmf_by_group(cells, k, "multinomial")
+    floor = np.log(_downsampling.NEGLECTED_MASS) - np.log(cells.shape[0])
+    dropped = np.where(logw < floor, np.exp(logw), 0.0).sum(axis=1)
+    assert np.all(dropped <= _downsampling.NEGLECTED_MASS)
+    # and the skipped rows are most of the support at this size
+    assert np.all((logw < floor).mean(axis=1) > 0.5)
