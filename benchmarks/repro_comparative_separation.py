@@ -76,7 +76,6 @@ Results are printed as tables and written as JSON (default
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -102,7 +101,11 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 from sklearn_smallfair._output import write_atomic  # noqa: E402
 from sklearn_smallfair._random import resolve_seed  # noqa: E402
-from sklearn_smallfair.datasets import fetch_compas, fetch_german_credit  # noqa: E402
+from sklearn_smallfair.datasets import (  # noqa: E402
+    fetch_compas,
+    fetch_german_credit,
+    get_data_home,
+)
 from sklearn_smallfair.metrics import (  # noqa: E402
     average_odds_difference,
     equal_opportunity_difference,
@@ -155,9 +158,9 @@ PUBLISHED_TABLE_VIII = {
 # data
 # -------------------------------------------------------------------------------------
 def data_home(arg=None):
-    """The data folder: ``arg``, else ``$SMALLFAIR_DATA``, else ``~/smallfair_data``."""
-    home = arg or os.environ.get("SMALLFAIR_DATA") or Path("~") / "smallfair_data"
-    return Path(home).expanduser()
+    """The data folder: ``arg``, else ``$SMALLFAIR_DATA``, else ``~/smallfair_data``
+    (:func:`sklearn_smallfair.datasets.get_data_home`)."""
+    return get_data_home(arg)
 
 
 _COMPAS_FEATURES = [

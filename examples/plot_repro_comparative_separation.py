@@ -16,10 +16,9 @@ numbers of that run, with the reason for every difference, are on the
 reproduction page of the documentation.
 
 The data are not shipped with the package. They are read from the package's
-data folder (the environment variable ``SMALLFAIR_DATA``, else
-``~/smallfair_data``), where :func:`~sklearn_smallfair.datasets.fetch_compas`
-and :func:`~sklearn_smallfair.datasets.fetch_german_credit` download them; the
-Jira file is read from the same folder.
+data folder (:func:`~sklearn_smallfair.datasets.get_data_home`), where
+:func:`~sklearn_smallfair.datasets.fetch_compas` and
+:func:`~sklearn_smallfair.datasets.fetch_german_credit` download them.
 """
 
 # %%
