@@ -95,3 +95,54 @@ def test_errors():
         fairbalance_weights([], sensitive_features=[])
     with pytest.raises(ValueError, match="y"):
         fairbalance_weights([0, np.nan, 1], sensitive_features=[0, 1, 1])
+
+
+def _published_reweighing(A, y):
+    """The published ``Reweighing(X, y, A)``: ``|Y = y| |A = a| / |A = a, Y = y|``
+    rescaled to sum to ``N``."""
+    frame = pd.DataFrame(A).astype(str).agg("|".join, axis=1).to_frame("a")
+    frame["y"] = y
+    w = (
+        frame.groupby("y")["y"].transform("size")
+        * frame.groupby("a")["y"].transform("size")
+        / frame.groupby(["a", "y"])["y"].transform("size")
+    ).to_numpy()
+    return w * len(w) / w.sum()
+
+
+@pytest.mark.slow
+def test_published_cohorts(compas_path, german_path):
+    # the cohorts of the comparative-separation study's Table V: all COMPAS rows
+    # with race = Caucasian against all others, German credit with age > 25
+    raw = pd.read_csv(compas_path)
+    compas_A = pd.DataFrame(
+        {
+            "sex": (raw["sex"] == "Male").astype(int),
+            "race": (raw["race"] == "Caucasian").astype(int),
+        }
+    )
+    compas_y = (raw["two_year_recid"] == 0).astype(int).to_numpy()
+    german = pd.read_csv(german_path, sep=r"\s+", header=None)
+    german_A = pd.DataFrame(
+        {
+            "age": (german[12] > 25).astype(int),
+            "sex": german[8].isin(["A91", "A93", "A94"]),
+        }
+    ).astype(int)
+    german_y = (german[20] == 1).astype(int).to_numpy()
+    for A, y, n in [(compas_A, compas_y, 7214), (german_A, german_y, 1000)]:
+        assert len(y) == n
+        w = fairbalance_weights(y, sensitive_features=A)
+        np.testing.assert_allclose(w, _published_fairbalance(A, y), rtol=1e-12)
+        np.testing.assert_allclose(
+            reweighing_weights(y, sensitive_features=A),
+            _published_reweighing(A, y),
+            rtol=1e-12,
+        )
+        # each intersectional group's two labels weigh half the group's size
+        key = A.astype(str).agg("|".join, axis=1).to_numpy()
+        cells = pd.DataFrame({"a": key, "y": y, "w": w}).groupby(["a", "y"])["w"].sum()
+        sizes = pd.Series(key).value_counts()
+        for (a, _), total in cells.items():
+            assert total == pytest.approx(sizes[a] / 2)
+        assert w.sum() == pytest.approx(n)
