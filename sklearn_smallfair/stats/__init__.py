@@ -8,6 +8,7 @@ from ._comparative_scoring import (
     make_comparative_separation_scorer,
 )
 from ._match import ENUMERATE_MAX_N, MAX_N_DRAWS, MatchResult, MATCHTest, match_test
+from ._match_multiclass import MulticlassMatchResult, multiclass_match_test
 from ._multitest import adjust_pvalues
 from ._pairs import make_comparative_pairs
 from ._planning import (
@@ -31,6 +32,7 @@ __all__ = [
     "ComparativeSeparationTest",
     "MATCHTest",
     "MatchResult",
+    "MulticlassMatchResult",
     "SeparationResult",
     "SeparationTest",
     "adjust_pvalues",
@@ -44,6 +46,7 @@ __all__ = [
     "match_power",
     "match_sample_size",
     "match_test",
+    "multiclass_match_test",
     "separation_power",
     "separation_sample_size",
     "separation_test",

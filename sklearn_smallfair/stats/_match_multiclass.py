@@ -1,0 +1,736 @@
+"""The MATCH test for K x K confusion matrices.
+
+Under H0 a group's ``K x K`` matrix is ``Multinomial(n, p_ref)`` over its ``K^2``
+cells, ``p_ref`` the reference's proportions. Two paths share that law:
+
+- a per-class (one-vs-rest) registry metric: by the aggregation property of the
+  multinomial, class ``k``'s one-vs-rest matrix is ``Multinomial(n, q_k)`` with
+  ``q_k`` the reference's one-vs-rest proportions, so the binary
+  :func:`~sklearn_smallfair.stats.match_test` is called once on all (group, class)
+  one-vs-rest matrices with their one-vs-rest references, and its laws (exact for
+  binomial and joint-ratio metrics) are reused as they are;
+- an averaged one-vs-rest metric or a whole-matrix metric (accuracy, balanced
+  accuracy, Gorodkin's R_K, Cohen's kappa): the law of the score is summed over all
+  ``C(n + K^2 - 1, K^2 - 1)`` matrices of size ``n`` when there are few enough of
+  them, and estimated from multinomial draws otherwise.
+"""
+
+import warnings
+from collections.abc import Mapping
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from .._confusion import _log_factorial
+from .._params import (
+    RANDOM_STATE,
+    REFERENCE,
+    Number,
+    StrOptions,
+    Whole,
+    validate_params,
+)
+from .._random import child_rng, resolve_seed
+from .._validation import format_label, format_labels
+from ..exceptions import ReferenceWarning, UndefinedGroupMetricWarning
+from ..metrics._multiclass import (
+    MulticlassCounts,
+    _check_square,
+    _resolve,
+    enumerate_multiclass_matrices,
+    multiclass_confusion_counts,
+    multiclass_metric,
+    n_multiclass_matrices,
+    one_vs_rest,
+)
+from ._match import ALTERNATIVES, COLUMNS, MAX_N_DRAWS, METHODS, MatchResult
+from ._match import match_test as _binary_match_test
+from ._multitest import CORRECTION, adjust_pvalues, check_correction
+from ._results import floor_pvalues
+
+__all__ = [
+    "MULTICLASS_AUTO_ENUMERATE_MAX_ROWS",
+    "MULTICLASS_ENUMERATE_MAX_ROWS",
+    "MulticlassMatchResult",
+    "multiclass_match_test",
+]
+
+#: Largest number of K x K matrices ``method="auto"`` enumerates per group size
+#: (about 1.5 s and 35 MB of counts for K = 3): ``n <= 15`` for ``K = 3``,
+#: ``n <= 8`` for ``K = 4``, ``n <= 142`` for ``K = 2``; Monte Carlo above.
+MULTICLASS_AUTO_ENUMERATE_MAX_ROWS = 500_000
+#: Largest number of matrices ``method="enumerate"`` accepts per group size (about
+#: 0.3 GB of counts for K = 3): ``n <= 20`` for ``K = 3``, ``n <= 10`` for ``K = 4``.
+MULTICLASS_ENUMERATE_MAX_ROWS = 4_000_000
+_TIE_RTOL = 1e-12  # score comparisons, as in the binary test
+_MC_CHUNK = 1 << 17  # draws evaluated at once
+_CI_DRAWS = 2000  # posterior draws of the intervals (the binary test's default)
+_JEFFREYS = 0.5
+_MATRIX_METHODS = ("auto", "enumerate", "montecarlo")
+_AVERAGES = ("macro", "weighted", "micro")
+_ROW_COLUMNS = ["group", "class", *COLUMNS[1:]]
+
+
+class MulticlassMatchResult(MatchResult):
+    """Result of :func:`multiclass_match_test`: one row per group, class and metric.
+
+    The table of :class:`MatchResult` with a ``class`` column after ``group``: the
+    class of a one-vs-rest row, ``None`` for an averaged metric (named as in
+    scikit-learn's scorers, e.g. ``"f1_macro"``) or a whole-matrix metric.
+    ``pvalues`` and ``reject`` are indexed by ``group``, then ``class`` when a
+    per-class metric was tested, then ``metric`` when there are several.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.stats import multiclass_match_test
+    >>> counts = {"a": [[8, 1, 1], [2, 6, 2], [1, 1, 9]],
+    ...           "b": [[3, 3, 4], [1, 4, 1], [1, 2, 3]]}
+    >>> res = multiclass_match_test(counts=counts, metric="tpr")
+    >>> res
+    MulticlassMatchResult(alpha=0.05, n_tests=6, n_rejected=1)
+    >>> res.pvalues.round(3)
+    group  class
+    a      0        0.003
+           1        1.000
+           2        0.324
+    b      0        0.052
+           1        1.000
+           2        0.324
+    Name: p_adjusted, dtype: float64
+    """
+
+    _keys = ("group", "class", "metric")
+
+    def _row_keys(self):
+        keys = ["group"]
+        if self.frame["class"].notna().any():
+            keys.append("class")
+        if self.frame["metric"].nunique() > 1:
+            keys.append("metric")
+        return keys
+
+
+# =====================================================================================
+# Data: the groups' matrices, their classes and references
+# =====================================================================================
+def _group_matrices(y_true, y_pred, sensitive_features, counts, labels):
+    """``(groups, class labels, counts (G, K, K) int64)`` from rows or counts."""
+    if counts is not None:
+        given = [
+            name
+            for name, v in (
+                ("y_true", y_true),
+                ("y_pred", y_pred),
+                ("sensitive_features", sensitive_features),
+            )
+            if v is not None
+        ]
+        if given:
+            raise ValueError(
+                f"pass either rows (y_true, y_pred, sensitive_features) or counts, "
+                f"not both; got counts and {', '.join(given)}."
+            )
+        if isinstance(counts, MulticlassCounts):
+            groups, found, cms = counts.groups, counts.labels, counts.counts
+            if labels is None:
+                labels = found
+            if groups is None:
+                cms = np.asarray(cms)[None]
+                groups = np.array([0])
+        elif isinstance(counts, Mapping):
+            groups = np.array(list(counts.keys()), dtype=object)
+            cms = np.asarray([np.asarray(v) for v in counts.values()])
+        else:
+            cms = np.asarray(counts)
+            if cms.ndim == 2:
+                cms = cms[None]
+            groups = np.arange(cms.shape[0])
+        if cms.ndim != 3:
+            raise ValueError(
+                f"counts must hold one K x K matrix per group, shape (n_groups, K, K) "
+                f"(or a mapping {{group: K x K}}); got shape {cms.shape}."
+            )
+        cms = _check_square(cms)
+        k = cms.shape[-1]
+        if labels is None:
+            labels = np.arange(k)
+        labels = np.asarray(labels)
+        if labels.ndim != 1 or labels.shape[0] != k:
+            raise ValueError(
+                f"labels must name the {k} classes of the {k} x {k} counts in order; "
+                f"got {labels.shape[0] if labels.ndim == 1 else labels.shape} "
+                f"label(s). Pass labels of length {k} or leave labels=None."
+            )
+        if len(set(labels.tolist())) != k:
+            raise ValueError(f"labels has repeated values: {format_labels(labels)}.")
+    else:
+        if y_true is None or y_pred is None or sensitive_features is None:
+            raise ValueError(
+                "pass y_true, y_pred and sensitive_features, or counts=<per-group "
+                "K x K matrices>."
+            )
+        res = multiclass_confusion_counts(
+            y_true, y_pred, sensitive_features=sensitive_features, labels=labels
+        )
+        groups, labels, cms = res.groups, res.labels, res.counts
+    if cms.dtype.kind == "f":
+        if not np.array_equal(cms, np.round(cms)):
+            raise ValueError(
+                "the MATCH test needs integer confusion-matrix counts (one per "
+                "person); got fractional counts (e.g. from sample weights or "
+                "smoothing)."
+            )
+    cms = cms.astype(np.int64)
+    if len(set(np.asarray(groups, dtype=object).tolist())) != len(groups):
+        raise ValueError("counts has duplicate group labels.")
+    empty = cms.sum(axis=(1, 2)) == 0
+    if empty.any():
+        raise ValueError(
+            f"group(s) {format_labels(np.asarray(groups)[empty])} are empty (all "
+            f"cells 0); drop them."
+        )
+    return np.asarray(groups), labels, cms
+
+
+def _reference_matrices(cms, reference, groups):
+    """Reference K x K matrix of each group, shape (G, K, K), float."""
+    G, k = cms.shape[0], cms.shape[-1]
+    if isinstance(reference, str) and reference == "rest":
+        refs = cms.sum(axis=0) - cms
+    elif isinstance(reference, str) and reference == "total":
+        refs = np.broadcast_to(cms.sum(axis=0), cms.shape)
+    elif isinstance(reference, (list, tuple, np.ndarray)) or hasattr(
+        reference, "to_numpy"
+    ):
+        refs = np.asarray(reference)
+        if refs.shape not in ((k, k), (G, k, k)):
+            raise ValueError(
+                f"explicit reference counts must have shape ({k}, {k}) or ({G}, {k}, "
+                f"{k}); got {refs.shape}."
+            )
+        refs = _check_square(refs, name="reference")
+        refs = np.broadcast_to(refs, cms.shape)
+    else:
+        match = np.flatnonzero(np.asarray(groups, dtype=object) == reference)
+        if match.size == 0:
+            raise ValueError(
+                f"reference={reference!r} is not 'rest', 'total', a group label "
+                f"({format_labels(groups)}) or explicit ({k}, {k}) counts."
+            )
+        refs = np.broadcast_to(cms[match[0]], cms.shape)
+    refs = np.asarray(refs, dtype=np.float64)
+    zero = refs.sum(axis=(1, 2)) <= 0
+    if zero.any():
+        raise ValueError(
+            f"the reference of group(s) {format_labels(np.asarray(groups)[zero])} "
+            f"is empty (e.g. reference='rest' with a single group); pass "
+            f"reference='total' or explicit reference counts."
+        )
+    return refs
+
+
+def _warn_references(refs, groups, labels):
+    """A :class:`ReferenceWarning` for empty reference rows and cells."""
+    groups = np.asarray(groups, dtype=object)
+    rows = refs.sum(axis=-1) == 0  # (G, K): a class that is never true
+    cells = refs == 0
+    if rows.any():
+        where = np.flatnonzero(rows.any(axis=1))
+        absent = format_labels(np.asarray(labels)[rows.any(axis=0)])
+        warnings.warn(
+            f"the reference of group(s) {format_labels(groups[where])} has no case "
+            f"of true class(es) {absent}: under H0 those classes never occur, so "
+            f"their per-class metrics are undefined and any such case in the group "
+            f"is impossible. Use reference='rest' or 'total', or add a pseudo-count "
+            f"to the reference (reference + 0.5).",
+            ReferenceWarning,
+            stacklevel=5,  # the caller of multiclass_match_test
+        )
+    elif cells.any():
+        where = np.flatnonzero(cells.any(axis=(1, 2)))
+        warnings.warn(
+            f"the reference of group(s) {format_labels(groups[where])} has empty "
+            f"cells: under H0 those cells have probability 0, so the null law is "
+            f"degenerate there (a group with cases in them is judged against a law "
+            f"that cannot produce it). Use a larger reference (reference='rest' or "
+            f"'total') or add a pseudo-count (reference + 0.5).",
+            ReferenceWarning,
+            stacklevel=5,  # the caller of multiclass_match_test
+        )
+
+
+# =====================================================================================
+# The law of a whole-matrix or averaged score
+# =====================================================================================
+def _matrix_logpmf(flat, n, probs):
+    """Multinomial log-pmf of flattened matrices ``flat`` (N, d) of total ``n``
+    under each row of ``probs`` (G, d): shape (N, G); ``-inf`` where a matrix has a
+    case in a cell of probability 0."""
+    base = _log_factorial(np.int64(n)) - _log_factorial(flat).sum(axis=1)
+    positive = probs > 0
+    logp = np.where(positive, np.log(np.where(positive, probs, 1.0)), 0.0)
+    out = base[:, None] + flat @ logp.T
+    impossible = flat @ (~positive).T.astype(np.int64) > 0
+    return np.where(impossible, -np.inf, out)
+
+
+def _scorer(name, average):
+    """Score of matrices ``(..., K, K)`` (NaN where undefined)."""
+
+    def score(c):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
+            return multiclass_metric(name, c, average=average, zero_division=np.nan)
+
+    return score
+
+
+def _tails_from_values(values, pmf, s):
+    """Unnormalised tails ``P(S <= s, defined)``, ``P(S >= s, defined)``, and
+    ``P(defined)`` for each column of ``pmf`` (N, G) and observed scores ``s``."""
+    defined = ~np.isnan(values)
+    order = np.argsort(values[defined], kind="stable")
+    v = values[defined][order]
+    mass = pmf[defined][order]  # (N_def, G)
+    below = np.vstack([np.zeros((1, mass.shape[1])), np.cumsum(mass, axis=0)])
+    above = np.vstack(
+        [np.cumsum(mass[::-1], axis=0)[::-1], np.zeros((1, mass.shape[1]))]
+    )
+    tol = _TIE_RTOL * np.maximum(1.0, np.abs(s))
+    with np.errstate(invalid="ignore"):
+        hi = np.searchsorted(v, np.where(np.isnan(s), np.inf, s + tol), side="right")
+        lo = np.searchsorted(v, np.where(np.isnan(s), np.inf, s - tol), side="left")
+    cols = np.arange(mass.shape[1])
+    return below[hi, cols], above[lo, cols], mass.sum(axis=0)
+
+
+@lru_cache(maxsize=2)
+def _matrices(n, k):
+    """All K x K matrices of size ``n`` (read-only; the last two sizes kept)."""
+    cms = enumerate_multiclass_matrices(n, k)
+    cms.flags.writeable = False
+    return cms
+
+
+def _enumerate_law(score, n, probs, s, k):
+    """Exact tails of the groups of size ``n`` (rows of ``probs``)."""
+    cms = _matrices(n, k)
+    values = score(cms)
+    flat = cms.reshape(cms.shape[0], -1)
+    pmf = np.exp(_matrix_logpmf(flat, n, probs))
+    lower_u, upper_u, p_def = _tails_from_values(values, pmf, s)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lower = np.minimum(1.0, lower_u / p_def)
+        upper = np.minimum(1.0, upper_u / p_def)
+    bad = (p_def <= 0) | np.isnan(s)
+    lower = np.where(bad, np.nan, np.clip(lower, 0.0, 1.0))
+    upper = np.where(bad, np.nan, np.clip(upper, 0.0, 1.0))
+    nan = np.full(lower.shape, np.nan)
+    return lower, upper, np.clip(1.0 - p_def, 0.0, 1.0), nan, nan
+
+
+def _montecarlo_law(score, n, p, s, k, n_draws, rng):
+    """Monte Carlo tails of one group: ``(count + 1) / (defined + 1)`` with their
+    binomial standard errors, as in the binary test."""
+    tol = _TIE_RTOL * max(1.0, abs(s)) if not np.isnan(s) else 0.0
+    lower = upper = defined = 0
+    for start in range(0, n_draws, _MC_CHUNK):
+        size = min(_MC_CHUNK, n_draws - start)
+        cms = rng.multinomial(n, p, size=size).reshape(size, k, k)
+        values = score(cms)
+        ok = ~np.isnan(values)
+        defined += int(ok.sum())
+        if not np.isnan(s):
+            lower += int((ok & (values <= s + tol)).sum())
+            upper += int((ok & (values >= s - tol)).sum())
+    p_undef = 1.0 - defined / n_draws
+    if np.isnan(s) or defined == 0:
+        return np.nan, np.nan, p_undef, np.nan, np.nan
+    lo, up = (lower + 1) / (defined + 1), (upper + 1) / (defined + 1)
+    se_lo = np.sqrt(lo * (1 - lo) / defined)
+    se_up = np.sqrt(up * (1 - up) / defined)
+    return min(lo, 1.0), min(up, 1.0), p_undef, se_lo, se_up
+
+
+def _choose_matrix_methods(method, sizes, k, groups):
+    rows = np.array([n_multiclass_matrices(int(n), k) for n in sizes], dtype=float)
+    if method == "auto":
+        return np.where(
+            rows <= MULTICLASS_AUTO_ENUMERATE_MAX_ROWS, "enumerate", "montecarlo"
+        ).astype(object)
+    if method == "enumerate":
+        big = rows > MULTICLASS_ENUMERATE_MAX_ROWS
+        if big.any():
+            largest = 1
+            while n_multiclass_matrices(largest + 1, k) <= (
+                MULTICLASS_ENUMERATE_MAX_ROWS
+            ):
+                largest += 1
+            raise ValueError(
+                f"method='enumerate' sums over C(n + K^2 - 1, K^2 - 1) matrices, "
+                f"at most MULTICLASS_ENUMERATE_MAX_ROWS="
+                f"{MULTICLASS_ENUMERATE_MAX_ROWS:,} (n <= {largest} for K = {k}); "
+                f"group(s) {format_labels(np.asarray(groups)[big])} are larger. Use "
+                f"method='montecarlo' (or 'auto', which switches to it)."
+            )
+    return np.full(sizes.shape, method, dtype=object)
+
+
+def _interval(score, cms, level, rng_of):
+    """Equal-tailed interval of the score under the Dirichlet posterior
+    ``Dirichlet(C + 1/2)`` of each matrix (the binary test's ``ci_method="auto"``
+    for metrics that are not proportions)."""
+    G, k = cms.shape[0], cms.shape[-1]
+    low, high = np.full(G, np.nan), np.full(G, np.nan)
+    q = [(1 - level) / 2, (1 + level) / 2]
+    for g in range(G):
+        rng = rng_of(g)
+        draws = rng.dirichlet(cms[g].reshape(-1) + _JEFFREYS, size=_CI_DRAWS)
+        values = score(draws.reshape(-1, k, k))
+        if (~np.isnan(values)).any():
+            low[g], high[g] = np.nanquantile(values, q)
+    return low, high
+
+
+def _matrix_rows(name, average, label, method, groups, cms, refs, options):
+    """The rows of an averaged or whole-matrix metric: shape (G,) columns."""
+    k = cms.shape[-1]
+    score = _scorer(name, average)
+    seed = options["seed"]
+    sizes = cms.sum(axis=(1, 2))
+    observed = score(cms)
+    methods = _choose_matrix_methods(method, sizes, k, groups)
+    probs = (refs / refs.sum(axis=(1, 2), keepdims=True)).reshape(len(groups), -1)
+    G = len(groups)
+    out = {key: np.full(G, np.nan) for key in ("lo", "up", "und", "se_lo", "se_up")}
+    for n in np.unique(sizes[methods == "enumerate"]):
+        members = np.flatnonzero((sizes == n) & (methods == "enumerate"))
+        res = _enumerate_law(score, int(n), probs[members], observed[members], k)
+        for key, values in zip(out, res, strict=True):
+            out[key][members] = values
+    for g in np.flatnonzero(methods == "montecarlo"):
+        rng = child_rng(seed, label, groups[g])
+        res = _montecarlo_law(
+            score, int(sizes[g]), probs[g], observed[g], k, options["n_draws"], rng
+        )
+        for key, value in zip(out, res, strict=True):
+            out[key][g] = value
+    undefined = np.isnan(observed)
+    if undefined.any():
+        warnings.warn(
+            f"{label} is undefined (0/0) for group(s) "
+            f"{format_labels(np.asarray(groups)[undefined])}, so they cannot be "
+            f"tested (p-value NaN).",
+            UndefinedGroupMetricWarning,
+            stacklevel=6,  # the caller of multiclass_match_test
+        )
+    lower, upper = out["lo"], out["up"]
+    alternative = options["alternative"]
+    if alternative == "less":
+        p, se = lower, out["se_lo"]
+    elif alternative == "greater":
+        p, se = upper, out["se_up"]
+    else:
+        with np.errstate(invalid="ignore"):
+            p = np.minimum(1.0, 2.0 * np.minimum(lower, upper))
+            se = np.minimum(
+                1.0, 2.0 * np.where(lower <= upper, out["se_lo"], out["se_up"])
+            )
+    frame = {
+        "group": list(groups),
+        "class": None,
+        "n": sizes,
+        "metric": label,
+        "score": observed,
+        "reference_score": score(refs),
+    }
+    if options["ci"] is not None:
+        level = options["ci"]
+        low, high = _interval(
+            score, cms, level, lambda g: child_rng(seed, "ci", label, groups[g])
+        )
+        rlow, rhigh = _interval(
+            score,
+            refs,
+            level,
+            lambda g: child_rng(seed, "reference ci", label, groups[g]),
+        )
+        frame.update(
+            score_ci_low=low,
+            score_ci_high=high,
+            reference_ci_low=rlow,
+            reference_ci_high=rhigh,
+        )
+    frame.update(
+        p_lower_tail=lower,
+        p_upper_tail=upper,
+        p_value=p,
+        p_undefined=out["und"],
+        se=np.where(methods == "montecarlo", se, np.nan),
+        method=methods,
+    )
+    return pd.DataFrame(frame)
+
+
+def _per_class_rows(metrics, method, groups, labels, cms, refs, options):
+    """The rows of one-vs-rest metrics per class: the binary test on the (group,
+    class) one-vs-rest matrices against the references' one-vs-rest matrices."""
+    k = cms.shape[-1]
+    keys = [
+        f"{format_label(g)} / class {format_label(c)}" for g in groups for c in labels
+    ]
+    if len(set(keys)) != len(keys):  # pragma: no cover - labels built to collide
+        raise ValueError("group and class labels give ambiguous (group, class) names.")
+    ovr = one_vs_rest(cms).reshape(-1, 4)
+    ref_ovr = one_vs_rest(refs).reshape(-1, 4)
+    with warnings.catch_warnings():
+        # the K x K reference was checked (_warn_references): an empty one-vs-rest
+        # reference cell is an empty K x K cell
+        warnings.simplefilter("ignore", ReferenceWarning)
+        res = _binary_match_test(
+            counts=dict(zip(keys, ovr, strict=True)),
+            reference=ref_ovr,
+            metric=list(metrics),
+            method=method,
+            alternative=options["alternative"],
+            correction=None,
+            alpha=options["alpha"],
+            ci=options["ci"],
+            n_draws=options["n_draws"],
+            random_state=options["seed"],
+        )
+    frame = pd.DataFrame(res.frame).drop(columns=["reject", "p_adjusted"])
+    where = {key: i for i, key in enumerate(keys)}
+    index = frame["group"].map(where).to_numpy(dtype=np.int64)
+    frame["group"] = np.asarray(groups, dtype=object)[index // k]
+    frame.insert(1, "class", np.asarray(labels, dtype=object)[index % k])
+    return frame
+
+
+# =====================================================================================
+# The test
+# =====================================================================================
+@validate_params(
+    {
+        "y_true": ["array-like", None],
+        "y_pred": ["array-like", None],
+        "sensitive_features": ["array-like", None],
+        "counts": ["array-like", Mapping, None],
+        "labels": ["array-like", None],
+        "reference": REFERENCE,
+        "metric": [str, list, tuple],
+        "average": [StrOptions(set(_AVERAGES)), None],
+        "method": [StrOptions(set(METHODS))],
+        "alternative": [StrOptions(set(ALTERNATIVES))],
+        "correction": CORRECTION,
+        "alpha": [Number(0, 1, closed="neither")],
+        "ci": [Number(0, 1, closed="neither"), None],
+        "n_draws": [Whole(1, MAX_N_DRAWS)],
+        "random_state": RANDOM_STATE,
+    }
+)
+def multiclass_match_test(
+    y_true=None,
+    y_pred=None,
+    *,
+    sensitive_features=None,
+    counts=None,
+    labels=None,
+    reference="rest",
+    metric="tpr",
+    average=None,
+    method="auto",
+    alternative="two-sided",
+    correction="holm",
+    alpha=0.05,
+    ci=0.95,
+    n_draws=100_000,
+    random_state=None,
+):
+    """MATCH test for multiclass groups: per class, averaged or whole-matrix.
+
+    H0: the group's ``K x K`` confusion matrix is ``Multinomial(n, p_ref)``, with
+    ``p_ref`` the reference's cell proportions. The tails ``P(S <= s)`` and
+    ``P(S >= s)`` of the group's score ``s`` under H0 are conditional on the score
+    being defined, as in :func:`match_test`.
+
+    - Per-class (one-vs-rest) metrics, ``average=None``: class ``k``'s one-vs-rest
+      matrix is ``Multinomial(n, q_k)`` (aggregation property of the
+      multinomial), ``q_k`` the reference's one-vs-rest proportions, so each
+      (group, class) is tested by :func:`match_test` with those explicit
+      references (exact for binomial and joint-ratio metrics at any size).
+    - Averaged one-vs-rest metrics (``average="macro"``, ``"weighted"``,
+      ``"micro"``) and the whole-matrix metrics ``"accuracy"``,
+      ``"balanced_accuracy"``, ``"mcc"`` (Gorodkin's R_K) and ``"kappa"``: the
+      exact law summed over all ``C(n + K^2 - 1, K^2 - 1)`` matrices of size ``n``
+      (``method="enumerate"``), or ``n_draws`` multinomial draws
+      (``method="montecarlo"``, tails ``(count + 1) / (defined draws + 1)`` with
+      their standard error in ``se``).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,), default=None
+        True and predicted class labels; or pass ``counts``.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, \
+            n_features), default=None
+        Group label of each sample (required with rows).
+    counts : array-like of shape (n_groups, K, K), mapping or MulticlassCounts, \
+            default=None
+        Per-group matrices (rows true, columns predicted): an array (groups
+        labelled ``0 .. n_groups - 1``), a mapping ``{group: K x K}``, or the
+        result of :func:`~sklearn_smallfair.metrics.multiclass_confusion_counts`.
+    labels : array-like of shape (K,), default=None
+        The classes, in the order of the rows and columns. With rows as in
+        :func:`~sklearn_smallfair.metrics.multiclass_confusion_counts`; with
+        ``counts`` it names the classes (``0 .. K - 1`` by default) and must have
+        length ``K``.
+    reference : {"rest", "total"}, group label or array-like, default="rest"
+        ``"rest"``: the sum of all other groups' matrices; ``"total"``: all
+        groups; a group label: that group's matrix; or explicit counts of shape
+        ``(K, K)`` or ``(n_groups, K, K)``. A reference with an empty row or cell
+        makes the null law degenerate and raises a
+        :class:`~sklearn_smallfair.exceptions.ReferenceWarning`.
+    metric : str or list of str, default="tpr"
+        Registry metrics (one-vs-rest per class, or averaged with ``average``) or
+        whole-matrix metrics (``"accuracy"``, ``"balanced_accuracy"``, ``"mcc"``,
+        ``"kappa"``).
+    average : {"macro", "weighted", "micro"} or None, default=None
+        Average of the one-vs-rest metrics, as in
+        :func:`~sklearn_smallfair.metrics.multiclass_metric`; the row's metric is
+        then named ``"<metric>_<average>"``. Not allowed with whole-matrix
+        metrics.
+    method : str, default="auto"
+        Per-class metrics: any method of :func:`match_test`. Averaged and
+        whole-matrix metrics: ``"enumerate"`` (exact; at most
+        ``MULTICLASS_ENUMERATE_MAX_ROWS`` = 4,000,000 matrices, ``n <= 20`` for
+        ``K = 3``), ``"montecarlo"`` or ``"auto"`` (enumeration up to
+        ``MULTICLASS_AUTO_ENUMERATE_MAX_ROWS`` = 500,000 matrices: ``n <= 15``
+        for ``K = 3``, ``n <= 8`` for ``K = 4``; Monte Carlo above).
+    alternative : {"two-sided", "less", "greater"}, default="two-sided"
+        ``"two-sided"``: ``min(1, 2 min(lower, upper))``.
+    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
+        Adjustment across groups and classes, per metric.
+    alpha : float in (0, 1), default=0.05
+        Level of the ``reject`` column.
+    ci : float in (0, 1) or None, default=0.95
+        Level of the intervals of the group's and the reference's scores (per
+        class: as in :func:`match_test`; averaged and whole-matrix: the
+        equal-tailed interval of the score under the posterior
+        ``Dirichlet(C + 1/2)``, from 2,000 draws). ``None`` leaves them out.
+    n_draws : int in [1, MAX_N_DRAWS], default=100_000
+        Monte Carlo draws per (metric, group).
+    random_state : None, int, numpy Generator, RandomState or SeedSequence, \
+            default=None
+        Seed of the Monte Carlo draws and intervals; each (metric, group) has its
+        own stream keyed by their labels.
+
+    Returns
+    -------
+    result : MulticlassMatchResult
+        The columns of :class:`MatchResult` with ``class`` after ``group``
+        (``None`` on rows of averaged and whole-matrix metrics).
+
+    See Also
+    --------
+    match_test : The binary test.
+    sklearn_smallfair.metrics.multiclass_metric : The metrics tested.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.stats import multiclass_match_test
+    >>> counts = {"a": [[30, 5, 1], [6, 25, 4], [2, 5, 22]],
+    ...           "b": [[20, 4, 2], [5, 18, 3], [1, 4, 16]],
+    ...           "c": [[2, 3, 1], [2, 1, 1], [0, 2, 3]]}
+    >>> res = multiclass_match_test(counts=counts, labels=["low", "mid", "high"],
+    ...                             metric="tpr")
+    >>> res.frame[["group", "class", "n", "score", "p_value", "method"]].round(3)
+      group class    n  score  p_value method
+    0     a   low  100  0.833    0.056  exact
+    1     a   mid  100  0.714    0.345  exact
+    2     a  high  100  0.759    0.772  exact
+    3     b   low   73  0.769    0.979  exact
+    4     b   mid   73  0.692    0.825  exact
+    5     b  high   73  0.762    0.830  exact
+    6     c   low   15  0.333    0.046  exact
+    7     c   mid   15  0.250    0.068  exact
+    8     c  high   15  0.600    0.492  exact
+
+    Cohen's kappa of the whole matrix: exact by enumeration for the group of 15
+    (490,314 matrices), Monte Carlo for the larger ones.
+
+    >>> res = multiclass_match_test(counts=counts, metric="kappa", n_draws=20_000,
+    ...                             random_state=0)
+    >>> res.frame[["group", "n", "score", "p_value", "method"]].round(3)
+      group    n  score  p_value      method
+    0     a  100  0.653    0.062  montecarlo
+    1     b   73  0.608    0.714  montecarlo
+    2     c   15  0.112    0.008   enumerate
+    """
+    correction = check_correction(correction)
+    names = [metric] if isinstance(metric, str) else list(metric)
+    if not names:
+        raise ValueError("metric is empty; name at least one metric.")
+    resolved = [_resolve(m) for m in names]
+    whole = [m for m, (name, _) in zip(names, resolved, strict=True) if name]
+    if whole and average is not None:
+        raise ValueError(
+            f"average={average!r} does not apply to {whole}, defined on the whole "
+            f"K x K matrix; leave average=None, or test them in a separate call."
+        )
+    for name, reg in resolved:
+        if name is None and reg.n_groups != 1:
+            raise ValueError(
+                f"{reg.name!r} compares two groups and has no per-class form; use a "
+                f"single-group metric."
+            )
+    per_class = average is None and any(name is None for name, _ in resolved)
+    matrix = average is not None or whole
+    if matrix and method not in _MATRIX_METHODS:
+        raise ValueError(
+            f"method={method!r} applies to per-class metrics; averaged and "
+            f"whole-matrix metrics use method='enumerate' (exact), 'montecarlo' or "
+            f"'auto'."
+        )
+    groups, labels, cms = _group_matrices(
+        y_true, y_pred, sensitive_features, counts, labels
+    )
+    refs = _reference_matrices(cms, reference, groups)
+    _warn_references(refs, groups, labels)
+    options = {
+        "alternative": alternative,
+        "alpha": float(alpha),
+        "ci": ci,
+        "n_draws": int(n_draws),
+        "seed": resolve_seed(random_state),
+    }
+    frames = []
+    if per_class:
+        regs = [reg for name, reg in resolved if name is None]
+        frames.append(_per_class_rows(regs, method, groups, labels, cms, refs, options))
+    for m, (name, reg) in zip(names, resolved, strict=True):
+        if name is not None:
+            frames.append(
+                _matrix_rows(name, None, name, method, groups, cms, refs, options)
+            )
+        elif average is not None:
+            label = f"{reg.name}_{average}"
+            frames.append(
+                _matrix_rows(m, average, label, method, groups, cms, refs, options)
+            )
+    frame = pd.concat(frames, ignore_index=True)
+    frame["class"] = frame["class"].astype(object)
+    frame["p_adjusted"] = np.nan
+    for label in frame["metric"].unique():
+        sel = (frame["metric"] == label).to_numpy()
+        frame.loc[sel, "p_adjusted"] = adjust_pvalues(
+            frame.loc[sel, "p_value"].to_numpy(dtype=float), correction
+        )
+    for column in ("p_lower_tail", "p_upper_tail", "p_value", "p_adjusted"):
+        frame[column] = floor_pvalues(frame[column])
+    columns = [
+        c
+        for c in _ROW_COLUMNS
+        if c in frame.columns and (c != "se" or (frame["method"] == "montecarlo").any())
+    ]
+    return MulticlassMatchResult(frame[columns].reset_index(drop=True), float(alpha))
