@@ -136,9 +136,9 @@ def verdicts(frame, metric, gap):
 
     A group's metric shows ``no gap detected`` only when the test does not
     reject, a gap of the detectable size exists at the group's size, and the
-    group's confidence interval holds the reference's value, lies within the
-    reference's value plus or minus that gap and is no wider than it; a
-    non-rejection otherwise is
+    group's confidence interval holds the reference's value and lies within the
+    reference's value plus or minus that gap (it is no wider than the gap on
+    either side); a non-rejection otherwise is
     ``inconclusive`` (the data cannot tell a gap the audit would miss from no
     gap).
     """
@@ -149,7 +149,7 @@ def verdicts(frame, metric, gap):
     ref = frame[f"{metric}_reference"].to_numpy(dtype=float)
     d = np.abs(gap)
     with np.errstate(invalid="ignore"):
-        inside = (low >= ref - d) & (high <= ref + d) & (high - low <= d)
+        inside = (low >= ref - d) & (high <= ref + d)
         inside &= (low <= ref) & (ref <= high)
     out = np.where(inside, NO_GAP, INCONCLUSIVE).astype(object)
     out[reject] = GAP

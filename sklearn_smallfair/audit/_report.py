@@ -149,8 +149,8 @@ def _cell(report, group, row, metric):
     else:
         seen = (
             f"at n = {n} this audit detects only a {label} gap above {d:.2f} (with "
-            f"{POWER:.0%} power), and the group's interval "
-            + ("is wider than that" if high - low > d else "reaches beyond it")
+            f"{POWER:.0%} power), and the group's interval reaches further from "
+            f"the reference's value than that"
         )
         short = f"needs gap > {d:.2f}"
     why = ""
@@ -201,8 +201,8 @@ class AuditReport:
         holm, bonferroni and fdr_bh; NaN when no gap is detectable at that size or
         the metric has no exact law) and ``m_verdict`` (``"gap"``: rejected;
         ``"no gap detected"``: not rejected and the group's interval holds the
-        reference's value, lies within it plus or minus the detectable gap and
-        is no wider than that gap; ``"inconclusive"``: any other non-rejection;
+        reference's value and lies within it plus or minus the detectable gap;
+        ``"inconclusive"``: any other non-rejection;
         ``"undefined"``); then, with the separation test, ``separation_p_tpr``
         and ``separation_p_fpr``: the smallest adjusted p-value of the
         comparisons involving the group.
@@ -328,12 +328,12 @@ class AuditReport:
         --------
         >>> from sklearn_smallfair.audit import audit_predictions
         >>> report = audit_predictions(
-        ...     counts={"a": [40, 10, 5, 45], "b": [4, 2, 2, 8]}, metrics="tpr")
+        ...     counts={"a": [40, 10, 5, 45], "b": [5, 5, 2, 8]}, metrics="tpr")
         >>> cell = report.cell("b", "tpr")
         >>> cell["verdict"], round(cell["difference"], 2)
-        ('inconclusive', -0.13)
+        ('inconclusive', -0.3)
         >>> cell["short"]
-        'needs gap > 0.55'
+        'needs gap > 0.50'
         """
         row = self.frame.loc[group]
         return _cell(self, group, row, metric)
