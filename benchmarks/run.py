@@ -2,7 +2,7 @@
 
 Usage (from the repository root or from ``benchmarks/``)::
 
-    python benchmarks/run.py [--quick] [--only NAME] [--json PATH]
+    python benchmarks/run.py [--quick] [--only NAME] [--json PATH] [--write-readme]
 
 ``NAME`` is ``group_metrics``, ``enumeration``, ``match``, ``downsampling``,
 ``separation``, ``eauc`` or ``coverage``.
@@ -11,7 +11,12 @@ target, PASS/MISS) and written as JSON (default ``benchmarks/results/latest.json
 the folder is created and is git-ignored). The exit code is 0 when every correctness
 check passes, even if a target is missed (benchmarks report, they do not fail CI),
 and 1 when a correctness check fails. ``--quick`` finishes in well under a minute and
-is what CI runs.
+is what CI runs. ``--write-readme`` regenerates the results section of
+``benchmarks/README.md`` (between its markers) from this run.
+
+A benchmark module has ``NAME`` and ``run(quick=False, *, log=print)`` returning
+rows made by ``_common.make_row``; it is registered by one line in
+``BENCHMARKS`` below (and its import above).
 """
 
 import argparse
@@ -52,6 +57,7 @@ BENCHMARKS = {
     bench_coverage.NAME: bench_coverage,
 }
 DEFAULT_JSON = _common.BENCH_DIR / "results" / "latest.json"
+README = _common.BENCH_DIR / "README.md"
 
 
 def _resolve(name):
@@ -83,7 +89,29 @@ def write_json(path, payload):
     """Write ``payload`` as indented JSON, creating the parent folder."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
+    _common.ensure_package_importable()
+    from sklearn_smallfair._output import write_atomic
+
+    write_atomic(path, json.dumps(payload, indent=2, allow_nan=False) + "\n")
+    return path
+
+
+def write_readme(payload, path=README):
+    """Replace the results section of ``benchmarks/README.md`` (between its
+    markers) by the table of ``payload``; the rest of the file is kept."""
+    path = Path(path)
+    body = _common.readme_section(
+        payload["results"],
+        mode=payload["mode"],
+        seconds=payload["total_seconds"],
+        date=payload["date"],
+        env=payload["environment"],
+    )
+    text = _common.replace_between_markers(path.read_text(), body)
+    _common.ensure_package_importable()
+    from sklearn_smallfair._output import write_atomic
+
+    write_atomic(path, text, what="the benchmarks README")
     return path
 
 
@@ -110,6 +138,11 @@ def main(argv=None):
         metavar="PATH",
         help="where to write the results (default: benchmarks/results/latest.json)",
     )
+    parser.add_argument(
+        "--write-readme",
+        action="store_true",
+        help="regenerate the results table of benchmarks/README.md from this run",
+    )
     args = parser.parse_args(argv)
 
     names = [args.only] if args.only else list(BENCHMARKS)
@@ -134,6 +167,8 @@ def main(argv=None):
     }
     path = write_json(args.json, payload)
     print(f"results written to {path}")
+    if args.write_readme:
+        print(f"results table written to {write_readme(payload)}")
     if failures:
         for failure in failures:
             print(
