@@ -1,6 +1,7 @@
 """Model selection for small groups: downsampling splitters and experiments."""
 
 from ._downsampling import downsampling_experiment
+from ._multiclass_downsampling import multiclass_downsampling_experiment
 from ._plot import DownsamplingDisplay, plot_downsampling
 from ._split import GroupDownsamplingCV
 
@@ -8,5 +9,6 @@ __all__ = [
     "DownsamplingDisplay",
     "GroupDownsamplingCV",
     "downsampling_experiment",
+    "multiclass_downsampling_experiment",
     "plot_downsampling",
 ]

@@ -114,8 +114,9 @@ class MulticlassMatchResult(MatchResult):
 # =====================================================================================
 # Data: the groups' matrices, their classes and references
 # =====================================================================================
-def _group_matrices(y_true, y_pred, sensitive_features, counts, labels):
-    """``(groups, class labels, counts (G, K, K) int64)`` from rows or counts."""
+def _group_matrices(y_true, y_pred, sensitive_features, counts, labels, integer=True):
+    """``(groups, class labels, counts (G, K, K))`` from rows or counts; int64
+    counts (fractional counts refused) when ``integer``, else float64."""
     if counts is not None:
         given = [
             name
@@ -174,14 +175,16 @@ def _group_matrices(y_true, y_pred, sensitive_features, counts, labels):
             y_true, y_pred, sensitive_features=sensitive_features, labels=labels
         )
         groups, labels, cms = res.groups, res.labels, res.counts
-    if cms.dtype.kind == "f":
-        if not np.array_equal(cms, np.round(cms)):
-            raise ValueError(
-                "the MATCH test needs integer confusion-matrix counts (one per "
-                "person); got fractional counts (e.g. from sample weights or "
-                "smoothing)."
-            )
-    cms = cms.astype(np.int64)
+    if not integer:
+        cms = cms.astype(np.float64)
+    elif cms.dtype.kind == "f" and not np.array_equal(cms, np.round(cms)):
+        raise ValueError(
+            "the MATCH test needs integer confusion-matrix counts (one per "
+            "person); got fractional counts (e.g. from sample weights or "
+            "smoothing)."
+        )
+    else:
+        cms = cms.astype(np.int64)
     if len(set(np.asarray(groups, dtype=object).tolist())) != len(groups):
         raise ValueError("counts has duplicate group labels.")
     empty = cms.sum(axis=(1, 2)) == 0
