@@ -85,7 +85,7 @@ def test_omit_with_fewer_than_two_groups_left_is_nan():
 def test_callable_aggregate():
     # propagate: the callable sees the NaN (a NaN-aware callable handles it)
     assert score(aggregate=np.nanmax) == pytest.approx(2 / 3, rel=1e-12)
-    with pytest.warns(UndefinedGroupMetricWarning, match="'max' score is NaN"):
+    with pytest.warns(UndefinedGroupMetricWarning, match=r"'a?max' score is NaN"):
         assert np.isnan(score(aggregate=np.max))
     # omit: only the defined values reach it
     seen = []
