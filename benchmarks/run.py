@@ -29,6 +29,7 @@ from pathlib import Path
 try:  # imported as part of the ``benchmarks`` package
     from . import (
         _common,
+        bench_audit_detectable,
         bench_coverage,
         bench_downsampling,
         bench_eauc,
@@ -39,6 +40,7 @@ try:  # imported as part of the ``benchmarks`` package
     )
 except ImportError:  # run as a script, or imported from the benchmarks folder
     import _common
+    import bench_audit_detectable
     import bench_coverage
     import bench_downsampling
     import bench_eauc
@@ -55,6 +57,7 @@ BENCHMARKS = {
     bench_separation.NAME: bench_separation,
     bench_eauc.NAME: bench_eauc,
     bench_coverage.NAME: bench_coverage,
+    bench_audit_detectable.NAME: bench_audit_detectable,
 }
 DEFAULT_JSON = _common.BENCH_DIR / "results" / "latest.json"
 README = _common.BENCH_DIR / "README.md"

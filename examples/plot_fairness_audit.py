@@ -7,7 +7,8 @@ A fairness audit with small groups, end to end
 ``audit`` method compares the classifier's predictions with the labels group by
 group. The report puts next to every rate its group's size, a smoothed value,
 the range the rate would have by chance at that size, the MATCH test against the
-rest of the population and the separation (equalized odds) test.
+rest of the population with the smallest gap it could have detected, and the
+separation (equalized odds) test.
 
 The data are synthetic: group ``B`` has a lower true positive rate, and the small
 group ``D`` (20 people in the audit half) a higher false positive rate.
@@ -56,6 +57,18 @@ cols = ["n", "fpr", "fpr_smoothed", "fpr_interval_low", "fpr_interval_high"]
 print(report.frame[[*cols, "fpr_match_p_adjusted"]].round(3))
 
 # %%
+# What the audit could not see
+# ----------------------------
+# Next to every test, the smallest gap the audit detects at the group's size
+# with 80 % power, and the verdict: a gap, no gap above that size (the group's
+# interval holds the reference's value and lies within it), or inconclusive at
+# this size. ``D``'s false positive rate is 0.20 above everyone else's; the audit
+# only detects gaps above 0.55 in a group of 20.
+cols = ["n", "fpr", "fpr_reference", "fpr_detectable_gap", "fpr_verdict"]
+print(report.frame[cols].round(3))
+print(report.cell("D", "fpr")["text"])
+
+# %%
 # The plot
 # --------
 # Circles: raw values; diamonds: smoothed values; grey bars: the reference's
@@ -71,8 +84,10 @@ else:
 # %%
 # The HTML report
 # ---------------
-# One self-contained file (inline CSS, the plot embedded as a PNG, every group
-# name escaped) to hand on.
+# One self-contained file to hand on: a summary matrix of verdicts per group and
+# metric (sortable without scripts), the findings that matter with the rest
+# folded, the tables with explained headers, the plot embedded as a PNG, every
+# group name escaped, and a print layout without clipped tables.
 with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "report.html")
     report.to_html(path)

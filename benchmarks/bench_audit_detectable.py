@@ -1,0 +1,142 @@
+"""Benchmark: the audit's smallest detectable gaps, against one exact search per group.
+
+Ours: ``sklearn_smallfair.audit._detectable.detectable_gaps`` for ``tpr``, ``fpr``
+and ``ppv`` at the sizes of 60 groups (``--quick``: 8) from 5 to 300 people, both
+directions, at the level of one gap among the 180 tests (24) of a Holm-adjusted
+audit: all sizes bisect a geometric grid of gaps (steps of 10 %) together, and
+the sizes at the same grid point share one call of
+:func:`~sklearn_smallfair.stats.match_power`.
+
+Baseline, in the same run: :func:`~sklearn_smallfair.stats.match_min_detectable_effect`
+called once per metric and distinct size (a cache per ``(metric, n)``), which
+bisects the effect 40 times in each direction at one size per call.
+
+Correctness, before the ratio is reported: for every metric and size, ours is
+NaN exactly where the exact search finds no effect reaching 80 % power, and
+otherwise lies between the exact minimum detectable effect and 10 % above it
+(in magnitude). Context row (INFO): the whole audit (``audit_predictions`` with
+the MATCH test) of the 60 groups, to show the detectable gaps' share of it.
+
+Target: at least 5x the per-size exact search at 60 groups.
+
+Run ``python benchmarks/bench_audit_detectable.py [--quick]`` or through ``run.py``.
+"""
+
+import sys
+import warnings
+
+import numpy as np
+
+try:  # imported as part of the ``benchmarks`` package
+    from . import _common
+except ImportError:  # run as a script, or imported from the benchmarks folder
+    import _common
+
+_common.ensure_package_importable()
+
+NAME = "audit_detectable"
+METRICS = ("tpr", "fpr", "ppv")
+TARGET = 5.0
+#: COMPAS, all defendants (TP, FN, FP, TN): the planning reference.
+REFERENCE = np.array([389, 347, 1597, 4121])
+
+
+def _sizes(n_groups):
+    return np.round(np.geomspace(5, 300, n_groups)).astype(np.int64)
+
+
+def _ours(sizes, alpha):
+    from sklearn_smallfair.audit._detectable import detectable_gaps
+
+    zeros = np.zeros(sizes.size)
+    return {
+        m: detectable_gaps(m, REFERENCE, sizes, zeros, alpha=alpha) for m in METRICS
+    }
+
+
+def _baseline(sizes, alpha):
+    from sklearn_smallfair.stats import match_min_detectable_effect
+
+    out = {}
+    for m in METRICS:
+        cache = {}
+        for n in np.unique(sizes):
+            try:
+                cache[n] = match_min_detectable_effect(
+                    m, REFERENCE, int(n), alpha=alpha
+                )
+            except ValueError:  # no effect reaches 80 % power at this size
+                cache[n] = np.nan
+        out[m] = np.array([cache[n] for n in sizes])
+    return out
+
+
+def _check(ours, exact):
+    from sklearn_smallfair.audit._detectable import GAP_STEP
+
+    for m in METRICS:
+        a, b = np.abs(ours[m]), np.abs(exact[m])
+        _common.check(
+            (np.isnan(a) == np.isnan(b)).all(),
+            f"{m}: ours and the exact search disagree on where no gap is detectable",
+        )
+        ok = ~np.isnan(b)
+        _common.check(
+            ((a[ok] >= b[ok] - 1e-9) & (a[ok] <= b[ok] * (1 + GAP_STEP) + 1e-9)).all(),
+            f"{m}: a detectable gap off the exact one by more than the grid's step",
+        )
+
+
+def run(quick=False, *, log=print):
+    """Time ours and the baseline; return the result rows."""
+    n_groups = 8 if quick else 60
+    sizes = _sizes(n_groups)
+    alpha = 0.05 / (n_groups * len(METRICS))
+    exact_s, _, exact = _common.best_of(lambda: _baseline(sizes, alpha), 1)
+    ours_s, _, ours = _common.best_of(lambda: _ours(sizes, alpha), 1 if quick else 2)
+    _check(ours, exact)
+    log(
+        f"{NAME}: {n_groups} groups, 3 metrics: ours {ours_s:.2f} s, "
+        f"match_min_detectable_effect per size {exact_s:.2f} s"
+    )
+    ratio = exact_s / ours_s
+    rows = [
+        _common.make_row(
+            f"detectable gaps, {n_groups} groups x 3 metrics",
+            ours_s,
+            "match_min_detectable_effect per (metric, n)",
+            exact_s,
+            target=f">= {TARGET:g}x",
+            status="PASS" if ratio >= TARGET else "MISS",
+        )
+    ]
+    from sklearn_smallfair.audit import audit_predictions
+
+    rng = np.random.default_rng(0)
+    counts = {
+        f"g{k:02d}": rng.multinomial(int(n), REFERENCE / REFERENCE.sum())
+        for k, n in enumerate(sizes)
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        audit_s, _, _ = _common.best_of(
+            lambda: audit_predictions(
+                counts=counts, metrics=list(METRICS), tests=("match",)
+            ),
+            1,
+        )
+    rows.append(
+        _common.make_row(
+            f"audit_predictions, {n_groups} groups (MATCH), end to end",
+            audit_s,
+            None,
+            None,
+            notes="context: the detectable gaps are part of this time",
+        )
+    )
+    return rows
+
+
+if __name__ == "__main__":
+    for row in run(quick="--quick" in sys.argv[1:]):
+        print(row)
