@@ -118,6 +118,7 @@ for ax, metric in zip(axes, ["tpr_macro", "kappa"]):
     ax.set(title=metric, xlabel="subgroup size n", ylabel="MSE", yscale="log")
 axes[0].legend(fontsize=7)
 fig.tight_layout()
+plt.show()
 
 # %%
 # The multiclass MATCH test
