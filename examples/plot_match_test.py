@@ -90,15 +90,14 @@ print(table.to_string(float_format="{:.3g}".format))
 # --------------------------------------
 # Each dot is the two-sided p-value on a log scale, signed by the direction of
 # the departure: to the right when the group scores higher than groups of its
-# size drawn from the reference would (``upper < lower``), to the left when
-# lower. The grey band is ``p > 0.05``. P-values below ``1e-16`` are drawn at
-# the edge as triangles (for the Monte Carlo metrics the smallest reachable
-# p-value is about ``1e-5``).
+# size drawn from the reference would (``p_upper_tail < p_lower_tail``), to
+# the left when lower. The grey band is ``p > 0.05``. P-values below ``1e-16``
+# are drawn at the edge as triangles (for the Monte Carlo metrics the smallest
+# reachable p-value is about ``1e-5``).
 CLIP = 16.0
 threshold = -np.log10(0.05)
-results["evidence"] = np.sign(results["lower"] - results["upper"]) * -np.log10(
-    results["p_value"].clip(lower=10.0**-CLIP)
-)
+direction = np.sign(results["p_lower_tail"] - results["p_upper_tail"])
+results["evidence"] = direction * -np.log10(results["p_value"].clip(lower=10.0**-CLIP))
 
 family = [get_metric(m).family for m in metrics]
 labels = [f"{m}  ({f.replace('_', ' ')})" for m, f in zip(metrics, family)]

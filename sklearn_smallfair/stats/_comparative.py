@@ -36,7 +36,7 @@ from ._allpairs import (
     log_assignments,
     permutation_differences,
 )
-from ._multitest import CORRECTION, adjust_pvalues, group_pairs
+from ._multitest import CORRECTION, adjust_pvalues, check_correction, group_pairs
 from ._pairs import (
     LABEL_HINT,
     MAX_PAIRS,
@@ -49,7 +49,7 @@ from ._pairs import (
     make_comparative_pairs,
 )
 from ._permutation import permutation_pvalue
-from ._results import PairwiseResult, family_pvalue, family_z
+from ._results import PairwiseResult, deprecated_alias, family_pvalue, family_z
 from ._wald import wald_test, z_test
 
 __all__ = ["ComparativeSeparationResult", "comparative_separation_test"]
@@ -104,12 +104,13 @@ class ComparativeSeparationResult(PairwiseResult):
     reject : pandas.Series of bool
         ``pvalues <= alpha``, indexed like ``pvalues``.
     violated : bool
-        Whether any test rejects: ``min(pvalue_cross, pvalue_within) <= alpha``
+        Whether any test rejects: ``min(p_value_cross, p_value_within) <= alpha``
         (NaN p-values are ignored).
-    pvalue_cross, pvalue_within : float
+    p_value_cross, p_value_within : float
         P-values of H0c: ``TPR(1, 0) = TPR(0, 1)`` and H0w:
         ``TPR(1, 1) = TPR(0, 0)``. With more than two groups, the smallest adjusted
-        p-value of each family.
+        p-value of each family. ``pvalue_cross`` and ``pvalue_within`` are
+        deprecated aliases (``FutureWarning``), removed in the next release.
     z_cross, z_within : float
         Their z statistics (positive when the cell with group "1" as the higher
         item has the higher rate); NaN with more than two groups.
@@ -152,7 +153,7 @@ class ComparativeSeparationResult(PairwiseResult):
     ...            [4, 2], [1, 5], [3, 2], [0, 5]], alpha=0.25)
     >>> res
     ComparativeSeparationResult(violated=True, alpha=0.25, n_tests=2, \
-n_rejected=2, pvalue_cross=0.2207, pvalue_within=0.2207, n_pairs=12)
+n_rejected=2, p_value_cross=0.2207, p_value_within=0.2207, n_pairs=12)
     >>> res.pvalues.round(4)
     test    higher_a  lower_a  higher_b  lower_b
     cross   b         a        a         b          0.2207
@@ -184,8 +185,10 @@ n_rejected=2, pvalue_cross=0.2207, pvalue_within=0.2207, n_pairs=12)
     method: str = "asymptotic"
     n_resamples: int | None = None
 
-    pvalue_cross = family_pvalue("cross")
-    pvalue_within = family_pvalue("within")
+    p_value_cross = family_pvalue("cross")
+    p_value_within = family_pvalue("within")
+    pvalue_cross = deprecated_alias("p_value_cross", "pvalue_cross")
+    pvalue_within = deprecated_alias("p_value_within", "pvalue_within")
     z_cross = family_z("cross")
     z_within = family_z("within")
 
@@ -347,7 +350,7 @@ def comparative_separation_test(
     Returns
     -------
     result : ComparativeSeparationResult
-        ``result.violated``, ``result.pvalue_cross``, ``result.pvalue_within``, the
+        ``result.violated``, ``result.p_value_cross``, ``result.p_value_within``, the
         cell table ``result.table`` and the tests ``result.to_frame()``.
 
     Warns
@@ -403,7 +406,7 @@ def comparative_separation_test(
            b       3        3  1.000000  0.000000
     b      a       3        2  0.666667  0.272166
            b       3        2  0.666667  0.272166
-    >>> round(res.z_cross, 4), round(res.pvalue_cross, 4), res.violated
+    >>> round(res.z_cross, 4), round(res.p_value_cross, 4), res.violated
     (-1.2247, 0.2207, False)
 
     Comparative judgments instead of labels (``+1``: the first item is higher):
@@ -419,7 +422,7 @@ def comparative_separation_test(
     """
     y, s = _check_items(y_true, y_score, pairs, judgments, n_pairs)
     groups, codes = _check_groups(sensitive_features, s.shape[0])
-    correction = None if correction == "none" else correction
+    correction = check_correction(correction)
     source = _pair_source(pairs, judgments, n_pairs)
     variance = _resolve_variance(variance, source)
     if method == "permutation" and source != "all":

@@ -4,8 +4,10 @@ For a group of size ``n`` with observed score ``s = M(CM_group)`` and reference
 proportions ``p = CM_ref / sum(CM_ref)``, the null law of the group's matrix is
 ``Multinomial(n, p)`` (or, with ``reference_uncertainty=True``, the
 Dirichlet-multinomial with ``alpha = CM_ref + reference_prior``). The test reports
-``lower = P(S <= s)``, ``upper = P(S >= s)`` and ``P(undefined)``, conditional on the
-metric being defined unless ``conditional=False``.
+the tail probabilities ``p_lower_tail = P(S <= s)``, ``p_upper_tail = P(S >= s)``
+and ``P(undefined)``, conditional on the metric being defined unless
+``conditional=False``, next to the intervals of the group's and the reference's
+metric (:mod:`sklearn_smallfair.metrics._intervals`).
 
 :func:`match_test` resolves its options, chooses a method for every (metric, group)
 with :func:`_choose_method` before any work, then runs each method once on all the
@@ -36,6 +38,7 @@ from .._random import resolve_seed
 from .._validation import check_smoothing, format_label, warn_small_references
 from ..exceptions import ReferenceWarning, UndefinedGroupMetricWarning
 from ..metrics import Metric, get_metrics
+from ..metrics._intervals import DEFAULT_N_DRAWS, column_interval, resolve_ci_method
 from ..smoothing import BaseSmoothing
 from ._match_laws import (
     LAWS,
@@ -46,8 +49,8 @@ from ._match_laws import (
     subset,
     supports,
 )
-from ._multitest import _CORRECTIONS, adjust_pvalues, check_correction
-from ._results import TestEstimator, TestResult
+from ._multitest import CORRECTION, adjust_pvalues, check_correction
+from ._results import ResultFrame, TestEstimator, TestResult, floor_pvalues
 
 __all__ = [
     "AUTO_ENUMERATE_MAX_N",
@@ -84,15 +87,21 @@ COLUMNS = [
     "n",
     "metric",
     "score",
+    "score_ci_low",
+    "score_ci_high",
     "reference_score",
-    "lower",
-    "upper",
+    "reference_ci_low",
+    "reference_ci_high",
+    "p_lower_tail",
+    "p_upper_tail",
     "p_value",
     "p_adjusted",
     "p_undefined",
     "se",
     "method",
 ]
+#: Methods whose p-values are computed without simulation error.
+_EXACT_METHODS = ("exact", "enumerate")
 _HANDLES = {
     "exact": "binomial, joint-ratio metrics and mb",
     "saddlepoint": "binomial, joint-ratio metrics and mb",
@@ -108,10 +117,11 @@ _OPTIONS = {
     "alternative": [StrOptions(set(ALTERNATIVES))],
     "reference_uncertainty": BOOLEAN,
     "reference_prior": [Number(0, None, closed="left")],
-    "correction": [StrOptions(set(_CORRECTIONS)), None],
+    "correction": CORRECTION,
     "smoothing": [BaseSmoothing, None],
     "conditional": BOOLEAN,
     "alpha": [Number(0, 1, closed="neither")],
+    "ci": [Number(0, 1, closed="neither"), None],
     "n_draws": [Whole(1, MAX_N_DRAWS)],
     "random_state": RANDOM_STATE,
     "pos_label": POS_LABEL,
@@ -262,6 +272,24 @@ def _warn_untestable(metric, groups, observed, lower):
         )
 
 
+def _legacy_se(frame):
+    """The old ``se`` column: 0 for exact methods, NaN for approximations."""
+    exact = np.isin(frame["method"].to_numpy(dtype=object), _EXACT_METHODS)
+    return np.where(exact, 0.0, np.nan)
+
+
+class MatchFrame(ResultFrame):
+    """The MATCH table; the columns ``lower``, ``upper`` (renamed
+    ``p_lower_tail``, ``p_upper_tail``) and ``se`` (kept only when a row used Monte
+    Carlo) stay readable, with a ``FutureWarning``, for one release."""
+
+    _legacy = {
+        "lower": "p_lower_tail",
+        "upper": "p_upper_tail",
+        "se": ("a standard error exists only for Monte Carlo rows", _legacy_se),
+    }
+
+
 @dataclass(frozen=True, repr=False, eq=False)
 class MatchResult(TestResult):
     """Result of :func:`match_test`: one row per group (and metric).
@@ -274,13 +302,24 @@ class MatchResult(TestResult):
     ----------
     frame : pandas.DataFrame
         Columns ``group``, ``n``, ``metric``, ``score`` (observed, smoothed when
-        ``smoothing`` is given), ``reference_score`` (the metric of the
-        reference matrix), ``lower`` = P(S <= score), ``upper`` = P(S >= score),
-        ``p_value``, ``p_adjusted`` (across groups, per metric; equal to
-        ``p_value`` without ``correction``), ``p_undefined``, ``se`` (Monte Carlo
-        standard error of ``p_value``; 0 for exact methods, NaN for
-        approximations), ``method`` (the method used) and ``reject``
-        (``p_adjusted <= alpha``).
+        ``smoothing`` is given), ``score_ci_low`` and ``score_ci_high`` (the
+        interval of the group's metric at level ``ci``, by the method of
+        :func:`~sklearn_smallfair.metrics.group_metrics` with ``ci_method="auto"``:
+        Wilson for a proportion, the Dirichlet posterior otherwise and for a
+        smoothed score), ``reference_score`` (the metric of the reference matrix),
+        ``reference_ci_low`` and ``reference_ci_high`` (the same interval for the
+        reference's metric, raw: how precisely the reference pins the value the
+        group is compared with), ``p_lower_tail`` = P(S <= score) and
+        ``p_upper_tail`` = P(S >= score) under the reference law (tail
+        probabilities, not interval bounds), ``p_value``, ``p_adjusted`` (across
+        groups, per metric), ``p_undefined``, ``se`` (only when a row used
+        Monte Carlo: the standard error of its ``p_value``, NaN on the other
+        rows), ``method`` (the method used) and ``reject`` (``p_adjusted <=
+        alpha``). Without ``ci`` the four interval columns are absent. P-values
+        and tails below 2.2e-308 (``P_VALUE_FLOOR``, the smallest normal double)
+        are reported as 2.2e-308. The old names ``lower``, ``upper`` and ``se``
+        still read (``frame["lower"]``) with a ``FutureWarning``, until the next
+        release.
     alpha : float
         The significance level of ``reject``.
     pvalues : pandas.Series
@@ -296,15 +335,15 @@ class MatchResult(TestResult):
     >>> res = match_test(counts={"a": [8, 2, 1, 9], "b": [3, 3, 4, 10],
     ...                          "c": [1, 5, 2, 12]}, metric="tpr")
     >>> res
-    MatchResult(alpha=0.05, n_tests=3, n_rejected=2)
-    >>> res.pvalues.round(4)
+    MatchResult(alpha=0.05, n_tests=3, n_rejected=1)
+    >>> res.pvalues.round(4)  # Holm-adjusted across the three groups
     group
-    a    0.0456
+    a    0.0911
     b    0.8578
-    c    0.0085
+    c    0.0256
     Name: p_adjusted, dtype: float64
     >>> res.reject.tolist()
-    [True, False, True]
+    [False, False, True]
     >>> res.alpha = 0.01
     Traceback (most recent call last):
     ...
@@ -312,6 +351,7 @@ class MatchResult(TestResult):
     """
 
     _keys = ("group", "metric")
+    _frame_type = MatchFrame
 
     def _row_keys(self):
         if self.frame["metric"].nunique() <= 1:
@@ -340,10 +380,11 @@ def match_test(
     alternative="two-sided",
     reference_uncertainty=False,
     reference_prior=0.5,
-    correction=None,
+    correction="holm",
     smoothing=None,
     conditional=True,
     alpha=0.05,
+    ci=0.95,
     n_draws=100_000,
     random_state=None,
     pos_label=1,
@@ -353,8 +394,9 @@ def match_test(
     For each group of size ``n`` with observed score ``s``, the null hypothesis is
     that its confusion matrix was drawn from the reference group's proportions
     ``p = CM_ref / sum(CM_ref)``: ``CM ~ Multinomial(n, p)``. The test reports the
-    lower percentile ``P(S <= s)``, the upper ``P(S >= s)``, a p-value and the
-    probability ``P(undefined)`` that the metric is undefined at this size. A
+    tail probabilities ``p_lower_tail = P(S <= s)`` and ``p_upper_tail = P(S >=
+    s)``, a p-value, the probability ``P(undefined)`` that the metric is undefined
+    at this size, and intervals of the group's and the reference's metric. A
     small p-value says the group's score is unlikely to be sample-size noise around
     the reference; a large one does *not* show the groups are alike (small groups
     have little power).
@@ -427,9 +469,10 @@ def match_test(
     reference_prior : float, default=0.5
         Dirichlet pseudo-count (finite, >= 0) added to every reference cell (0.5
         is Jeffreys' prior). Only used with ``reference_uncertainty=True``.
-    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default=None
-        Multiple-comparison adjustment across groups (see :func:`adjust_pvalues`);
-        ``"none"`` is the same as None.
+    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
+        Multiple-comparison adjustment across groups, per metric (see
+        :func:`adjust_pvalues`); ``None`` is the same as ``"none"`` (no
+        adjustment). The same values and default as every test of the package.
     smoothing : AdditiveSmoothing, CrossPriorSmoothing or None, default=None
         Test the smoothed score: the observed and the null matrices are smoothed
         toward the same reference.
@@ -439,6 +482,15 @@ def match_test(
         ``lower + upper + P(undefined) >= 1``.
     alpha : float in (0, 1), default=0.05
         Level for the ``reject`` column.
+    ci : float in (0, 1) or None, default=0.95
+        Level of the intervals of the group's and the reference's metric
+        (columns ``score_ci_low``, ``score_ci_high``, ``reference_ci_low``,
+        ``reference_ci_high``), computed as by
+        :func:`~sklearn_smallfair.metrics.group_metrics` with ``ci_method="auto"``
+        (Wilson for proportions; the Dirichlet posterior, with the smoothing's
+        prior, for a smoothed score and for metrics that are not proportions,
+        from 2,000 draws seeded by ``random_state``). A small group's score is
+        shown with its uncertainty by default; ``None`` leaves the columns out.
     n_draws : int in [1, MAX_N_DRAWS], default=100_000
         Number of Monte Carlo draws per group; at most ``MAX_N_DRAWS`` (10^8,
         about a minute per group).
@@ -467,12 +519,19 @@ def match_test(
     >>> from sklearn_smallfair.stats import match_test
     >>> res = match_test(counts={"g": [40, 40, 10, 10]}, reference=[75, 0, 0, 25],
     ...                  metric="prev")
-    >>> round(float(res.frame["lower"].iloc[0]), 4)
+    >>> round(float(res.frame["p_lower_tail"].iloc[0]), 4)
     0.9005
     >>> res = match_test(counts={"g": [40, 40, 10, 10]}, reference=[75, 0, 0, 25],
     ...                  metric="prev", method="normal")
-    >>> round(float(res.frame["lower"].iloc[0]), 4)
+    >>> round(float(res.frame["p_lower_tail"].iloc[0]), 4)
     0.898
+
+    The group's score with its 95 % interval, and the reference's:
+
+    >>> print(res.frame[["score", "score_ci_low", "score_ci_high", "reference_ci_low",
+    ...                  "reference_ci_high"]].round(3).to_string(index=False))
+     score  score_ci_low  score_ci_high  reference_ci_low  reference_ci_high
+       0.8         0.711          0.867             0.657              0.825
 
     The Black group's TPR in the published COMPAS tables, against all other
     defendants:
@@ -507,6 +566,7 @@ def match_test(
         y_true, y_pred, sensitive_features, counts, None, pos_label
     )
     cms = _check_integer_counts(cms)
+    seed = resolve_seed(random_state)
     refs = reference_counts(cms, reference, groups=groups).astype(np.float64)
     warn_small_references(
         refs,
@@ -529,11 +589,11 @@ def match_test(
         conditional=bool(conditional),
         n_draws=int(n_draws),
         labels=tuple(groups),
-        seed=resolve_seed(random_state),
+        seed=seed,
     )
     plans = [(m, _choose_method(m, method, base, groups)) for m in metrics]
     frames = [
-        _test_metric(m, methods, base, groups, alternative) for m, methods in plans
+        _test_metric(m, methods, base, groups, alternative, ci) for m, methods in plans
     ]
     frame = pd.concat(frames, ignore_index=True)
     frame["p_adjusted"] = np.nan
@@ -542,10 +602,55 @@ def match_test(
         frame.loc[sel, "p_adjusted"] = adjust_pvalues(
             frame.loc[sel, "p_value"].to_numpy(dtype=float), correction
         )
-    return MatchResult(frame[COLUMNS], float(alpha))
+    for column in ("p_lower_tail", "p_upper_tail", "p_value", "p_adjusted"):
+        frame[column] = floor_pvalues(frame[column])
+    columns = [
+        c
+        for c in COLUMNS
+        if c in frame.columns and (c != "se" or (frame["method"] == "montecarlo").any())
+    ]
+    return MatchResult(frame[columns], float(alpha))
 
 
-def _test_metric(metric, methods, base, groups, alternative):
+def _intervals(metric, base, groups, observed, ci):
+    """The columns of the intervals of the groups' and the references' metric."""
+    if ci is None:
+        return {}
+    smoothed = base.smoothing is not None
+    labels = np.asarray(groups, dtype=object)
+    prior = None
+    if smoothed:  # the smoothed score is the metric of c + offset / scale
+        scale, offset = base.smoothing.coefficients(
+            base.counts.sum(axis=-1).astype(np.float64), base.reference
+        )
+        prior = np.broadcast_to(offset / scale, base.counts.shape)
+    common = {"alpha": 1.0 - ci, "n_draws": DEFAULT_N_DRAWS, "seed": base.seed}
+    low, high = column_interval(
+        metric,
+        base.counts,
+        method=resolve_ci_method(metric, "auto", smoothed=smoothed),
+        labels=labels,
+        prior=prior,
+        **common,
+    )
+    undefined = np.isnan(observed)
+    ref_low, ref_high = column_interval(
+        metric,
+        base.reference,
+        method=resolve_ci_method(metric, "auto", smoothed=False),
+        labels=np.array([f"reference of {format_label(g)}" for g in labels], object),
+        **common,
+    )
+    ref_undefined = np.isnan(score(metric, base.reference))
+    return {
+        "score_ci_low": np.where(undefined, np.nan, low),
+        "score_ci_high": np.where(undefined, np.nan, high),
+        "reference_ci_low": np.where(ref_undefined, np.nan, ref_low),
+        "reference_ci_high": np.where(ref_undefined, np.nan, ref_high),
+    }
+
+
+def _test_metric(metric, methods, base, groups, alternative, ci):
     """The rows of one metric: its laws on their groups, p-values, warnings."""
     observed = score(
         metric, base.counts.astype(np.float64), base.smoothing, base.reference
@@ -561,11 +666,12 @@ def _test_metric(metric, methods, base, groups, alternative):
             "metric": metric.name,
             "score": observed,
             "reference_score": score(metric, base.reference),
-            "lower": tails["lower"],
-            "upper": tails["upper"],
+            **_intervals(metric, base, groups, observed, ci),
+            "p_lower_tail": tails["lower"],
+            "p_upper_tail": tails["upper"],
             "p_value": p,
             "p_undefined": tails["p_undefined"],
-            "se": se,
+            "se": np.where(methods == "montecarlo", se, np.nan),
             "method": methods.astype(object),
         }
     )
@@ -582,11 +688,12 @@ class MATCHTest(TestEstimator):
     metric : str, Metric or list or tuple of them, default="tpr"
     method : str, default="auto"
     alpha : float in (0, 1), default=0.05
+    ci : float in (0, 1) or None, default=0.95
     alternative : str, default="two-sided"
     reference : str, group label or array-like, default="rest"
     reference_uncertainty : bool, default=False
     reference_prior : float, default=0.5
-    correction : str or None, default=None
+    correction : str or None, default="holm"
     smoothing : AdditiveSmoothing, CrossPriorSmoothing or None, default=None
     conditional : bool, default=True
     n_draws : int in [1, MAX_N_DRAWS], default=100_000
@@ -635,9 +742,10 @@ class MATCHTest(TestEstimator):
         reference="rest",
         reference_uncertainty=False,
         reference_prior=0.5,
-        correction=None,
+        correction="holm",
         smoothing=None,
         conditional=True,
+        ci=0.95,
         n_draws=100_000,
         random_state=None,
         pos_label=1,
@@ -652,6 +760,7 @@ class MATCHTest(TestEstimator):
         self.correction = correction
         self.smoothing = smoothing
         self.conditional = conditional
+        self.ci = ci
         self.n_draws = n_draws
         self.random_state = random_state
         self.pos_label = pos_label

@@ -6,6 +6,8 @@ adjustment applies, else the raw p-value) and one rejection rule, ``p <= alpha``
 """
 
 import html
+import sys
+import warnings
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -16,13 +18,112 @@ from sklearn.base import BaseEstimator
 from ._multitest import smallest_pvalue
 
 __all__ = [
+    "P_VALUE_FLOOR",
     "PairwiseResult",
+    "ResultFrame",
     "TestEstimator",
     "TestResult",
+    "deprecated_alias",
     "family_pvalue",
     "family_z",
     "rejects",
 ]
+
+
+#: Smallest p-value reported: the smallest normal double (2.2e-308). Below it
+#: float64 numbers are subnormal and keep no relative precision, so a tail such
+#: as 1.6e-316 says only "below 2.2e-308" and is reported as this floor.
+P_VALUE_FLOOR = float(np.finfo(np.float64).tiny)
+
+
+def floor_pvalues(p):
+    """``p`` with the values in ``(0, P_VALUE_FLOOR)`` raised to the floor.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.stats._results import floor_pvalues
+    >>> floor_pvalues([1.6e-316, 0.0, 0.5]).tolist()
+    [2.2250738585072014e-308, 0.0, 0.5]
+    """
+    p = np.asarray(p, dtype=np.float64)
+    return np.where((p > 0) & (p < P_VALUE_FLOOR), P_VALUE_FLOOR, p)
+
+
+def _called_from_package():
+    """Whether the caller of the caller of a deprecated name is this package."""
+    frame = sys._getframe(2)
+    return frame.f_globals.get("__name__", "").startswith("sklearn_smallfair.")
+
+
+def deprecated_alias(new, old):
+    """A property ``old`` that reads attribute ``new`` with a ``FutureWarning``.
+
+    The warning is for users' code: reads from inside the package (kept working
+    through the deprecation period) are silent.
+    """
+
+    def get(self):
+        if not _called_from_package():
+            warnings.warn(
+                f"{type(self).__name__}.{old} is deprecated and will be removed in "
+                f"the next release; use {type(self).__name__}.{new}.",
+                FutureWarning,
+                stacklevel=2,
+            )
+        return getattr(self, new)
+
+    return property(get, doc=f"Deprecated alias of :attr:`{new}`.")
+
+
+class ResultFrame(pd.DataFrame):
+    """A table of tests whose renamed columns stay readable for one release.
+
+    ``_legacy`` maps an old column name to its new name, or to ``(reason,
+    function)`` for a column that was dropped (``function(frame)`` gives the old
+    values). Item access with an old name (``frame["lower"]``, ``frame[["group",
+    "lower"]]``) returns the column with a ``FutureWarning``; every other use of
+    the frame is that of a plain :class:`pandas.DataFrame`, and
+    ``pandas.DataFrame(frame)`` is a plain frame without the old names.
+    """
+
+    _legacy: ClassVar[dict] = {}
+
+    @property
+    def _constructor(self):
+        return type(self)
+
+    def _is_legacy(self, key):
+        return isinstance(key, str) and key in self._legacy and key not in self.columns
+
+    def _old_column(self, key, stacklevel=3):
+        target = self._legacy[key]
+        if isinstance(target, str):
+            message = f"is renamed {target!r}; the old name"
+            values = pd.DataFrame.__getitem__(self, target)
+        else:
+            reason, function = target
+            message = f"is dropped ({reason}); the old column"
+            values = pd.Series(function(self), index=self.index)
+        warnings.warn(
+            f"column {key!r} of the test table {message} will be removed in the "
+            f"next release.",
+            FutureWarning,
+            stacklevel=stacklevel,
+        )
+        return values.rename(key)
+
+    def __getitem__(self, key):
+        if self._is_legacy(key):
+            return self._old_column(key)
+        if isinstance(key, list) and any(self._is_legacy(k) for k in key):
+            columns = {}
+            for k in key:
+                if self._is_legacy(k):
+                    columns[k] = self._old_column(k)
+                else:
+                    columns[k] = super().__getitem__(k)
+            return pd.DataFrame(columns, index=self.index)
+        return super().__getitem__(key)
 
 
 def rejects(pvalues, alpha):
@@ -91,12 +192,14 @@ class TestResult:
     __test__ = False  # a result, not a test case
     #: Columns naming the rows (the index of ``pvalues``); the row number if empty.
     _keys: ClassVar[tuple[str, ...]] = ()
+    #: The type of ``frame`` (a :class:`ResultFrame` keeps renamed columns readable).
+    _frame_type: ClassVar[type] = pd.DataFrame
 
     frame: pd.DataFrame
     alpha: float
 
     def __post_init__(self):
-        frame = self.frame.copy()
+        frame = self._frame_type(self.frame, copy=True)
         frame["reject"] = rejects(frame["p_adjusted"], self.alpha)
         object.__setattr__(self, "frame", frame)
 
@@ -188,7 +291,7 @@ class PairwiseResult(TestResult):
         return float(rows["z"].iloc[0]) if len(rows) == 1 else np.nan
 
     def _summary(self):
-        headline = {f"pvalue_{f}": self._headline_pvalue(f) for f in self._families}
+        headline = {f"p_value_{f}": self._headline_pvalue(f) for f in self._families}
         return {"violated": self.violated, **super()._summary(), **headline}
 
 

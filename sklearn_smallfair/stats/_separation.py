@@ -25,15 +25,23 @@ from .._params import (
 from .._random import child_rng, resolve_seed
 from .._validation import format_label
 from ..exceptions import UndefinedGroupMetricWarning
+from ..metrics._intervals import _fold_interval, _sidak, newcombe_interval
 from ._exact import (
     BERGER_BOOS_GAMMA,
     MAX_EXACT_N,
     barnard_exact_pvalues,
     score_statistic,
 )
-from ._multitest import CORRECTION, _adjust, group_pairs
+from ._multitest import CORRECTION, _adjust, check_correction, group_pairs
 from ._permutation import two_sample_permutation_pvalues
-from ._results import PairwiseResult, TestEstimator, family_pvalue, family_z
+from ._results import (
+    PairwiseResult,
+    TestEstimator,
+    deprecated_alias,
+    family_pvalue,
+    family_z,
+    floor_pvalues,
+)
 from ._wald import wald_test
 
 __all__ = ["SeparationResult", "SeparationTest", "separation_test"]
@@ -51,6 +59,7 @@ _VARIANCE_METHODS = {"unpooled": "wald", "pooled": "score"}
 
 _PARAMS = {
     "alpha": [Number(0, 1, closed="neither")],
+    "ci": [Number(0, 1, closed="neither"), None],
     "correction": CORRECTION,
     "pos_label": POS_LABEL,
     "method": [StrOptions(set(METHODS))],
@@ -88,7 +97,10 @@ class SeparationResult(PairwiseResult):
         One row per test: ``metric`` (``"tpr"`` or ``"fpr"``), ``group_a``,
         ``group_b`` (the compared groups; ``a`` is the later of the sorted labels),
         ``n_a``, ``n_b`` (positives for TPR, negatives for FPR), ``value_a``,
-        ``value_b``, ``difference`` (``value_a - value_b``), ``method`` (the test
+        ``value_b``, ``difference`` (``value_a - value_b``),
+        ``difference_ci_low`` and ``difference_ci_high`` (Newcombe's hybrid score
+        interval of the difference at level ``ci``; absent with ``ci=None``),
+        ``method`` (the test
         used for the row: ``"exact"``, ``"score"``, ``"wald"`` or
         ``"permutation"``), ``z`` (the test statistic: the pooled score statistic,
         or the unpooled Wald statistic for ``"wald"``), ``p_value``,
@@ -102,11 +114,13 @@ class SeparationResult(PairwiseResult):
     reject : pandas.Series of bool
         ``pvalues <= alpha``, indexed like ``pvalues``.
     violated : bool
-        Whether any test rejects: ``min(pvalue_tpr, pvalue_fpr) <= alpha`` (NaN
+        Whether any test rejects: ``min(p_value_tpr, p_value_fpr) <= alpha`` (NaN
         p-values are ignored).
-    pvalue_tpr, pvalue_fpr : float
+    p_value_tpr, p_value_fpr : float
         P-values of H0t (equal TPR) and H0f (equal FPR). With more than two groups,
-        the smallest adjusted p-value of the family.
+        the smallest adjusted p-value of the family. ``pvalue_tpr`` and
+        ``pvalue_fpr`` are deprecated aliases (``FutureWarning``), removed in the
+        next release.
     z_tpr, z_fpr : float
         Statistics of the two groups (positive when the second sorted group has
         the higher rate); NaN with more than two groups.
@@ -114,9 +128,19 @@ class SeparationResult(PairwiseResult):
         One row per group: ``group``, ``n``, ``n_pos``, ``n_neg``, ``tp``, ``fp``,
         ``tpr`` and ``fpr`` (NaN when undefined).
     correction : str or None
-        Multiple-comparison correction within each family.
+        Multiple-comparison correction within each family (None: none).
     method : {"auto", "exact", "score", "wald", "permutation"}
         The requested method; the test of each row is in ``frame["method"]``.
+    equalized_odds : pandas.DataFrame or None
+        One row per pair of groups: ``group_a``, ``group_b``, ``difference`` (the
+        equalized-odds difference ``max(|TPR gap|, |FPR gap|)``), ``ci_low`` and
+        ``ci_high``: the image of the rectangle of the two gaps' Newcombe
+        intervals, each at level ``sqrt(ci)`` so that both hold jointly with
+        probability ``ci`` (Sidak: TPR and FPR come from the positives and the
+        negatives), as in :func:`~sklearn_smallfair.metrics.disparity_intervals`.
+        Its lower bound is 0 when both gaps may be 0. None with ``ci=None``.
+    ci : float or None
+        Level of the intervals.
 
     Examples
     --------
@@ -131,7 +155,7 @@ class SeparationResult(PairwiseResult):
     ...     sensitive_features=["a"] * 8 + ["b"] * 8, alpha=0.3)
     >>> res
     SeparationResult(violated=True, alpha=0.3, n_tests=2, n_rejected=1, \
-pvalue_tpr=0.2901, pvalue_fpr=0.7276)
+p_value_tpr=0.2901, p_value_fpr=0.7276)
     >>> res.frame[["metric", "method", "z", "p_value"]].round(4)
       metric method      z  p_value
     0    tpr  exact -1.4142   0.2901
@@ -158,9 +182,13 @@ pvalue_tpr=0.2901, pvalue_fpr=0.7276)
     groups: pd.DataFrame
     correction: str | None
     method: str = "auto"
+    equalized_odds: pd.DataFrame | None = None
+    ci: float | None = None
 
-    pvalue_tpr = family_pvalue("tpr")
-    pvalue_fpr = family_pvalue("fpr")
+    p_value_tpr = family_pvalue("tpr")
+    p_value_fpr = family_pvalue("fpr")
+    pvalue_tpr = deprecated_alias("p_value_tpr", "pvalue_tpr")
+    pvalue_fpr = deprecated_alias("p_value_fpr", "pvalue_fpr")
     z_tpr = family_z("tpr")
     z_fpr = family_z("fpr")
 
@@ -269,6 +297,7 @@ def separation_test(
     n_resamples=9999,
     random_state=None,
     variance=None,
+    ci=0.95,
 ):
     """Test separation (equal TPR and FPR across groups) of a binary classifier.
 
@@ -299,7 +328,7 @@ def separation_test(
     correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
         Multiple-comparison adjustment within each family of pairwise tests (see
         :func:`adjust_pvalues`); with two groups there is one test per family and
-        nothing to adjust. ``"none"`` is ``None``.
+        nothing to adjust. ``None`` is the same as ``"none"`` (no adjustment).
     sample_weight : array-like of shape (n_samples,), default=None
         Frequency weights: the counts are weighted sums, so integer weights equal
         repeating rows. Fractional weights have no exact law: ``method="auto"``
@@ -348,11 +377,17 @@ default=None
     variance : {"unpooled", "pooled"} or None, default=None
         Deprecated: ``"unpooled"`` is ``method="wald"`` and ``"pooled"`` is
         ``method="score"``.
+    ci : float in (0, 1) or None, default=0.95
+        Level of the intervals: Newcombe's hybrid score interval of each TPR and
+        FPR gap (columns ``difference_ci_low``, ``difference_ci_high``; it keeps
+        its level at small counts and with rates of 0 or 1, where the Wald
+        interval collapses), and the interval of the equalized-odds difference of
+        each pair (``result.equalized_odds``). ``None`` leaves them out.
 
     Returns
     -------
     result : SeparationResult
-        ``result.violated``, ``result.pvalue_tpr``, ``result.pvalue_fpr``, the
+        ``result.violated``, ``result.p_value_tpr``, ``result.p_value_fpr``, the
         per-group table ``result.groups`` and the tests ``result.to_frame()``.
 
     See Also
@@ -383,7 +418,7 @@ default=None
     False
     >>> wald = separation_test(y_true, y_pred, sensitive_features=groups,
     ...                        method="wald")
-    >>> wald.violated, f"{wald.pvalue_tpr:.2g}"
+    >>> wald.violated, f"{wald.p_value_tpr:.2g}"
     (True, '5.1e-29')
 
     With larger cells the score test is used:
@@ -401,9 +436,21 @@ default=None
       metric method       z  p_value
     0    tpr  score -3.1506   0.0016
     1    fpr  score  1.6753   0.0939
+
+    The gaps with their 95 % Newcombe intervals, and the equalized-odds difference
+    with its interval:
+
+    >>> res.frame[["metric", "difference", "difference_ci_low",
+    ...            "difference_ci_high"]].round(3)
+      metric  difference  difference_ci_low  difference_ci_high
+    0    tpr       -0.30             -0.469              -0.111
+    1    fpr        0.15             -0.024               0.325
+    >>> res.equalized_odds.round(3)
+      group_a group_b  difference  ci_low  ci_high
+    0       b       a         0.3   0.085     0.49
     """
     method = _resolve_method(method, variance)
-    correction = None if correction == "none" else correction
+    correction = check_correction(correction)
     groups, counts, _ = _grouped_counts(
         y_true, y_pred, sensitive_features, sample_weight, pos_label
     )
@@ -473,30 +520,62 @@ default=None
             seed=seed,
             keys=lambda k, m=metric: (m, groups[qa[k]], groups[pb[k]]),
         )
-        frames.append(
-            pd.DataFrame(
-                {
-                    "metric": metric,
-                    "group_a": groups[qa],
-                    "group_b": groups[pb],
-                    "n_a": n_a,
-                    "n_b": n_b,
-                    "value_a": rate[qa],
-                    "value_b": rate[pb],
-                    "difference": rate[qa] - rate[pb],
-                    "method": _TESTS[used],
-                    "z": z,
-                    "p_value": p,
-                    "p_adjusted": _adjust(p, correction),
-                }
-            )
+        columns = {
+            "metric": metric,
+            "group_a": groups[qa],
+            "group_b": groups[pb],
+            "n_a": n_a,
+            "n_b": n_b,
+            "value_a": rate[qa],
+            "value_b": rate[pb],
+            "difference": rate[qa] - rate[pb],
+        }
+        if ci is not None:
+            low, high = newcombe_interval(x_a, n_a, x_b, n_b, 1.0 - ci)
+            columns.update(difference_ci_low=low, difference_ci_high=high)
+        columns.update(
+            method=_TESTS[used],
+            z=z,
+            p_value=floor_pvalues(p),
+            p_adjusted=floor_pvalues(_adjust(p, correction)),
         )
+        frames.append(pd.DataFrame(columns))
     return SeparationResult(
         frame=pd.concat(frames, ignore_index=True),
         alpha=alpha,
         groups=table,
         correction=correction,
         method=method,
+        equalized_odds=_equalized_odds(tp, n_pos, fp, n_neg, groups, qa, pb, ci),
+        ci=None if ci is None else float(ci),
+    )
+
+
+def _equalized_odds(tp, n_pos, fp, n_neg, groups, a, b, ci):
+    """Per pair, ``max(|TPR gap|, |FPR gap|)`` and the image of the joint (Sidak)
+    rectangle of the two gaps' Newcombe intervals."""
+    if ci is None:
+        return None
+    level = _sidak(1.0 - ci)
+    gaps, lows, highs = [], [], []
+    for hits, size in ((tp, n_pos), (fp, n_neg)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gap = hits[a] / size[a] - hits[b] / size[b]
+        near, far = _fold_interval(
+            *newcombe_interval(hits[a], size[a], hits[b], size[b], level)
+        )
+        gaps.append(np.abs(gap))
+        lows.append(near)
+        highs.append(far)
+    undefined = np.isnan(gaps[0]) | np.isnan(gaps[1])
+    return pd.DataFrame(
+        {
+            "group_a": groups[a],
+            "group_b": groups[b],
+            "difference": np.where(undefined, np.nan, np.maximum(*gaps)),
+            "ci_low": np.where(undefined, np.nan, np.maximum(*lows)),
+            "ci_high": np.where(undefined, np.nan, np.maximum(*highs)),
+        }
     )
 
 
@@ -534,6 +613,8 @@ default=None
         Seed of the permutations.
     variance : {"unpooled", "pooled"} or None, default=None
         Deprecated: use ``method="wald"`` or ``method="score"``.
+    ci : float in (0, 1) or None, default=0.95
+        Level of the intervals of the gaps and of the equalized-odds difference.
 
     Attributes
     ----------
@@ -580,6 +661,7 @@ default=None
         n_resamples=9999,
         random_state=None,
         variance=None,
+        ci=0.95,
     ):
         self.alpha = alpha
         self.correction = correction
@@ -588,6 +670,7 @@ default=None
         self.n_resamples = n_resamples
         self.random_state = random_state
         self.variance = variance
+        self.ci = ci
 
     def fit(self, y_true, y_pred, *, sensitive_features, sample_weight=None):
         """Run the test.
@@ -618,6 +701,7 @@ default=None
             n_resamples=self.n_resamples,
             random_state=self.random_state,
             variance=self.variance,
+            ci=self.ci,
         )
         self.groups_ = result.groups.copy()
         return self._keep(result)

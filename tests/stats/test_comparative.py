@@ -107,8 +107,8 @@ def test_comparative_closed_form(variance):
     z = -math.sqrt(1.5)
     assert res.z_cross == pytest.approx(z, rel=1e-12)
     assert res.z_within == pytest.approx(z, rel=1e-12)
-    assert res.pvalue_cross == pytest.approx(math.erfc(-z / math.sqrt(2)), rel=1e-12)
-    assert res.pvalue_cross == pytest.approx(0.220671, abs=1e-6)
+    assert res.p_value_cross == pytest.approx(math.erfc(-z / math.sqrt(2)), rel=1e-12)
+    assert res.p_value_cross == pytest.approx(0.220671, abs=1e-6)
     assert res.violated is False
     assert res.n_pairs == 12 and res.n_predicted_ties == 0
     frame = res.to_frame()
@@ -159,8 +159,8 @@ def test_clustered_variance_closed_form():
     assert clustered.z_cross == pytest.approx(-0.5 / math.sqrt(2 / 16))
     assert indep.z_cross == pytest.approx(-0.5 / math.sqrt(1 / 16))
     # within-group cells are empty: NaN tests, the verdict from the cross test
-    assert np.isnan(clustered.pvalue_within) and np.isnan(clustered.z_within)
-    assert clustered.violated == (clustered.pvalue_cross <= ALPHA)
+    assert np.isnan(clustered.p_value_within) and np.isnan(clustered.z_within)
+    assert clustered.violated == (clustered.p_value_cross <= ALPHA)
 
 
 def _reference(y, s, g, pairs, tie="incorrect"):
@@ -573,7 +573,7 @@ def test_all_pairs_deterministic_and_independent_of_random_state():
     drawn = [
         comparative_separation_test(
             y, s, sensitive_features=g, n_pairs=2 * len(y), random_state=seed
-        ).pvalue_cross
+        ).p_value_cross
         for seed in range(5)
     ]
     assert len(set(drawn)) == 5
@@ -714,7 +714,7 @@ def test_permutation_more_groups_power_and_relabelling():
         np.testing.assert_allclose(
             sub["p_adjusted"], adjust_pvalues(sub["p_value"].to_numpy(), "holm")
         )
-    assert res.violated and res.pvalue_within <= 0.01
+    assert res.violated and res.p_value_within <= 0.01
     renamed = np.array([{"x": "c", "y": "b", "z": "a"}[v] for v in g])
     other = comparative_separation_test(y, s, sensitive_features=renamed, **kw)
     assert sorted(other.frame["p_value"]) == pytest.approx(sorted(res.frame["p_value"]))
@@ -1051,7 +1051,7 @@ def test_more_groups_table_and_corrections():
         ("z", "x"),
         ("z", "y"),
     ]
-    assert res.pvalue_cross == pytest.approx(cross["p_adjusted"].min())
+    assert res.p_value_cross == pytest.approx(cross["p_adjusted"].min())
     assert np.isnan(res.z_cross) and np.isnan(res.z_within)
     bonf = comparative_separation_test(
         y, s, sensitive_features=g, random_state=0, correction="bonferroni"
@@ -1077,7 +1077,7 @@ def test_empty_cell_warns_and_gives_nan_tests():
         res = comparative_separation_test(y, s, sensitive_features=g, random_state=0)
     assert np.isnan(res.table.loc[("a", "b"), "tpr"])
     assert np.isnan(res.table.loc[("b", "b"), "tpr"])
-    assert np.isnan(res.pvalue_cross) and np.isnan(res.pvalue_within)
+    assert np.isnan(res.p_value_cross) and np.isnan(res.p_value_within)
     assert res.violated is False
 
 
@@ -1326,7 +1326,7 @@ def test_statistic_function():
     p = comparative_separation_statistic(
         y, s, sensitive_features=g, statistic="min_pvalue"
     )
-    assert p == pytest.approx(min(res.pvalue_cross, res.pvalue_within))
+    assert p == pytest.approx(min(res.p_value_cross, res.p_value_within))
     with pytest.raises(ValueError, match="enable_metadata_routing=True"):
         comparative_separation_statistic(y, s)
     with pytest.raises(InvalidParameterError, match="'statistic' parameter"):

@@ -177,11 +177,11 @@ def test_violated_is_any_rejection(kind):
         res = _run(kind, alpha=alpha)
         assert res.violated is bool(res.reject.any())
         p1, p2 = (
-            (res.pvalue_tpr, res.pvalue_fpr)
+            (res.p_value_tpr, res.p_value_fpr)
             if kind == "separation"
             else (
-                res.pvalue_cross,
-                res.pvalue_within,
+                res.p_value_cross,
+                res.p_value_within,
             )
         )
         assert res.violated == (min(p1, p2) <= alpha)

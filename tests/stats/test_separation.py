@@ -69,9 +69,9 @@ def test_separation_closed_form():
     p = math.erfc(z / math.sqrt(2))
     assert res.z_tpr == pytest.approx(-z, rel=1e-12)
     assert res.z_fpr == pytest.approx(z, rel=1e-12)
-    assert res.pvalue_tpr == pytest.approx(p, rel=1e-12)
-    assert res.pvalue_fpr == pytest.approx(p, rel=1e-12)
-    assert res.pvalue_tpr == pytest.approx(0.113846, abs=1e-6)
+    assert res.p_value_tpr == pytest.approx(p, rel=1e-12)
+    assert res.p_value_fpr == pytest.approx(p, rel=1e-12)
+    assert res.p_value_tpr == pytest.approx(0.113846, abs=1e-6)
     assert res.violated is False
     assert separation_test(
         y_true, y_pred, sensitive_features=groups, alpha=0.2, method="wald"
@@ -156,12 +156,12 @@ def test_separation_more_groups_pairwise_with_correction():
         np.testing.assert_allclose(
             sub["p_adjusted"], adjust_pvalues(sub["p_value"].to_numpy(), "holm")
         )
-    assert res.pvalue_tpr == pytest.approx(tpr["p_adjusted"].min())
+    assert res.p_value_tpr == pytest.approx(tpr["p_adjusted"].min())
     assert np.isnan(res.z_tpr) and np.isnan(res.z_fpr)
     assert res.violated  # group c has higher rates
     raw = separation_test(y_true, y_pred, sensitive_features=groups, correction=None)
     np.testing.assert_allclose(raw.frame["p_adjusted"], raw.frame["p_value"])
-    assert raw.pvalue_fpr <= res.pvalue_fpr
+    assert raw.p_value_fpr <= res.p_value_fpr
 
 
 def test_separation_undefined_rate_warns_and_gives_nan_test():
@@ -171,9 +171,9 @@ def test_separation_undefined_rate_warns_and_gives_nan_test():
     with pytest.warns(UndefinedGroupMetricWarning, match=r"FPR is undefined.*'b'"):
         res = separation_test(y_true, y_pred, sensitive_features=groups)
     assert np.isnan(res.groups["fpr"].iloc[1])
-    assert np.isnan(res.pvalue_fpr) and np.isnan(res.z_fpr)
-    assert not np.isnan(res.pvalue_tpr)
-    assert res.violated == (res.pvalue_tpr <= ALPHA)
+    assert np.isnan(res.p_value_fpr) and np.isnan(res.z_fpr)
+    assert not np.isnan(res.p_value_tpr)
+    assert res.violated == (res.p_value_tpr <= ALPHA)
 
 
 def test_score_and_exact_closed_forms():
@@ -183,7 +183,7 @@ def test_score_and_exact_closed_forms():
     pp = 10 / 15
     z = (0.4 - 0.8) / math.sqrt(pp * (1 - pp) * (1 / 5 + 1 / 10))
     assert score.z_tpr == pytest.approx(z, rel=1e-12)
-    assert score.pvalue_tpr == pytest.approx(math.erfc(abs(z) / math.sqrt(2)))
+    assert score.p_value_tpr == pytest.approx(math.erfc(abs(z) / math.sqrt(2)))
     assert score.frame["method"].tolist() == ["score", "score"]
     # the default uses the exact test on these small cells: scipy's Barnard test
     res = separation_test(y_true, y_pred, sensitive_features=groups)
@@ -192,7 +192,7 @@ def test_score_and_exact_closed_forms():
     # Berger and Boos' form of the exact unconditional test: the supremum over a
     # 99.9 % interval of the common rate, plus 0.001
     exact = barnard_exact_pvalues([2, 3], 5, [8, 2], 10, gamma=BERGER_BOOS_GAMMA)
-    np.testing.assert_allclose([res.pvalue_tpr, res.pvalue_fpr], exact, rtol=1e-12)
+    np.testing.assert_allclose([res.p_value_tpr, res.p_value_fpr], exact, rtol=1e-12)
     # FPR 3/5 against 2/10 mirrors TPR 2/5 against 8/10 (successes and failures
     # exchanged): the same p-value. Barnard's supremum over all rates (gamma = 0)
     # is scipy's on the FPR table; on the TPR table floating-point noise splits a
@@ -214,14 +214,14 @@ def test_perfect_small_group_against_a_large_one():
                np.zeros(5)].astype(int)  # fmt: skip
     groups = np.r_[["big"] * 1000, ["small"] * 10]
     wald = separation_test(yt, yp, sensitive_features=groups, method="wald")
-    assert wald.violated and wald.pvalue_tpr == pytest.approx(5.1e-29, rel=0.05)
+    assert wald.violated and wald.p_value_tpr == pytest.approx(5.1e-29, rel=0.05)
     res = separation_test(yt, yp, sensitive_features=groups)
     assert not res.violated
     assert res.frame["method"].tolist() == ["exact", "exact"]
-    assert res.pvalue_tpr == pytest.approx(
+    assert res.p_value_tpr == pytest.approx(
         float(barnard_exact_pvalues(5, 5, 400, 500, gamma=BERGER_BOOS_GAMMA))
     )
-    assert res.pvalue_tpr > 0.3 and res.pvalue_fpr > 0.5
+    assert res.p_value_tpr > 0.3 and res.p_value_fpr > 0.5
     for method in ("exact", "score", "permutation"):
         other = separation_test(
             yt, yp, sensitive_features=groups, method=method, random_state=0
@@ -309,7 +309,7 @@ def test_permutation_method():
     # the permutation law is the conditional (hypergeometric) one
     p = separation_test(
         y_true, y_pred, random_state=1, **{**kw, "n_resamples": 100_000}
-    ).pvalue_tpr
+    ).p_value_tpr
     rng = np.random.default_rng(0)
     ref = float(
         two_sample_permutation_pvalues(2, 5, 8, 10, n_resamples=100_000, rng=rng)
@@ -421,6 +421,7 @@ def test_separation_estimator():
         "n_resamples": 9999,
         "random_state": None,
         "variance": None,
+        "ci": 0.95,
     }
     assert repr(est) == "SeparationTest(alpha=0.2, correction='bonferroni')"
     twin = clone(est)
@@ -435,7 +436,7 @@ def test_separation_estimator():
     assert est.violated_ == res.violated
     pd.testing.assert_series_equal(est.pvalues_, res.pvalues)
     pd.testing.assert_series_equal(est.reject_, res.reject)
-    assert est.pvalues_.loc["tpr"].min() == pytest.approx(res.pvalue_tpr)
+    assert est.pvalues_.loc["tpr"].min() == pytest.approx(res.p_value_tpr)
     est.set_params(method="wald").fit(y_true, y_pred, sensitive_features=groups)
     assert est.violated_ is True  # the published test at alpha = 0.2
     est.set_params(alpha=0.05).fit(y_true, y_pred, sensitive_features=groups)
@@ -501,7 +502,7 @@ def test_variance_is_a_deprecated_alias_of_method():
             )  # fmt: skip
     # the published test rejects: the small group's FP is 0, its variance 0
     wald = separation_test(y_true, y_pred, sensitive_features=groups, method="wald")
-    assert wald.violated and wald.pvalue_fpr < 1e-5
+    assert wald.violated and wald.p_value_fpr < 1e-5
     assert not separation_test(y_true, y_pred, sensitive_features=groups).violated
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no warning without variance

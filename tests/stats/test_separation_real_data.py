@@ -211,7 +211,7 @@ def test_jira_story_points_end_to_end(jira_path):
         assert row["correct"] == correct[cell].sum()
     assert res.tpr_matrix.shape == (2, 2)
     assert np.isfinite(res.tpr_matrix.to_numpy()).all()
-    assert 0 <= res.pvalue_cross <= 1 and 0 <= res.pvalue_within <= 1
+    assert 0 <= res.p_value_cross <= 1 and 0 <= res.p_value_within <= 1
     # measured: p = 0.62 (cross) and 0.40 (within), no violation detected
     assert not res.violated
 
@@ -220,4 +220,4 @@ def test_jira_story_points_end_to_end(jira_path):
     res_drawn = comparative_separation_test(y, s, sensitive_features=a, pairs=drawn)
     assert res_drawn.n_pairs == drawn.shape[0] <= 2 * len(y)
     assert res_drawn.table["n"].sum() == res_drawn.n_pairs
-    assert 0 <= res_drawn.pvalue_cross <= 1 and 0 <= res_drawn.pvalue_within <= 1
+    assert 0 <= res_drawn.p_value_cross <= 1 and 0 <= res_drawn.p_value_within <= 1

@@ -1,0 +1,309 @@
+"""Intervals in the test results, the renamed columns and the shared options.
+
+The MATCH table carries the interval of the group's metric (that of
+``group_metrics(ci=...)``) and of the reference's; the separation table the
+Newcombe interval of each gap and the interval of the equalized-odds difference
+(that of ``disparity_intervals``). ``lower``/``upper`` are renamed
+``p_lower_tail``/``p_upper_tail`` and still read with a ``FutureWarning``;
+``correction`` takes one set of values with one default everywhere.
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.utils._param_validation import InvalidParameterError
+
+from sklearn_smallfair.metrics import disparity_intervals, group_metrics
+from sklearn_smallfair.stats import (
+    MATCHTest,
+    SeparationTest,
+    comparative_separation_test,
+    match_test,
+    separation_test,
+)
+from sklearn_smallfair.stats._results import P_VALUE_FLOOR
+
+COUNTS = {"a": [8, 2, 1, 9], "b": [3, 3, 4, 10], "c": [1, 5, 2, 12], "d": [0, 0, 3, 5]}
+REFERENCE = [130, 70, 40, 160]
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=UserWarning)
+        yield
+
+
+def _wilson(k, m, level):
+    """Wilson's score interval written from its definition (the roots in p of
+    ``(k/m - p)^2 = z^2 p (1 - p) / m``)."""
+    z = stats.norm.ppf(0.5 + level / 2)
+    a = 1 + z * z / m
+    b = -(2 * k / m + z * z / m)
+    c = (k / m) ** 2
+    root = np.sqrt(b * b - 4 * a * c)
+    return (-b - root) / (2 * a), (-b + root) / (2 * a)
+
+
+# =====================================================================================
+# MATCH: intervals of the group's and the reference's metric
+# =====================================================================================
+@pytest.mark.parametrize("ci", [0.9, 0.95])
+def test_match_intervals_are_those_of_group_metrics(ci):
+    metrics = ["tpr", "acc", "f1", "mcc"]
+    res = match_test(
+        counts=COUNTS, reference=REFERENCE, metric=metrics, ci=ci, random_state=3
+    )
+    table = group_metrics(
+        counts=COUNTS,
+        metrics=metrics,
+        ci=ci,
+        random_state=3,
+        zero_division=np.nan,
+    )
+    f = res.frame
+    n_checked = 0
+    for name in metrics:
+        rows = f[f["metric"] == name].set_index("group")
+        for side in ("low", "high"):
+            expected = table[f"{name}_ci_{side}"].to_numpy(float)
+            got = rows.loc[table.index, f"score_ci_{side}"].to_numpy(float)
+            np.testing.assert_allclose(got, expected, rtol=1e-12, equal_nan=True)
+            n_checked += np.isfinite(got).sum()
+    assert n_checked >= 2 * 3 * len(metrics)  # d's tpr and f1 are undefined: NaN
+    tpr = f[f["metric"] == "tpr"].set_index("group")
+    assert np.isnan(tpr.loc["d", "score_ci_low"])
+    # Wilson from its definition for the group's rate, and for the reference's
+    low, high = _wilson(8, 10, ci)
+    assert tpr.loc["a", "score_ci_low"] == pytest.approx(low, rel=1e-12)
+    assert tpr.loc["a", "score_ci_high"] == pytest.approx(high, rel=1e-12)
+    low, high = _wilson(130, 200, ci)
+    np.testing.assert_allclose(tpr["reference_ci_low"], low, rtol=1e-12)
+    np.testing.assert_allclose(tpr["reference_ci_high"], high, rtol=1e-12)
+    # a closed-form interval contains its estimate (a posterior one need not)
+    closed = f[f["metric"].isin(["tpr", "acc", "f1"]) & f["score"].notna()]
+    assert (closed["score_ci_low"] <= closed["score"] + 1e-12).all()
+    assert (closed["score"] <= closed["score_ci_high"] + 1e-12).all()
+
+
+def test_match_interval_of_a_smoothed_score_is_its_posterior():
+    from sklearn_smallfair.smoothing import CrossPriorSmoothing
+
+    res = match_test(
+        counts=COUNTS,
+        reference=REFERENCE,
+        metric="tpr",
+        smoothing=CrossPriorSmoothing(4),
+    ).frame.set_index("group")
+    p_ref = np.asarray(REFERENCE, float) / sum(REFERENCE)
+    for g, cm in COUNTS.items():
+        a = cm[0] + 4 * p_ref[0]
+        b = cm[1] + 4 * p_ref[1]
+        assert res.loc[g, "score"] == pytest.approx(a / (a + b), rel=1e-12)
+        lo, hi = stats.beta.ppf([0.025, 0.975], a, b)
+        assert res.loc[g, "score_ci_low"] == pytest.approx(lo, rel=1e-10)
+        assert res.loc[g, "score_ci_high"] == pytest.approx(hi, rel=1e-10)
+
+
+def test_match_ci_none_and_validation():
+    res = match_test(counts=COUNTS, reference=REFERENCE, ci=None)
+    assert not any(c.endswith(("_ci_low", "_ci_high")) for c in res.frame.columns)
+    for bad in (0, 1, 95, "0.95"):
+        with pytest.raises(InvalidParameterError, match="'ci' parameter"):
+            match_test(counts=COUNTS, reference=REFERENCE, ci=bad)
+    with pytest.raises(InvalidParameterError, match="'ci' parameter"):
+        MATCHTest(ci=1.5).fit(counts=COUNTS)
+    est = MATCHTest(ci=0.9, random_state=0).fit(counts=COUNTS)
+    direct = match_test(counts=COUNTS, ci=0.9, random_state=0)
+    pd.testing.assert_frame_equal(est.results_, direct.to_frame())
+
+
+# =====================================================================================
+# MATCH: renamed columns, dropped noise
+# =====================================================================================
+def test_old_column_names_read_with_a_future_warning():
+    f = match_test(counts=COUNTS, reference=REFERENCE).frame
+    assert "lower" not in f.columns and "upper" not in f.columns
+    with pytest.warns(FutureWarning, match="'lower'.*renamed 'p_lower_tail'"):
+        lower = f["lower"]
+    pd.testing.assert_series_equal(lower, f["p_lower_tail"], check_names=False)
+    with pytest.warns(FutureWarning, match="'upper'.*renamed 'p_upper_tail'"):
+        both = f[["group", "lower", "upper"]]
+    np.testing.assert_array_equal(both["upper"], f["p_upper_tail"])
+    assert list(both.columns) == ["group", "lower", "upper"]
+    # the copy of to_frame() keeps the old names readable too
+    with pytest.warns(FutureWarning):
+        assert np.array_equal(
+            match_test(counts=COUNTS, reference=REFERENCE).to_frame()["upper"],
+            f["p_upper_tail"],
+            equal_nan=True,
+        )
+    # no warning on the new names
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        f[["p_lower_tail", "p_upper_tail", "p_value"]]
+
+
+def test_se_only_with_monte_carlo():
+    exact = match_test(counts=COUNTS, reference=REFERENCE, metric="tpr").frame
+    assert "se" not in exact.columns
+    with pytest.warns(FutureWarning, match="'se'.*dropped"):
+        old = exact["se"]
+    assert (old == 0).all()  # the old values: 0 for the exact method
+    mc = match_test(
+        counts=COUNTS,
+        reference=REFERENCE,
+        metric=["tpr", "mcc"],
+        method="montecarlo",
+        n_draws=500,
+        random_state=0,
+    ).frame
+    assert (mc["se"][mc["p_value"].notna()] > 0).all()
+    mixed = match_test(
+        counts={"small": [3, 2, 1, 4], "big": [90, 40, 60, 140]},
+        reference=REFERENCE,
+        metric="mcc",
+        n_draws=500,
+        random_state=0,
+    ).frame
+    assert list(mixed["method"]) == ["enumerate", "montecarlo"]
+    assert np.isnan(mixed["se"].iloc[0]) and mixed["se"].iloc[1] > 0
+
+
+def test_subnormal_p_values_are_floored():
+    # no prevalent case in 1,000 people at a prevalence of 0.52: P = 0.48^1000,
+    # about 1e-319, a subnormal double
+    res = match_test(
+        counts={"g": [0, 0, 0, 1000]}, reference=[52, 0, 0, 48], metric="prev"
+    ).frame.iloc[0]
+    assert 0.48**1000 < P_VALUE_FLOOR and 0.48**1000 > 0
+    assert res["p_lower_tail"] == P_VALUE_FLOOR
+    assert res["p_value"] == P_VALUE_FLOOR and res["p_adjusted"] == P_VALUE_FLOOR
+    assert res["p_upper_tail"] == 1.0
+    # a p-value above the floor is untouched
+    res = match_test(
+        counts={"g": [0, 0, 0, 100]}, reference=[52, 0, 0, 48], metric="prev"
+    ).frame.iloc[0]
+    assert res["p_lower_tail"] == pytest.approx(0.48**100, rel=1e-10)
+
+
+# =====================================================================================
+# Separation: Newcombe intervals of the gaps and the equalized-odds difference
+# =====================================================================================
+def _rows(cells):
+    """Rows from per-group ``(tp, fn, fp, tn)``."""
+    y_true, y_pred, groups = [], [], []
+    for g, (tp, fn, fp, tn) in cells.items():
+        y_true += [1] * (tp + fn) + [0] * (fp + tn)
+        y_pred += [1] * tp + [0] * fn + [1] * fp + [0] * tn
+        groups += [g] * (tp + fn + fp + tn)
+    return np.array(y_true), np.array(y_pred), np.array(groups)
+
+
+def test_separation_gap_interval_is_newcombes_published_example():
+    # Newcombe (1998), Table II, example (a): 56/70 - 48/80, method 10:
+    # 0.0524 to 0.3339
+    y_true, y_pred, groups = _rows({"a": (48, 32, 5, 5), "b": (56, 14, 5, 5)})
+    res = separation_test(y_true, y_pred, sensitive_features=groups)
+    tpr = res.frame[res.frame["metric"] == "tpr"].iloc[0]
+    assert (tpr["group_a"], tpr["group_b"]) == ("b", "a")
+    assert tpr["difference"] == pytest.approx(56 / 70 - 48 / 80)
+    assert round(tpr["difference_ci_low"], 4) == 0.0524
+    assert round(tpr["difference_ci_high"], 4) == 0.3339
+
+
+def test_separation_equalized_odds_interval_is_that_of_disparity_intervals():
+    cells = {"a": (9, 3, 2, 11), "b": (4, 6, 5, 5), "c": (7, 0, 0, 6)}
+    y_true, y_pred, groups = _rows(cells)
+    res = separation_test(y_true, y_pred, sensitive_features=groups, ci=0.9)
+    eod = res.equalized_odds
+    assert len(eod) == 3 and list(eod.columns) == [
+        "group_a",
+        "group_b",
+        "difference",
+        "ci_low",
+        "ci_high",
+    ]
+    for row in eod.itertuples():
+        pair = np.isin(groups, [row.group_a, row.group_b])
+        other = disparity_intervals(
+            y_true[pair],
+            y_pred[pair],
+            sensitive_features=groups[pair],
+            metrics="equalized_odds",
+            reference="rest",
+            ci=0.9,
+        )
+        ref = other.loc[(row.group_a, "equalized_odds")]
+        assert row.difference == pytest.approx(ref["difference"], rel=1e-12)
+        assert row.ci_low == pytest.approx(ref["difference_ci_low"], abs=1e-12)
+        assert row.ci_high == pytest.approx(ref["difference_ci_high"], rel=1e-12)
+        assert row.ci_low <= row.difference <= row.ci_high
+    # the gap intervals at level ci, each containing its gap
+    f = res.frame
+    assert ((f["difference_ci_low"] <= f["difference"]) | f["difference"].isna()).all()
+    assert ((f["difference"] <= f["difference_ci_high"]) | f["difference"].isna()).all()
+
+
+def test_separation_ci_none_and_validation():
+    y_true, y_pred, groups = _rows({"a": (9, 3, 2, 11), "b": (4, 6, 5, 5)})
+    res = separation_test(y_true, y_pred, sensitive_features=groups, ci=None)
+    assert res.equalized_odds is None and res.ci is None
+    assert "difference_ci_low" not in res.frame.columns
+    with pytest.raises(InvalidParameterError, match="'ci' parameter"):
+        separation_test(y_true, y_pred, sensitive_features=groups, ci=1.0)
+    est = SeparationTest(ci=0.8).fit(y_true, y_pred, sensitive_features=groups)
+    assert est.result_.ci == 0.8
+
+
+# =====================================================================================
+# One name for p-values, one set of corrections
+# =====================================================================================
+def test_headline_p_values_have_one_name_and_deprecated_aliases():
+    y_true, y_pred, groups = _rows({"a": (9, 3, 2, 11), "b": (4, 6, 5, 5)})
+    res = separation_test(y_true, y_pred, sensitive_features=groups)
+    assert "p_value_tpr=" in repr(res) and "pvalue" not in repr(res)
+    for new, old in (("p_value_tpr", "pvalue_tpr"), ("p_value_fpr", "pvalue_fpr")):
+        with pytest.warns(FutureWarning, match=f"{old} is deprecated.*{new}"):
+            assert getattr(res, old) == getattr(res, new)
+    comp = comparative_separation_test(
+        [3, 2, 1, 3, 2, 1],
+        [0.9, 0.5, 0.1, 0.2, 0.8, 0.0],
+        sensitive_features=["a", "a", "a", "b", "b", "b"],
+    )
+    for new, old in (
+        ("p_value_cross", "pvalue_cross"),
+        ("p_value_within", "pvalue_within"),
+    ):
+        with pytest.warns(FutureWarning, match=f"{old} is deprecated"):
+            assert getattr(comp, old) == getattr(comp, new)
+
+
+def test_correction_has_one_default_and_one_set_of_values():
+    import inspect
+
+    y_true, y_pred, groups = _rows(
+        {"a": (9, 3, 2, 11), "b": (4, 6, 5, 5), "c": (7, 1, 1, 6)}
+    )
+    for func in (match_test, separation_test, comparative_separation_test):
+        assert inspect.signature(func).parameters["correction"].default == "holm"
+    runs = {
+        "match": lambda c: match_test(
+            counts=COUNTS, reference=REFERENCE, correction=c
+        ).frame["p_adjusted"],
+        "separation": lambda c: separation_test(
+            y_true, y_pred, sensitive_features=groups, correction=c
+        ).frame["p_adjusted"],
+    }
+    for name, run in runs.items():
+        default = run("holm").dropna()
+        raw = run("none").dropna()
+        pd.testing.assert_series_equal(run(None).dropna(), raw)
+        assert (default >= raw - 1e-15).all() and (default > raw).any(), name
+        for c in ("bonferroni", "fdr_bh"):
+            run(c)
+        with pytest.raises(InvalidParameterError, match="'correction' parameter"):
+            run("Holm")
