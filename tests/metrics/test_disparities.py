@@ -5,6 +5,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from sklearn_smallfair.exceptions import UndefinedGroupMetricWarning
 from sklearn_smallfair.metrics import (
@@ -345,3 +347,47 @@ def test_fairlearn_parity(data, no_positives):
             y_true, y_pred, sensitive_features=groups, zero_division=0.0
         )
     )
+
+
+_ROW = st.tuples(st.integers(0, 1), st.integers(0, 1), st.integers(0, 2))
+
+
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(
+    st.lists(_ROW, min_size=2, max_size=30),
+    st.booleans(),
+    st.lists(st.integers(0, 1), min_size=6, max_size=6),
+)
+def test_nan_exactly_where_a_rate_is_missing(rows, complete, preds):
+    """Small random data: NaN iff some group lacks positives or negatives, and
+    otherwise the largest gap of the per-group rates computed by hand.
+
+    With ``complete``, every group gets a positive and a negative row (with
+    drawn predictions), so about half of the cases are defined.
+    """
+    if complete:
+        rows = rows + [(k % 2, preds[k], k // 2) for k in range(6)]
+    y_true, y_pred, groups = (np.array(c) for c in zip(*rows))
+    labels = np.unique(groups)
+    assume(len(labels) >= 2)
+    tpr, fpr = [], []
+    for g in labels:
+        t, p = y_true[groups == g], y_pred[groups == g]
+        tpr.append(p[t == 1].mean() if (t == 1).any() else np.nan)
+        fpr.append(p[t == 0].mean() if (t == 0).any() else np.nan)
+    tpr, fpr = np.array(tpr), np.array(fpr)
+    got = equalized_odds_difference(
+        y_true, y_pred, sensitive_features=groups, zero_division=np.nan
+    )
+    if np.isnan(tpr).any() or np.isnan(fpr).any():
+        assert np.isnan(got)
+    else:
+        gaps = (np.ptp(tpr), np.ptp(fpr))
+        assert got == pytest.approx(max(gaps))
+        eo_ratio = equalized_odds_ratio(
+            y_true, y_pred, sensitive_features=groups, zero_division=np.nan
+        )
+        if tpr.max() > 0 and fpr.max() > 0:
+            assert eo_ratio == pytest.approx(
+                min(tpr.min() / tpr.max(), fpr.min() / fpr.max())
+            )
