@@ -28,6 +28,7 @@ from ._validation import (
     _label_equal,
     _labels,
     _offset,
+    _Ranked,
     _unique_inverse,
     check_paired_targets,
     check_sample_weight,
@@ -149,12 +150,19 @@ def _partial_counts(y_true, y_pred, sensitive_features, sample_weight=None):
     pred_labels, b, lo_b = _encode_target(y_pred, "y_pred")
     columns, name = _feature_columns(sensitive_features, n_samples)
     encoded = [_encode_column(c) for c in columns]
+    rank = None
     if len(encoded) == 1:
         labels, ids, lo, span = encoded[0]
         spans = None
         if span is None:  # hashed: the codes of the present labels
             span = labels.shape[0]
+            if isinstance(ids, _Ranked):  # count by code, then sort the table
+                ids, rank = ids.codes, ids.rank
     else:
+        encoded = [
+            (e[0], e[1].sorted(), e[2], e[3]) if isinstance(e[1], _Ranked) else e
+            for e in encoded
+        ]
         spans = [e[3] if e[3] is not None else e[0].shape[0] for e in encoded]
         if np.prod([float(s) for s in spans]) >= 2.0**62:
             # too many combinations to index: the present labels of each column
@@ -171,6 +179,10 @@ def _partial_counts(y_true, y_pred, sensitive_features, sample_weight=None):
             ids = ids.ravel()
             span = combined.shape[0]
     n, weighted = _count_ids(ids, lo, span, a, lo_a, b, lo_b, w)
+    if rank is not None:  # rows of the table in the order of the labels
+        order = np.argsort(rank)
+        n = n[order]
+        weighted = None if weighted is None else weighted[order]
     present = np.flatnonzero(n.any(axis=1))
     n = n[present]
     weighted = None if weighted is None else weighted[present]

@@ -399,7 +399,9 @@ def _feature_columns(sensitive_features, n_samples):
                 f"sensitive_features has {col.shape[0]} rows but y_true has "
                 f"{n_samples}; pass one group label per sample."
             )
-        _check_no_missing(col, "sensitive_features")
+        if isinstance(col, _Coded) or col.dtype.kind != "O":
+            _check_no_missing(col, "sensitive_features")
+        # text and object labels: checked on their codes when they are encoded
     return columns, name
 
 
@@ -455,6 +457,22 @@ def _joinable(label):
     return str(label).replace("\\", "\\\\").replace("|", "\\|")
 
 
+def _check_missing_codes(col, codes, uniques, name):
+    """The missing-value check of :func:`_check_no_missing` on hashed labels:
+    NaN and None have code -1, an infinity is one of the distinct labels."""
+    bad = None
+    if (codes < 0).any():
+        bad = codes < 0
+    infinite = [
+        v for v in uniques if isinstance(v, (float, np.floating)) and not np.isfinite(v)
+    ]
+    if infinite:
+        for v in infinite:
+            bad = (col == v) if bad is None else bad | (col == v)
+    if bad is not None:
+        _check_no_missing(np.where(bad, np.nan, 0.0), name)
+
+
 def _check_one_label_type(col):
     """Refuse a column mixing text and non-text labels (``1`` and ``"1"``)."""
     if col.dtype.kind != "O":
@@ -483,12 +501,26 @@ def _unique_inverse(col):
     """
     labels, ids, lo, span = _encode_column(col)
     if span is None:  # hashed: ids are the codes
-        return labels, ids
+        return labels, ids.sorted() if isinstance(ids, _Ranked) else ids
     seen = np.bincount(_offset(ids, lo), minlength=span) > 0
     if seen.all():
         return labels, _offset(ids, lo)
     lut = np.cumsum(seen) - 1
     return labels[seen], lut[_offset(ids, lo)]
+
+
+class _Ranked:
+    """Codes in order of appearance with the rank of each code's label: counted
+    as they are, then the table's rows are put in the order of the labels."""
+
+    __slots__ = ("codes", "rank")
+
+    def __init__(self, codes, rank):
+        self.codes, self.rank = codes, rank
+
+    def sorted(self):
+        """The codes of the sorted labels (one pass)."""
+        return self.rank[self.codes]
 
 
 def _offset(ids, lo):
@@ -512,8 +544,11 @@ def _encode_column(col):
     or the codes themselves and ``labels`` holds every label of the range or
     every category, present or not (``span`` entries): counting rows by id and
     dropping the empty ids gives the distinct labels without hashing. Other
-    columns are hashed (``pandas.factorize``): ``ids`` are then the codes of the
-    present labels only and ``span`` is ``None``.
+    columns are hashed once (``pandas.factorize``, the label types checked on
+    the distinct labels only): ``span`` is then ``None`` and ``ids`` a
+    :class:`_Ranked` (codes in order of appearance, and the rank of each code's
+    label, to sort the counted table rather than the rows), or sorted codes
+    when labels of several types are compared as text.
     """
     if isinstance(col, _Coded):
         _check_one_label_type(col.categories)
@@ -532,12 +567,19 @@ def _encode_column(col):
         span = int(hi) - int(lo) + 1
         if span <= col.shape[0] + _MAX_EXTRA_SPAN:
             return np.arange(span, dtype=col.dtype) + lo, col, lo, span
-    _check_one_label_type(col)
+    codes, uniques = pd.factorize(col)  # hashed, in order of appearance
+    uniques = np.asarray(uniques)
+    if col.dtype.kind == "O":
+        _check_missing_codes(col, codes, uniques, "sensitive_features")
+    _check_one_label_type(uniques)
     try:
-        codes, groups = pd.factorize(col, sort=True)
-    except TypeError:
-        codes, groups = pd.factorize(col.astype(str).astype(object), sort=True)
-    return np.asarray(groups), np.asarray(codes).ravel(), 0, None
+        order = np.argsort(uniques, kind="stable")
+    except TypeError:  # labels of several types: compared as text
+        codes, uniques = pd.factorize(col.astype(str).astype(object), sort=True)
+        return np.asarray(uniques), np.asarray(codes).ravel(), 0, None
+    rank = np.empty(order.shape[0], dtype=np.int64)
+    rank[order] = np.arange(order.shape[0])
+    return uniques[order], _Ranked(np.asarray(codes).ravel(), rank), 0, None
 
 
 _CELL_NAMES = ("TP", "FN", "FP", "TN")

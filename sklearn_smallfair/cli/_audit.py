@@ -357,6 +357,7 @@ def _count_file(args, source, fmt, groups, err):
         fmt=fmt,
         sep=args.sep,
         chunksize=args.chunksize,
+        categorical=groups,
     )
     progress = _io.Progress(
         n_rows,

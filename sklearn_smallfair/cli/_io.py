@@ -242,17 +242,37 @@ def _chunk_column(values):
     return coded if coded is not None else values.to_numpy()
 
 
-def _csv_chunks(path, columns, *, sep, chunksize):
-    """``(n_rows_total, chunks)``; chunks are ``(first_row, {column: values})``."""
+#: Rows read first to tell text columns from numbers.
+_SNIFF_ROWS = 10_000
+
+
+def _csv_chunks(path, columns, *, sep, chunksize, categorical=()):
+    """``(n_rows_total, chunks)``; chunks are ``(first_row, {column: values})``.
+
+    The ``categorical`` columns that hold text in the first rows are parsed as
+    categories (codes and labels: no Python string per row), the others as
+    pandas infers them.
+    """
     _check_file(path, "CSV")
     header = _csv_call(path, lambda: pd.read_csv(path, sep=sep, nrows=0))
     _require_columns(header, columns, path)
+    wanted = list(dict.fromkeys(columns))
+    dtype = {}
+    if categorical:
+        first = _csv_call(
+            path, lambda: pd.read_csv(path, sep=sep, usecols=wanted, nrows=_SNIFF_ROWS)
+        )
+        dtype = {
+            c: "category"
+            for c in dict.fromkeys(categorical)
+            if first[c].dtype.kind == "O" or pd.api.types.is_string_dtype(first[c])
+        }
 
     def chunks():
         reader = _csv_call(
             path,
             lambda: pd.read_csv(
-                path, sep=sep, usecols=list(dict.fromkeys(columns)), chunksize=chunksize
+                path, sep=sep, usecols=wanted, chunksize=chunksize, dtype=dtype
             ),
         )
         start = 0
@@ -328,7 +348,7 @@ def _parquet_chunks(path, columns, *, chunksize):
     return n_rows, chunks()
 
 
-def read_chunks(path, columns, *, fmt, sep=",", chunksize=CHUNK_ROWS):
+def read_chunks(path, columns, *, fmt, sep=",", chunksize=CHUNK_ROWS, categorical=()):
     """Read the ``columns`` of a CSV or Parquet file, ``chunksize`` rows at a time.
 
     Parameters
@@ -343,6 +363,8 @@ def read_chunks(path, columns, *, fmt, sep=",", chunksize=CHUNK_ROWS):
         CSV field delimiter.
     chunksize : int, default=1_000_000
         Rows per chunk.
+    categorical : sequence of str, default=()
+        Columns of labels (groups): text in a CSV file is read as categories.
 
     Returns
     -------
@@ -354,7 +376,9 @@ def read_chunks(path, columns, *, fmt, sep=",", chunksize=CHUNK_ROWS):
     """
     if fmt == "parquet":
         return _parquet_chunks(path, columns, chunksize=chunksize)
-    return _csv_chunks(path, columns, sep=sep, chunksize=chunksize)
+    return _csv_chunks(
+        path, columns, sep=sep, chunksize=chunksize, categorical=categorical
+    )
 
 
 class Progress:
