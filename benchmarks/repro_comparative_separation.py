@@ -43,9 +43,10 @@ calibration page).
 
 To explain the distance between the published rates and those of the package's
 earlier gallery example, variants change one element of the published protocol at
-a time (``--variant-repeats`` repeats each): the package's loader cohort and
-features (:func:`~sklearn_smallfair.datasets.fetch_compas`, 5,278
-African-American and Caucasian defendants, 9 numeric features;
+a time (``--variant-repeats`` repeats each): the study's COMPAS features on
+the package's cohort, the package's loader cohort and features
+(:func:`~sklearn_smallfair.datasets.fetch_compas`, 5,278 African-American and
+Caucasian defendants, 9 numeric features;
 :func:`~sklearn_smallfair.datasets.fetch_german_credit`, numeric age and the
 one-hot personal status), and the weights computed for one attribute at a time.
 
@@ -216,6 +217,28 @@ def published_compas(home):
     X["c_charge_desc"] = X["c_charge_desc"].fillna("(missing)")
     y = (raw["two_year_recid"].to_numpy() == 0).astype(np.int64)
     return X, y, X[["sex", "race"]].copy()
+
+
+def published_compas_on_loader_cohort(home):
+    """The published COMPAS features on the rows of :func:`fetch_compas`: the
+    screening within 30 days, a known recidivism status, no ordinary traffic
+    offence, a score, African-American and Caucasian defendants (5,278 rows)."""
+    path = fetch_compas(home, download_if_missing=False).filename
+    raw = pd.read_csv(path)
+    keep = (
+        raw["days_b_screening_arrest"].between(-30, 30)
+        & (raw["is_recid"] != -1)
+        & (raw["c_charge_degree"] != "O")
+        & raw["score_text"].notna()
+        & (raw["score_text"] != "N/A")
+        & raw["race"].isin(["African-American", "Caucasian"])
+    ).to_numpy()
+    X, y, A = published_compas(home)
+    return (
+        X[keep].reset_index(drop=True),
+        y[keep],
+        A[keep].reset_index(drop=True),
+    )
 
 
 def published_german(home):
@@ -527,6 +550,10 @@ def table5(
         "published, weights per attribute": (
             dict(compas=published_compas, german=published_german),
             {"joint_weights": False},
+        ),
+        "published features, package cohort": (
+            dict(compas=published_compas_on_loader_cohort),
+            {},
         ),
         "package loaders": (dict(compas=loader_compas, german=loader_german), {}),
         "package loaders, weights per attribute": (
