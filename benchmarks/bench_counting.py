@@ -136,8 +136,10 @@ def run(quick=False, *, log=print):
                 label,
                 timing["baseline_s"],
                 ratio=ratio,
-                target=f">= {target:.2f}x",
-                status="PASS" if ratio >= target else "MISS",
+                target=f">= {target:.2f}x" + (" (full mode)" if quick else ""),
+                # at --quick sizes the call's fixed cost (checks, the table) is
+                # most of the time: the targets are for the full mode
+                status="INFO" if quick else ("PASS" if ratio >= target else "MISS"),
                 notes=f"ours within {1 / ratio:.2f}x of the baseline",
                 ratios=timing["ratios"],
                 load=timing["load"],

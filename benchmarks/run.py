@@ -5,7 +5,7 @@ Usage (from the repository root or from ``benchmarks/``)::
     python benchmarks/run.py [--quick] [--only NAME] [--json PATH] [--write-readme]
 
 ``NAME`` is ``group_metrics``, ``enumeration``, ``match``, ``downsampling``,
-``separation``, ``eauc`` or ``coverage``.
+``separation``, ``eauc``, ``coverage`` or ``counting``.
 Results are printed as one table (benchmark, ours, baseline, ratio baseline/ours,
 target, PASS/MISS) and written as JSON (default ``benchmarks/results/latest.json``;
 the folder is created and is git-ignored). The exit code is 0 when every correctness
@@ -30,6 +30,7 @@ try:  # imported as part of the ``benchmarks`` package
     from . import (
         _common,
         bench_audit_detectable,
+        bench_counting,
         bench_coverage,
         bench_downsampling,
         bench_eauc,
@@ -41,6 +42,7 @@ try:  # imported as part of the ``benchmarks`` package
 except ImportError:  # run as a script, or imported from the benchmarks folder
     import _common
     import bench_audit_detectable
+    import bench_counting
     import bench_coverage
     import bench_downsampling
     import bench_eauc
@@ -58,6 +60,7 @@ BENCHMARKS = {
     bench_eauc.NAME: bench_eauc,
     bench_coverage.NAME: bench_coverage,
     bench_audit_detectable.NAME: bench_audit_detectable,
+    bench_counting.NAME: bench_counting,
 }
 DEFAULT_JSON = _common.BENCH_DIR / "results" / "latest.json"
 README = _common.BENCH_DIR / "README.md"
