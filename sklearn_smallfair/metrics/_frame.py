@@ -1,7 +1,6 @@
 """A frame of any metrics per group: registry metrics and callables, overall row,
 differences, ratios, minima and maxima over the groups."""
 
-import difflib
 import inspect
 import warnings
 from collections.abc import Mapping
@@ -31,32 +30,24 @@ from .._validation import (
     format_label,
 )
 from ..exceptions import UndefinedGroupMetricWarning
-from ._group import group_metrics, user_stacklevel
+from ._group import group_metrics, resolve_metric_name, user_stacklevel
 from ._intervals import CI_METHODS, DEFAULT_N_DRAWS, MAX_N_DRAWS
-from ._registry import _LOOKUP, Metric, _normalise, get_metric, metric_names
+from ._registry import Metric, metric_names
 
 __all__ = ["GroupMetricFrame"]
 
 #: ``method`` of the aggregates over groups, in fairlearn's vocabulary.
 METHODS = ("between_groups", "to_overall")
 _METHOD = [StrOptions(set(METHODS))]
-#: Hidden registry entries (helpers of other metrics), never suggested.
-_HIDDEN = {"fn_fp_ratio"}
 #: Groups named in one warning before "and N more".
 _SHOWN = 10
 
 
 def _resolve_name(name):
     """The registry metric ``name`` names, or an error suggesting close names."""
-    try:
-        return get_metric(name)
-    except ValueError as error:
-        known = [k for k, m in _LOOKUP.items() if m.name not in _HIDDEN]
-        close = difflib.get_close_matches(_normalise(name), known, n=3, cutoff=0.6)
-        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise ValueError(
-            f"{error}{hint} Any callable f(y_true, y_pred) is accepted as well."
-        ) from None
+    return resolve_metric_name(
+        name, hint=" Any callable f(y_true, y_pred) is accepted as well."
+    )
 
 
 def _callable_name(func):

@@ -1,5 +1,6 @@
 """Per-group metric tables."""
 
+import difflib
 import sys
 import warnings
 
@@ -39,7 +40,7 @@ from ._intervals import (
     column_interval,
     resolve_ci_method,
 )
-from ._registry import Metric, get_metrics
+from ._registry import _LOOKUP, Metric, _normalise, get_metric, get_metrics
 
 __all__ = ["group_metrics"]
 
@@ -151,6 +152,24 @@ class _GroupCounts:
         elif not np.isnan(zero_division):
             values = np.where(undefined, zero_division, values)
         return values, undefined
+
+
+#: Hidden registry entries (helpers of other metrics), never suggested.
+_HIDDEN = {"fn_fp_ratio"}
+
+
+def resolve_metric_name(name, *, hint=""):
+    """The registry metric ``name`` names; an unknown name's error suggests the
+    closest names and aliases."""
+    try:
+        return get_metric(name)
+    except ValueError as error:
+        known = [k for k, m in _LOOKUP.items() if m.name not in _HIDDEN]
+        close = difflib.get_close_matches(_normalise(name), known, n=3, cutoff=0.6)
+        suggestion = (
+            f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        )
+        raise ValueError(f"{error}{suggestion}{hint}") from None
 
 
 _INNER_MODULES = ("sklearn_smallfair.", "sklearn.utils._param_validation")
@@ -365,6 +384,10 @@ def group_metrics(
     ('posterior', 'posterior')
     """
     zero_division = check_zero_division(zero_division)
+    names = [metrics] if isinstance(metrics, str) else metrics
+    for name in names if np.iterable(names) else []:
+        if isinstance(name, str):
+            resolve_metric_name(name)  # an unknown name: suggest the closest
     resolved = get_metrics(metrics)
     smoothing = check_smoothing(smoothing)
     if ci is not None:

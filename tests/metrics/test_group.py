@@ -306,3 +306,17 @@ def test_group_metrics_reports_the_learned_lambda():
     )
     np.testing.assert_allclose(auto["tpr_smoothed"], again["tpr_smoothed"])
     assert "lam" not in group_metrics(counts=counts).columns
+
+
+def test_unknown_metric_name_suggests_the_closest():
+    rows = {"y_true": [1, 0, 1, 0], "y_pred": [1, 0, 0, 0]}
+    with pytest.raises(
+        ValueError, match=r"unknown metric 'recal'.*Did you mean 'recall'"
+    ):
+        group_metrics(**rows, sensitive_features=["a", "a", "b", "b"], metrics="recal")
+    with pytest.raises(ValueError, match="Did you mean 'pt' or 'fpr'"):
+        group_metrics(
+            **rows, sensitive_features=["a", "a", "b", "b"], metrics=["tpr", "fpt"]
+        )
+    with pytest.raises(ValueError, match="unknown metric 'zzz'; valid names are"):
+        group_metrics(**rows, sensitive_features=["a", "a", "b", "b"], metrics="zzz")
