@@ -204,7 +204,9 @@ def main(argv=None):
         return
     frames = []
     for name, counts in settings:
-        sizes = dict(zip(counts.groups.tolist(), counts.counts.sum(axis=(1, 2))))
+        sizes = dict(
+            zip(counts.groups.tolist(), counts.counts.sum(axis=(1, 2)).tolist())
+        )
         print(f"{name}: groups {sizes}")
         results.setdefault("groups", {})[name] = {
             str(g): counts.counts[i].tolist() for i, g in enumerate(counts.groups)
