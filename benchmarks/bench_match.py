@@ -33,6 +33,17 @@ written here that evaluates the same sum the plain way, in the same process:
   of the O(n) sum over every k with ``scipy.stats.binom`` (the code before).
   ``--quick`` times the loop on 1,000 of the groups (ours too, for the ratio).
 
+* **sample size** (:func:`~sklearn_smallfair.stats.match_sample_size`,
+  ``metric="tpr"``): the smallest group size from which the exact test keeps 80 %
+  power against a TPR lower by 0.014 than that of all COMPAS defendants (about
+  88,000 people; target under 1 s). The critical values of the exact null law
+  are searched on the probit scale from the normal approximation's answer, each
+  evaluation moving the bracket to the end of its run of equal thresholds.
+  Baseline: the same function with the previous search, a plain bisection on
+  the ``2^D`` score grid (``2 log2(n)`` evaluations per critical value), which
+  must return the same size (``--quick``: an effect of 0.03, about 19,000
+  people).
+
 Data: the reference is the published COMPAS matrix of all defendants but Black
 ones (``ALL - Black``, 3,276 people), and each group is a seeded multinomial draw
 of size n from the reference's proportions, so both tails are far from 0 and 1.
@@ -66,6 +77,10 @@ ENUM_N = 300
 TOL = 1e-9
 TARGET_EXACT_S = 1.0
 TARGET_ENUM_S = 3.0
+#: match_sample_size: all COMPAS defendants, a TPR lower by PLAN_EFFECT
+PLAN_REFERENCE = np.array([389, 347, 1597, 4121])
+PLAN_EFFECT = -0.014
+TARGET_PLAN_S = 1.0
 HUGE_N = 10**7
 GIANT_N = 10**12
 N_GROUPS = 20_000
@@ -79,6 +94,7 @@ FULL = {
     "repeats_ours": 3,
     "repeats_enum": 3,
     "loop_groups": N_GROUPS,
+    "plan_effect": PLAN_EFFECT,
 }
 QUICK = {
     "loop_n": 500,
@@ -87,6 +103,7 @@ QUICK = {
     "repeats_ours": 3,
     "repeats_enum": 1,
     "loop_groups": 1_000,
+    "plan_effect": -0.03,
 }
 TP, FN, FP, TN = range(4)
 
@@ -110,7 +127,11 @@ def ours(group, metric="tpr", method="exact", reference_uncertainty=False):
         reference_uncertainty=reference_uncertainty,
     )
     row = res.frame.iloc[0]
-    return float(row["lower"]), float(row["upper"]), float(row["p_undefined"])
+    return (
+        float(row["p_lower_tail"]),
+        float(row["p_upper_tail"]),
+        float(row["p_undefined"]),
+    )
 
 
 # --- (a) exact joint ratio ---------------------------------------------------------
@@ -202,7 +223,7 @@ def ours_groups(groups):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         frame = match_test(counts=groups, metric="tpr").frame
-    return frame[["lower", "upper"]].to_numpy(), list(frame["method"])
+    return frame[["p_lower_tail", "p_upper_tail"]].to_numpy(), list(frame["method"])
 
 
 def loop_groups(groups):
@@ -224,9 +245,11 @@ def ours_auto(group, method="auto"):
     row = match_test(
         counts=np.asarray(group)[None, :], reference=REFERENCE, method=method
     ).frame.iloc[0]
-    return (float(row["lower"]), float(row["upper"]), float(row["p_undefined"])), str(
-        row["method"]
-    )
+    return (
+        float(row["p_lower_tail"]),
+        float(row["p_upper_tail"]),
+        float(row["p_undefined"]),
+    ), str(row["method"])
 
 
 # --- (b) enumeration -------------------------------------------------------------
@@ -507,7 +530,67 @@ def run(quick=False, *, log=print):
         )
     )
     rows.extend(run_any_size(cfg, log))
+    rows.append(run_sample_size(cfg, log))
     return rows
+
+
+def _bisection_critical(law, level, side):
+    """The previous search of a critical value: bisection on the whole grid."""
+
+    def largest(f, lo, hi):
+        L, H = lo - 1, hi + 1
+        while True:
+            active = H - L > 1
+            if not active.any():
+                return L
+            mid = np.where(active, (L + H) // 2, lo)
+            ok = f(mid) <= level
+            L = np.where(active & ok, mid, L)
+            H = np.where(active & ~ok, mid, H)
+
+    if side == "lower":
+        return largest(law.lower, law.lo, law.hi)
+    return -largest(lambda y: law.upper(-y), -law.hi, -law.lo)
+
+
+def run_sample_size(cfg, log):
+    """(e) match_sample_size near n = 100,000 against the bisection search."""
+    from unittest import mock
+
+    from sklearn_smallfair.stats import _planning, match_sample_size
+
+    effect = cfg["plan_effect"]
+
+    def ours_plan():
+        return match_sample_size("tpr", PLAN_REFERENCE, effect=effect)
+
+    def baseline_plan():
+        with mock.patch.object(_planning, "_critical", _bisection_critical):
+            return ours_plan()
+
+    out = _common.interleaved(baseline_plan, ours_plan, 3)
+    n, n_base = out["ours_result"], out["baseline_result"]
+    _common.check(n == n_base, f"sample size {n} differs from the bisection's {n_base}")
+    ours_s = out["ours_s"]
+    status = "PASS" if ours_s < TARGET_PLAN_S else "FAIL"
+    if n < 50_000:
+        status = "INFO"  # quick mode: not the size of the target
+    log(
+        f"[{NAME}] match_sample_size tpr effect {effect}: n = {n:,}; ours "
+        f"{ours_s:.3f} s, bisection {out['baseline_s']:.3f} s (ratio "
+        f"{out['ratio']:.1f}, median of interleaved pairs)"
+    )
+    return _common.make_row(
+        f"match_sample_size tpr n={n:,}",
+        ours_s,
+        "bisection of critical values on the 2^D grid (previous search)",
+        out["baseline_s"],
+        ratio=out["ratio"],
+        target=f"< {TARGET_PLAN_S:g} s" if n >= 50_000 else "",
+        status=status,
+        notes="same n as the baseline",
+        n=n,
+    )
 
 
 def run_any_size(cfg, log):

@@ -36,6 +36,7 @@ def _pvalues(counts, metric, alternative):
             metric=metric,
             method="exact",
             alternative=alternative,
+            ci=None,
         )
     return np.asarray(result.frame["p_value"], dtype=float)
 
@@ -201,3 +202,52 @@ def test_bad_power_and_metric():
         match_power("tpr", np.array([0, 0, 3, 4]), 50, effect=0.1)
     with pytest.raises((ValueError, TypeError), match="n"):
         match_power("tpr", REF, [0, 5], effect=0.1)
+
+
+def _bisection_critical(law, level, side):
+    """Critical values by plain bisection on the whole grid (the definition)."""
+
+    def largest(f, lo, hi):
+        L, H = lo - 1, hi + 1
+        while (H - L > 1).any():
+            active = H - L > 1
+            mid = np.where(active, (L + H) // 2, lo)
+            ok = f(mid) <= level
+            L, H = np.where(active & ok, mid, L), np.where(active & ~ok, mid, H)
+        return L
+
+    if side == "lower":
+        return largest(law.lower, law.lo, law.hi)
+    return -largest(lambda y: law.upper(-y), -law.hi, -law.lo)
+
+
+def _check_critical_search(metric, sizes, monkeypatch):
+    from sklearn_smallfair.stats import _planning
+
+    m = get_metric(metric)
+    p0 = _proportions(COMPAS)
+    effect = 0.02 if metric in ("acc", "mb") else -0.03
+    p1 = _alternative_law(m, p0, _null_value(m, p0) + effect)
+    for alternative in ("two-sided", "less", "greater"):
+        if alternative == "greater":
+            p1 = _alternative_law(m, p0, _null_value(m, p0) - effect)
+        fast = _planning._power(m, p0, p1, sizes, 0.05, alternative)
+        with monkeypatch.context() as patch:
+            patch.setattr(_planning, "_critical", _bisection_critical)
+            slow = _planning._power(m, p0, p1, sizes, 0.05, alternative)
+        np.testing.assert_array_equal(fast, slow)
+        assert (fast > 0).any() and (fast < 1).any()
+
+
+@pytest.mark.parametrize("metric", ["tpr", "ppv", "acc", "mb"])
+def test_critical_search_equals_bisection(metric, monkeypatch):
+    """The probit-scale search with runs of equal thresholds gives the rejection
+    region of a plain bisection: the same power at every size."""
+    sizes = np.array([1, 2, 3, 7, 19, 64, 150, 401, 2_000])
+    _check_critical_search(metric, sizes, monkeypatch)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("metric", ["fnr", "ppv", "mb"])
+def test_critical_search_equals_bisection_large(metric, monkeypatch):
+    _check_critical_search(metric, np.array([35_000, 99_991]), monkeypatch)
