@@ -13,7 +13,7 @@ import sys
 import textwrap
 
 from .. import __version__
-from . import _audit, _demo, _experiment
+from . import _audit, _demo, _experiment, _plan
 from ._options import (
     _DEBUG_HELP,
     EXIT_DATA,
@@ -28,6 +28,7 @@ _COMMANDS = (
     _demo,
     _audit,
     _experiment,
+    _plan,
 )
 # the subcommand run when none is given
 _DEFAULT = _demo.NAME

@@ -1,0 +1,466 @@
+"""``smallfair plan``: what the exact MATCH test can detect at each group's size.
+
+For every group and metric: the group's size, the minimum detectable effect at
+the target power (:func:`~sklearn_smallfair.stats.match_min_detectable_effect`),
+the power against a given effect (:func:`~sklearn_smallfair.stats.match_power`),
+and the size from which the test keeps the target power against that effect
+(:func:`~sklearn_smallfair.stats.match_sample_size`) with the records still
+needed. The groups come from a table of predictions (read as by ``smallfair
+audit``, each group against the rest or the total) or from reference counts and
+planned sizes.
+"""
+
+import json
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from ._io import _check_distinct, _check_output, _show, _write
+from ._options import (
+    EXIT_OK,
+    CLIError,
+    _add_command,
+    _add_force,
+    _check_metrics,
+    _number,
+    _positive_int,
+    _probability,
+    _separator,
+    _UsageError,
+)
+
+NAME = "plan"
+
+_PLAN_METRICS = ("tpr", "fpr", "ppv")
+_CELL_NAMES = ("TP", "FN", "FP", "TN")
+#: The columns of the planning table, in order.
+COLUMNS = (
+    "group",
+    "metric",
+    "n",
+    "reference_value",
+    "min_detectable_effect",
+    "effect",
+    "power",
+    "n_needed",
+    "extra_records",
+    "note",
+)
+
+_PLAN_EPILOG = textwrap.dedent(
+    """\
+    The groups come either from a table of predictions (one row per person, as
+    for 'smallfair audit'; each group is compared with the others, or with
+    everyone with --reference total) or from the counts of a reference
+    population (--counts, cells in the order TP,FN,FP,TN or named, e.g.
+    TP=389,FN=347,FP=1597,TN=4121) and planned group sizes (--n).
+
+    examples:
+      smallfair plan --counts 389,347,1597,4121 --n 30 100 300 --effect -0.1
+      smallfair plan --csv predictions.csv --target y --prediction y_pred \\
+          --group race --metrics tpr fpr --effect -0.15 --csv-out plan.csv
+    """
+)
+
+
+def add_parser(subparsers):
+    """Add ``smallfair plan`` and its options to the subcommands.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The subcommands of the ``smallfair`` parser.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser of the subcommand.
+    """
+    parser = _add_command(
+        subparsers,
+        NAME,
+        help="what the MATCH test can detect at each group's size",
+        description=(
+            "Plan a MATCH audit: for each group and metric, the smallest effect "
+            "the exact test detects with the target power at the group's size, "
+            "its power against a given effect, and the group size (and the "
+            "records still needed) from which it keeps the target power."
+        ),
+        epilog=_PLAN_EPILOG,
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--csv", metavar="FILE", help="input CSV file of predictions")
+    source.add_argument(
+        "--parquet", metavar="FILE", help="input Parquet file (needs pyarrow)"
+    )
+    source.add_argument(
+        "--counts",
+        metavar="TP,FN,FP,TN",
+        help="reference counts, in the order TP,FN,FP,TN or named "
+        "(TP=..,FN=..,FP=..,TN=..); use with --n",
+    )
+    parser.add_argument(
+        "--target", "--y-true", metavar="COL", help="column of true labels"
+    )
+    parser.add_argument(
+        "--prediction", "--y-pred", metavar="COL", help="column of predicted labels"
+    )
+    parser.add_argument(
+        "--group",
+        action="append",
+        metavar="COL",
+        help="column of group labels; repeat for intersectional groups",
+    )
+    parser.add_argument(
+        "--n",
+        nargs="+",
+        type=_positive_int,
+        metavar="SIZE",
+        help="planned group sizes (with --counts)",
+    )
+    parser.add_argument(
+        "--metrics",
+        nargs="+",
+        default=list(_PLAN_METRICS),
+        metavar="NAME",
+        help="binomial metrics, joint ratios (tpr, fpr, ppv, ...) or mb "
+        "(default: tpr fpr ppv)",
+    )
+    parser.add_argument(
+        "--effect",
+        type=_number,
+        default=-0.1,
+        help="signed difference between a group's metric and its reference's to "
+        "detect (default: -0.1, a value lower by 0.1)",
+    )
+    parser.add_argument(
+        "--power",
+        type=_probability,
+        default=0.8,
+        help="target power (default: 0.8)",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=_probability,
+        default=0.05,
+        help="level of the test (default: 0.05)",
+    )
+    parser.add_argument(
+        "--alternative",
+        choices=("two-sided", "less", "greater"),
+        default="two-sided",
+        help="alternative of the test (default: two-sided)",
+    )
+    parser.add_argument(
+        "--max-n",
+        type=_positive_int,
+        default=100_000,
+        metavar="SIZE",
+        help="largest group size searched for n_needed (default: 100000)",
+    )
+    parser.add_argument(
+        "--reference",
+        choices=("rest", "total"),
+        default="rest",
+        help="with a table: each group's reference, everyone else (rest) or "
+        "everyone (total) (default: rest)",
+    )
+    parser.add_argument(
+        "--pos-label",
+        metavar="VALUE",
+        default=None,
+        help="the positive class (default: 1, or True)",
+    )
+    parser.add_argument(
+        "--sep",
+        type=_separator,
+        default=",",
+        metavar="CHAR",
+        help="CSV field delimiter, one character; \\t for a tab (default: ,)",
+    )
+    parser.add_argument(
+        "--csv-out", metavar="FILE", default=None, help="also write the table as CSV"
+    )
+    parser.add_argument(
+        "--json-out", metavar="FILE", default=None, help="also write the table as JSON"
+    )
+    _add_force(parser)
+    parser.set_defaults(chunksize=1_000_000, progress=False)
+    return parser
+
+
+def _parse_counts(text):
+    """The four reference counts of ``--counts``, as (TP, FN, FP, TN)."""
+    parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
+    named = [p for p in parts if "=" in p]
+    if named and len(named) != len(parts):
+        raise _UsageError(
+            f"--counts {text!r}: give four numbers TP,FN,FP,TN or four named "
+            f"cells TP=..,FN=..,FP=..,TN=.., not a mix"
+        )
+    values = {}
+    if named:
+        for part in parts:
+            key, _, value = part.partition("=")
+            key = key.strip().upper()
+            if key not in _CELL_NAMES or key in values:
+                raise _UsageError(
+                    f"--counts {text!r}: cell names are TP, FN, FP and TN, each "
+                    f"once; got {key!r}"
+                )
+            values[key] = value
+    elif len(parts) == 4:
+        values = dict(zip(_CELL_NAMES, parts))
+    if len(values) != 4:
+        raise _UsageError(
+            f"--counts {text!r}: give the four reference counts, TP,FN,FP,TN "
+            f"(e.g. --counts 389,347,1597,4121)"
+        )
+    try:
+        counts = np.array([float(values[c]) for c in _CELL_NAMES])
+    except ValueError:
+        raise _UsageError(f"--counts {text!r}: the counts must be numbers") from None
+    if not np.isfinite(counts).all() or (counts < 0).any() or counts.sum() <= 0:
+        raise _UsageError(
+            f"--counts {text!r}: the counts must be finite, non-negative and not all 0"
+        )
+    return counts
+
+
+def _check_planned_metrics(names):
+    """The metrics of ``--metrics`` that the exact power analysis supports."""
+    from ..metrics import get_metric
+    from ..stats._match_laws import family
+
+    metrics = _check_metrics(names)
+    bad = [m for m in metrics if family(get_metric(m)) is None]
+    if bad:
+        raise _UsageError(
+            f"--metrics: the exact power analysis covers the binomial metrics "
+            f"(acc, prev, ppr, ...), the joint ratios (tpr, fpr, ppv, npv, ...) "
+            f"and mb, not {', '.join(bad)}"
+        )
+    return metrics
+
+
+def _groups_from_file(args, err):
+    """``(labels, sizes, reference counts)`` of the groups of a table."""
+    from .._confusion import reference_counts
+    from ._audit import _count_file
+
+    missing = [
+        option
+        for option, value in (
+            ("--target", args.target),
+            ("--prediction", args.prediction),
+            ("--group", args.group),
+        )
+        if not value
+    ]
+    if missing:
+        raise _UsageError(
+            f"reading a table of predictions needs {', '.join(missing)} (see "
+            f"'smallfair plan --help')"
+        )
+    if args.n:
+        raise _UsageError("--n goes with --counts; a table gives the group sizes")
+    groups = list(args.group)
+    twice = sorted({g for g in groups if groups.count(g) > 1})
+    if twice:
+        raise _UsageError(f"--group lists column(s) {twice} more than once")
+    fmt = "csv" if args.csv is not None else "parquet"
+    source = args.csv if fmt == "csv" else args.parquet
+    _check_distinct(
+        [(f"--{fmt}", source)],
+        [("--csv-out", args.csv_out), ("--json-out", args.json_out)],
+    )
+    counts, _ = _count_file(args, source, fmt, groups, err)
+    cms = counts.to_numpy(dtype=np.float64)
+    if len(cms) < 2 and args.reference == "rest":
+        raise CLIError(
+            f"the group column(s) {', '.join(repr(g) for g in groups)} of {source} "
+            f"hold a single group ({str(counts.index[0])!r}); with --reference rest "
+            f"each group is compared with the others, so at least two are needed"
+        )
+    refs = reference_counts(cms, args.reference)
+    labels = [str(v) for v in counts.index]
+    return labels, cms.sum(axis=1).astype(np.int64), refs
+
+
+def _groups_from_counts(args):
+    """``(labels, sizes, reference counts)`` for planned sizes against counts."""
+    if args.target or args.prediction or args.group:
+        raise _UsageError(
+            "--target, --prediction and --group read a table; with --counts give "
+            "the planned sizes with --n"
+        )
+    if not args.n:
+        raise _UsageError("--counts needs the planned group sizes, e.g. --n 30 100")
+    reference = _parse_counts(args.counts)
+    sizes = np.array(list(dict.fromkeys(args.n)), dtype=np.int64)
+    labels = [f"n={n}" for n in sizes]
+    return labels, sizes, np.tile(reference, (sizes.size, 1))
+
+
+def _cell(func, *args, **kwargs):
+    """``func(*args, **kwargs)``, or ``(NaN, reason)`` for an effect out of reach."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return func(*args, **kwargs), ""
+    except ValueError as exc:
+        return np.nan, str(exc).split(";")[0].split(". ")[0]
+
+
+def plan_table(labels, sizes, references, metrics, args):
+    """The planning table: one row per group and metric (see ``COLUMNS``)."""
+    from ..metrics import get_metric
+    from ..stats import match_min_detectable_effect, match_power, match_sample_size
+
+    common = {"alpha": args.alpha, "alternative": args.alternative}
+    rows = []
+    needed = {}  # the sample size depends on the reference only
+    for label, n, ref in zip(labels, sizes, references):
+        for name in metrics:
+            metric = get_metric(name)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                value = float(metric.func(np.asarray(ref, dtype=np.float64)))
+            notes = []
+            mde, why = _cell(
+                match_min_detectable_effect,
+                name,
+                ref,
+                int(n),
+                power=args.power,
+                **common,
+            )
+            notes.append(f"detectable effect: {why}" if why else "")
+            power, why = _cell(
+                match_power, name, ref, int(n), effect=args.effect, **common
+            )
+            notes.append(f"power: {why}" if why else "")
+            key = (name, tuple(np.asarray(ref, dtype=np.float64).tolist()))
+            if key not in needed:
+                needed[key] = _cell(
+                    match_sample_size,
+                    name,
+                    ref,
+                    effect=args.effect,
+                    power=args.power,
+                    max_n=args.max_n,
+                    **common,
+                )
+            n_needed, why = needed[key]
+            notes.append(f"n_needed: {why}" if why else "")
+            rows.append(
+                {
+                    "group": label,
+                    "metric": name,
+                    "n": int(n),
+                    "reference_value": value,
+                    "min_detectable_effect": mde,
+                    "effect": float(args.effect),
+                    "power": power,
+                    "n_needed": n_needed,
+                    "extra_records": (
+                        max(0, int(n_needed) - int(n))
+                        if np.isfinite(n_needed)
+                        else np.nan
+                    ),
+                    "note": "; ".join(t for t in notes if t),
+                }
+            )
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    for column in ("n_needed", "extra_records"):
+        table[column] = table[column].astype("Int64")
+    return table
+
+
+def _json(table, args):
+    settings = {
+        "effect": float(args.effect),
+        "power": float(args.power),
+        "alpha": float(args.alpha),
+        "alternative": args.alternative,
+        "max_n": int(args.max_n),
+        "reference": "counts" if args.counts else args.reference,
+    }
+    records = json.loads(table.to_json(orient="records"))
+    return json.dumps({"settings": settings, "plan": records}, indent=2) + "\n"
+
+
+def _text(table):
+    shown = table.drop(columns="note").copy()
+    for column in ("reference_value", "min_detectable_effect", "effect", "power"):
+        shown[column] = shown[column].map(
+            lambda v: "NaN" if not np.isfinite(v) else f"{v:.3f}"
+        )
+    shown = shown.rename(
+        columns={
+            "reference_value": "reference",
+            "min_detectable_effect": "detectable",
+            "n_needed": "n_needed",
+            "extra_records": "extra",
+        }
+    )
+    lines = [shown.to_string(index=False, na_rep="NaN")]
+    notes = table.loc[table["note"] != "", ["group", "metric", "note"]]
+    for row in notes.itertuples(index=False):
+        lines.append(f"  {row.group} {row.metric}: {row.note}")
+    return "\n".join(lines)
+
+
+def run(args, out, err=None):
+    """Run ``smallfair plan``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options.
+    out : file-like
+        Where to print the table.
+    err : file-like, default=None
+        Where to show the progress of the reading (``sys.stderr``).
+
+    Returns
+    -------
+    int
+        The exit code, 0; user mistakes raise :class:`CLIError`.
+    """
+    err = sys.stderr if err is None else err
+    metrics = _check_planned_metrics(args.metrics)
+    outputs = [("--csv-out", args.csv_out), ("--json-out", args.json_out)]
+    for option, path in outputs:
+        _check_output(path, option, force=args.force)
+    _check_distinct([], outputs)
+    if args.counts is not None:
+        labels, sizes, references = _groups_from_counts(args)
+    else:
+        labels, sizes, references = _groups_from_file(args, err)
+    table = plan_table(labels, sizes, references, metrics, args)
+    print(
+        f"MATCH test (exact), {args.alternative}, alpha = {args.alpha:g}: the "
+        f"detectable effect at power {args.power:g}, the power against an effect "
+        f"of {args.effect:+g}, and the size that keeps power {args.power:g} "
+        f"against it (n_needed; extra: records still needed, up to --max-n "
+        f"{args.max_n:,})",
+        file=out,
+    )
+    print(_text(table), file=out)
+    written = []
+    if args.csv_out:
+        path = _write(
+            table.to_csv(index=False), args.csv_out, "the CSV", force=args.force
+        )
+        written.append(("CSV table", path))
+    if args.json_out:
+        path = _write(_json(table, args), args.json_out, "the JSON", force=args.force)
+        written.append(("JSON", path))
+    if written:
+        print(file=out)
+    for what, path in written:
+        print(f"{what}: {_show(path)}", file=out)
+    return EXIT_OK
