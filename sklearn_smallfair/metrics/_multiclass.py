@@ -248,6 +248,7 @@ def _check_square(counts, name="counts"):
     return arr
 
 
+@validate_params({"counts": ["array-like"]})
 def one_vs_rest(counts):
     """The K one-vs-rest binary matrices of K x K confusion matrices.
 
