@@ -228,7 +228,7 @@ def report_files(tmp_path_factory):
 
 def _expected_rows(report):
     """Body rows of the data tables in page order: groups, separation, MATCH."""
-    rows = [len(report.frame)]
+    rows = [len(report.frame)] * len(report.metrics)  # one table per metric
     if report.separation is not None:
         sep = report.separation
         gap = sep["difference"].abs().to_numpy(dtype=float)

@@ -401,15 +401,29 @@ def _groups_table(report):
                 f"{L} verdict",
                 "gap, no gap detected, inconclusive at this size or undefined",
             )
-    table = _table(out, heads, index=("Group", "The group (its label as given)"))
+    # one table per metric, with the counts: narrow enough for a printed page
+    counts = ["n", "n_pos", "n_neg"]
+    tables = []
+    for m in report.metrics:
+        cols = counts + [c for c in out.columns if c == m or c.startswith(f"{m}_")]
+        tables.append(
+            f"<h3>{_label(m)}</h3>"
+            + _table(
+                out[cols],
+                heads,
+                index=("Group", "The group (its label as given)"),
+            )
+        )
+    table = "".join(tables)
     text = (
-        f"<p>Each value with the group's {level} confidence interval in "
-        "brackets; hover a header for what the column holds.</p>"
+        f"<p>One table per metric. Each value with the group's {level} "
+        "confidence interval in brackets; hover a header for what the column "
+        "holds.</p>"
     )
     if len(f) > FOLD_GROUPS:
         return (
             "<section id='groups'><h2>Per-group metrics</h2>"
-            f"<details><summary>All {len(f)} groups, {len(out.columns)} columns"
+            f"<details><summary>All {len(f)} groups, one table per metric"
             f"</summary>{text}{table}</details></section>"
         )
     return f"<section id='groups'><h2>Per-group metrics</h2>{text}{table}</section>"
@@ -693,8 +707,8 @@ table.data td{white-space:nowrap}
 abbr[title]{text-decoration:underline dotted;cursor:help}
 table.matrix td{min-width:6.5rem;text-align:center}
 table.matrix td.n{min-width:0;text-align:right}
-.big{display:block;font-weight:600;font-size:1rem}
-.small{display:block;font-size:.75rem;color:#3d444d}
+.big{display:block;font-weight:600;font-size:1.15em}
+.small{display:block;font-size:.85em;color:#3d444d}
 .v-gap{background:#f9c9c3}.v-unsure{background:#fdf0c8}
 .v-ok{background:#d3eed9}.v-blind{background:#f4efe2;color:#57606a}.v-undef{background:#e6e6e6}.v-none{background:#fff}
 td.margin{background:#eef3fb;font-weight:600}
@@ -707,7 +721,7 @@ td.margin{background:#eef3fb;font-weight:600}
 #order-evidence:checked~.view-evidence,#order-size:checked~.view-size,
 #order-name:checked~.view-name{display:flex}
 table.compact td{min-width:4.2rem;padding:.1rem .35rem;line-height:1.15}
-table.compact .big{font-size:.85rem}table.compact .small{font-size:.68rem}
+table.compact .big{font-size:1em}table.compact .small{font-size:.8em}
 table.compact th{padding:.1rem .35rem}
 details{margin:.5rem 0}summary{cursor:pointer;color:#0550ae}
 figure{margin:1rem 0}img{max-width:100%;height:auto}
@@ -720,6 +734,7 @@ h2{break-after:avoid}
 .scroll{overflow:visible}
 table{font-size:7pt;max-width:100%}
 th,td,table.data td{white-space:normal;overflow-wrap:anywhere;padding:.1rem .2rem}
+thead th{overflow-wrap:normal;hyphens:auto}
 table.matrix td{min-width:0}
 thead th{position:static}
 thead{display:table-header-group}tr{break-inside:avoid}
