@@ -545,3 +545,43 @@ def test_shared_number_checks_agree_on_the_error_type():
             check(True, "x")
         with pytest.raises(ValueError, match="x must be"):
             check(-1.0, "x")
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        np.array([5, -3, -3, 9, 5, 120], dtype=np.int16),
+        np.array([2**64 - 1, 2**64 - 3, 2**64 - 1], dtype=np.uint64),
+        np.array([-(2**40), 0, 2**40, 0]),  # too wide a range: hashed
+        np.array([True, True, False]),
+        np.array([True, True]),
+        np.array(["b", "a", "b", "c"], dtype=object),
+        np.array([3.5, -1.0, 3.5]),
+    ],
+)
+def test_unique_inverse_fast_paths_equal_factorize(column):
+    from sklearn_smallfair._validation import _unique_inverse
+
+    labels, codes = _unique_inverse(column)
+    want_codes, want_labels = pd.factorize(column, sort=True)
+    assert_array_equal(labels, want_labels)
+    assert labels.dtype == np.asarray(want_labels).dtype
+    assert_array_equal(codes, want_codes)
+
+
+def test_sensitive_features_codes_of_a_category_column():
+    """A category column is encoded from its codes: the labels and codes of the
+    same labels in a plain column, unused categories left out."""
+    from sklearn_smallfair._validation import check_sensitive_features
+
+    values = ["z", "b", "z", "m"]
+    cat = pd.Categorical(values, categories=["z", "unused", "m", "b"])
+    for column in (pd.Series(cat), pd.DataFrame({"g": cat})):
+        groups, codes, _ = check_sensitive_features(column, 4)
+        want_groups, want_codes, _ = check_sensitive_features(
+            np.array(values, dtype=object), 4
+        )
+        assert groups.tolist() == want_groups.tolist() == ["b", "m", "z"]
+        assert_array_equal(codes, want_codes)
+    with pytest.raises(ValueError, match="mixes text and non-text labels"):
+        check_sensitive_features(pd.Series(pd.Categorical(["a", 1, "a"])), 3)
