@@ -186,6 +186,44 @@ def user_stacklevel():
     return level
 
 
+def _multiclass_table(
+    y_true, y_pred, sensitive_features, counts, metrics, smoothing, zero_division,
+    sample_weight, pos_label, ci, labels, average,
+):
+    """group_metrics for multiclass targets, refusing what does not apply yet."""
+    from ._multiclass import multiclass_group_metrics
+
+    refused = {
+        "counts": counts is not None,
+        "smoothing": smoothing is not None,
+        "ci": ci is not None,
+        "pos_label": not (isinstance(pos_label, int) and pos_label == 1),
+    }
+    bad = [name for name, given in refused.items() if given]
+    if bad:
+        raise ValueError(
+            f"{', '.join(bad)} do(es) not apply to multiclass targets (labels= with "
+            f"more than two classes, or average=); drop {bad[0]}, or binarize the "
+            f"targets (y == class) for the binary table."
+        )
+    if y_true is None or y_pred is None or sensitive_features is None:
+        raise ValueError(
+            "multiclass targets need y_true, y_pred and sensitive_features (rows)."
+        )
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    return multiclass_group_metrics(
+        y_true,
+        y_pred,
+        sensitive_features=sensitive_features,
+        labels=labels,
+        metrics=list(metrics),
+        average=average,
+        zero_division=zero_division,
+        sample_weight=sample_weight,
+    )
+
+
 def _warn_undefined(metric_name, groups, undefined, counts, *, what=""):
     bad = np.flatnonzero(undefined)
     detail = ", ".join(
@@ -225,6 +263,8 @@ def _fmt_num(x):
         "ci_method": [StrOptions(set(CI_METHODS))],
         "n_draws": [Whole(100, MAX_N_DRAWS)],
         "random_state": RANDOM_STATE,
+        "labels": ["array-like", None],
+        "average": [StrOptions({"macro", "weighted", "micro"}), None],
     }
 )
 def group_metrics(
@@ -243,6 +283,8 @@ def group_metrics(
     ci_method="auto",
     n_draws=DEFAULT_N_DRAWS,
     random_state=None,
+    labels=None,
+    average=None,
 ):
     """Confusion-matrix metrics for every group, raw and optionally smoothed.
 
@@ -312,6 +354,16 @@ def group_metrics(
         Seed of the draws. Each group's draws come from a stream keyed by its label
         and the metric, so a group's interval does not depend on the other groups
         or their order.
+    labels : array-like of shape (n_classes,), default=None
+        Multiclass targets: the class order. With more than two ``labels``, or
+        with ``average``, the table is
+        :func:`~sklearn_smallfair.metrics.multiclass_group_metrics`'s: one row per
+        (group, class) (a ``MultiIndex``), or one per group with ``average``; see
+        :ref:`multiclass`. Binary input without them is unchanged.
+    average : {"macro", "weighted", "micro"} or None, default=None
+        Multiclass targets: average the one-vs-rest metrics over the classes, as
+        in scikit-learn, and allow the whole-matrix metrics (``"accuracy"``,
+        ``"balanced_accuracy"``, ``"mcc"``, ``"kappa"``).
 
     Returns
     -------
@@ -383,6 +435,11 @@ def group_metrics(
     >>> table.attrs["ci_method"]["mcc"], table.attrs["ci_method"]["tpr_smoothed"]
     ('posterior', 'posterior')
     """
+    if average is not None or (labels is not None and len(labels) > 2):
+        return _multiclass_table(
+            y_true, y_pred, sensitive_features, counts, metrics, smoothing,
+            zero_division, sample_weight, pos_label, ci, labels, average,
+        )
     zero_division = check_zero_division(zero_division)
     names = [metrics] if isinstance(metrics, str) else metrics
     for name in names if np.iterable(names) else []:

@@ -299,3 +299,30 @@ def test_group_table_undefined_policy_and_errors():
         multiclass_group_metrics(t, p, sensitive_features=g, metrics=["kappa"])
     with pytest.raises(ValueError, match=r"[Uu]nknown metric"):
         multiclass_group_metrics(t, p, sensitive_features=g, metrics=["tprr"])
+
+
+def test_group_metrics_takes_multiclass_targets():
+    from sklearn_smallfair.metrics import group_metrics, multiclass_group_metrics
+
+    t, p, g, labels = _data(5, n=200)
+    table = group_metrics(t, p, sensitive_features=g, labels=labels,
+                          metrics=["tpr", "ppv"])
+    pd_testing = pytest.importorskip("pandas.testing")
+    pd_testing.assert_frame_equal(
+        table,
+        multiclass_group_metrics(t, p, sensitive_features=g, labels=labels,
+                                 metrics=["tpr", "ppv"]),
+    )
+    averaged = group_metrics(t, p, sensitive_features=g, average="macro",
+                             metrics=["tpr", "kappa"])
+    assert list(averaged.index) == sorted(set(g))
+    # binary input without labels/average is the binary table, unchanged
+    binary = group_metrics((t == "low").astype(int), (p == "low").astype(int),
+                           sensitive_features=g)
+    assert list(binary.columns[:3]) == ["n", "n_pos", "n_neg"]
+    for kwargs, match in [
+        (dict(pos_label="low"), "pos_label"),
+        (dict(ci=0.95), "ci"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            group_metrics(t, p, sensitive_features=g, average="macro", **kwargs)
