@@ -48,10 +48,11 @@ _TESTS = ("match", "separation")
 
 _AUDIT_EPILOG = textwrap.dedent(
     """\
-    The CSV has one row per person with a column of true labels, a column of
-    predicted labels (binary, e.g. 0/1 or yes/no) and one or more columns of group
-    labels. Several --group options audit the intersections of the groups
-    (e.g. "Black|Female").
+    The CSV or Parquet file has one row per person with a column of true labels,
+    a column of predicted labels (binary, e.g. 0/1 or yes/no) and one or more
+    columns of group labels. Several --group options audit the intersections of
+    the groups (e.g. "Black|Female"). The file is read --chunksize rows at a
+    time and only these columns, so its size is not limited by the memory.
 
     examples:
       smallfair audit --csv predictions.csv --target y --prediction y_pred \\
@@ -61,6 +62,8 @@ _AUDIT_EPILOG = textwrap.dedent(
           --out audit.html --csv-out groups.csv --json-out audit.json
       smallfair audit --csv predictions.csv --target y --prediction y_pred \\
           --group age_band --tests none --lam 0
+      smallfair audit --parquet predictions.parquet --target y \\
+          --prediction y_pred --group race --progress
     """
 )
 
@@ -81,9 +84,10 @@ def add_parser(subparsers):
     parser = _add_command(
         subparsers,
         NAME,
-        help="audit a CSV table of predictions by group",
+        help="audit a CSV or Parquet table of predictions by group",
         description=(
-            "Audit the predictions in a CSV file group by group: raw and smoothed "
+            "Audit the predictions in a CSV or Parquet file group by group: raw "
+            "and smoothed "
             "metrics, each group's MATCH test against its reference, and the "
             "separation (equalized odds) test. Prints the findings and writes an "
             "HTML report."
