@@ -67,6 +67,9 @@ _TIE_RTOL = 1e-12  # score comparisons, as in the binary test
 _MC_CHUNK = 1 << 17  # draws evaluated at once
 _CI_DRAWS = 2000  # posterior draws of the intervals (the binary test's default)
 _JEFFREYS = 0.5
+#: (matrix, group) pairs whose probabilities are held at once by the exact sums
+#: (about 100 MB with the two cumulative sums).
+_LAW_CELLS = 4_000_000
 _MATRIX_METHODS = ("auto", "enumerate", "montecarlo")
 _AVERAGES = ("macro", "weighted", "micro")
 _ROW_COLUMNS = ["group", "class", *COLUMNS[1:]]
@@ -289,13 +292,11 @@ def _scorer(name, average):
     return score
 
 
-def _tails_from_values(values, pmf, s):
-    """Unnormalised tails ``P(S <= s, defined)``, ``P(S >= s, defined)``, and
-    ``P(defined)`` for each column of ``pmf`` (N, G) and observed scores ``s``."""
-    defined = ~np.isnan(values)
-    order = np.argsort(values[defined], kind="stable")
-    v = values[defined][order]
-    mass = pmf[defined][order]  # (N_def, G)
+def _tails_from_sorted(v, mass, s):
+    """Unnormalised tails ``P(S <= s, defined)``, ``P(S >= s, defined)`` and
+    ``P(defined)`` for each column of ``mass`` (N_def, G), the pmf of the defined
+    matrices in the order of their sorted scores ``v``, and observed scores ``s``
+    (cumulative sums from both ends, so small tails keep their precision)."""
     below = np.vstack([np.zeros((1, mass.shape[1])), np.cumsum(mass, axis=0)])
     above = np.vstack(
         [np.cumsum(mass[::-1], axis=0)[::-1], np.zeros((1, mass.shape[1]))]
@@ -305,7 +306,7 @@ def _tails_from_values(values, pmf, s):
         hi = np.searchsorted(v, np.where(np.isnan(s), np.inf, s + tol), side="right")
         lo = np.searchsorted(v, np.where(np.isnan(s), np.inf, s - tol), side="left")
     cols = np.arange(mass.shape[1])
-    return below[hi, cols], above[lo, cols], mass.sum(axis=0)
+    return below[hi, cols], above[lo, cols], below[-1]
 
 
 @lru_cache(maxsize=2)
@@ -317,12 +318,22 @@ def _matrices(n, k):
 
 
 def _enumerate_law(score, n, probs, s, k):
-    """Exact tails of the groups of size ``n`` (rows of ``probs``)."""
+    """Exact tails of the groups of size ``n`` (rows of ``probs``): the matrices'
+    scores are computed and sorted once, the pmf of at most ``_LAW_CELLS``
+    (matrix, group) pairs at a time."""
     cms = _matrices(n, k)
     values = score(cms)
-    flat = cms.reshape(cms.shape[0], -1)
-    pmf = np.exp(_matrix_logpmf(flat, n, probs))
-    lower_u, upper_u, p_def = _tails_from_values(values, pmf, s)
+    defined = ~np.isnan(values)
+    order = np.argsort(values[defined], kind="stable")
+    v = values[defined][order]
+    flat = cms.reshape(cms.shape[0], -1)[defined][order]
+    G = probs.shape[0]
+    lower_u, upper_u, p_def = np.zeros(G), np.zeros(G), np.zeros(G)
+    step = max(1, _LAW_CELLS // max(1, flat.shape[0]))
+    for start in range(0, G, step):
+        part = slice(start, start + step)
+        mass = np.exp(_matrix_logpmf(flat, n, probs[part]))
+        lower_u[part], upper_u[part], p_def[part] = _tails_from_sorted(v, mass, s[part])
     with np.errstate(invalid="ignore", divide="ignore"):
         lower = np.minimum(1.0, lower_u / p_def)
         upper = np.minimum(1.0, upper_u / p_def)
