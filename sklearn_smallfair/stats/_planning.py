@@ -66,6 +66,7 @@ SAMPLE_SIZE_WINDOW = 20
 _GRID_POINTS = 64  # geometric grid of sizes searched by match_sample_size
 _GRID_CHUNK = 4  # grid sizes evaluated at once
 _MDE_STEPS = 40  # bisection steps on the effect
+_SPLIT = 8  # sizes evaluated at once when narrowing the crossing
 
 _COMMON = {
     "metric": [str],
@@ -556,9 +557,10 @@ def match_sample_size(
     below ``power`` at ``n - 1``: it is the smallest such size after the last
     crossing of the target that the grid shows.
 
-    The search evaluates :func:`match_power` on the geometric grid, bisects the
-    last crossing of the target between two grid points, and scans every size
-    around it. Each evaluation costs O(sqrt(n)) terms (the window of the exact
+    The search evaluates :func:`match_power` on the geometric grid, narrows the
+    last crossing of the target between two grid points (eight sizes at a time,
+    keeping the last one below the target and the next one), and scans every
+    size around it. Each evaluation costs O(sqrt(n)) terms (the window of the exact
     sums) per step of the search of the critical values: a search on the probit
     scale started from the normal approximation, in which each step moves the
     bracket to the end of its run of equal thresholds, takes about 5 to 10 steps
@@ -621,12 +623,17 @@ def match_sample_size(
     # the last crossing lies in (grid[first - 1], grid[first]]
     lo = int(grid[first - 1]) if first else 0
     hi = int(grid[first])
-    while hi - lo > 2 * SAMPLE_SIZE_WINDOW:  # bisect the trend's crossing
-        mid = (lo + hi) // 2
-        if at([mid])[0] >= goal:
-            hi = mid
-        else:
-            lo = mid
+    while hi - lo > 2 * SAMPLE_SIZE_WINDOW:  # narrow the trend's last crossing
+        # _SPLIT sizes at once: the bracket shrinks _SPLIT + 1 times per call
+        inner = np.linspace(lo, hi, _SPLIT + 2)[1:-1].round().astype(np.int64)
+        inner = np.unique(inner[(inner > lo) & (inner < hi)])
+        below = np.flatnonzero(at(inner) < goal)
+        if below.size:
+            lo = int(inner[below[-1]])
+        if below.size and below[-1] + 1 < inner.size:
+            hi = int(inner[below[-1] + 1])
+        elif not below.size:
+            hi = int(inner[0])
     # scan around the crossing: the size after the last failure, extending the
     # scan down until a failure and up until a whole window passes
     w = SAMPLE_SIZE_WINDOW
