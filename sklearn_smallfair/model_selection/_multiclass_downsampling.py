@@ -27,7 +27,7 @@ from .._params import (
 )
 from .._random import child_rng, resolve_seed
 from .._validation import format_labels
-from ..exceptions import UndefinedGroupMetricWarning
+from ..exceptions import ReferenceWarning, UndefinedGroupMetricWarning
 from ..metrics._multiclass import (
     _resolve,
     enumerate_multiclass_matrices,
@@ -337,6 +337,17 @@ def multiclass_downsampling_experiment(
         None, None, None, counts, labels, integer=False
     )
     refs = _reference_matrices(cms, reference, groups)
+    empty = (refs[:, None] == 0).any(axis=(-2, -1)).reshape(-1) & (lams > 0).any()
+    if empty.any():
+        warnings.warn(
+            f"the reference of group(s) {format_labels(np.asarray(groups)[empty])} "
+            f"has empty cells, which get no prior mass: Cross-Prior Smoothing "
+            f"shrinks the group's counts in them toward 0. Use a larger reference "
+            f"(reference='rest' or 'total') or add a pseudo-count (reference + "
+            f"0.5).",
+            ReferenceWarning,
+            stacklevel=4,  # the caller of multiclass_downsampling_experiment
+        )
     k = cms.shape[-1]
     specs = _specs(metrics, average, labels)
     if method == "exact":
@@ -406,6 +417,6 @@ def multiclass_downsampling_experiment(
             f"{format_labels(np.asarray(groups)[bad])}, so its mse and bias are NaN "
             f"there.",
             UndefinedGroupMetricWarning,
-            stacklevel=3,
+            stacklevel=4,  # the caller of multiclass_downsampling_experiment
         )
     return frame

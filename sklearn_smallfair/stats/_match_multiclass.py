@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 #: Largest number of K x K matrices ``method="auto"`` enumerates per group size
-#: (about 1.5 s and 35 MB of counts for K = 3): ``n <= 15`` for ``K = 3``,
+#: (35 MB of counts for K = 3): ``n <= 15`` for ``K = 3``,
 #: ``n <= 8`` for ``K = 4``, ``n <= 142`` for ``K = 2``; Monte Carlo above.
 MULTICLASS_AUTO_ENUMERATE_MAX_ROWS = 500_000
 #: Largest number of matrices ``method="enumerate"`` accepts per group size (about
@@ -437,7 +437,7 @@ def _matrix_rows(name, average, label, method, groups, cms, refs, options):
             f"{format_labels(np.asarray(groups)[undefined])}, so they cannot be "
             f"tested (p-value NaN).",
             UndefinedGroupMetricWarning,
-            stacklevel=6,  # the caller of multiclass_match_test
+            stacklevel=5,  # the caller of multiclass_match_test
         )
     lower, upper = out["lo"], out["up"]
     alternative = options["alternative"]

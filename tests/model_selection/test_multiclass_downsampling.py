@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from sklearn_smallfair.exceptions import ReferenceWarning
 from sklearn_smallfair.metrics import multiclass_metric
 from sklearn_smallfair.model_selection import multiclass_downsampling_experiment
 
@@ -180,3 +181,19 @@ def test_bad_input(kwargs, match):
 def test_non_square_counts():
     with pytest.raises(ValueError, match="square"):
         multiclass_downsampling_experiment(np.ones((2, 3, 4)))
+
+
+def test_empty_reference_cell_warns():
+    counts = {
+        "a": [[5, 1, 0], [1, 5, 1], [0, 1, 5]],
+        "b": [[6, 2, 0], [1, 4, 2], [0, 1, 7]],
+    }
+    with pytest.warns(ReferenceWarning, match="empty cells"):
+        multiclass_downsampling_experiment(
+            counts, sizes=[5], metrics="kappa", n_draws=10, random_state=0
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReferenceWarning)
+        multiclass_downsampling_experiment(  # raw scores only: no prior
+            counts, sizes=[5], metrics="kappa", lam=0, n_draws=10, random_state=0
+        )
