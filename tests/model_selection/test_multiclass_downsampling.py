@@ -197,3 +197,28 @@ def test_empty_reference_cell_warns():
         multiclass_downsampling_experiment(  # raw scores only: no prior
             counts, sizes=[5], metrics="kappa", lam=0, n_draws=10, random_state=0
         )
+
+
+def test_four_classes_exact_equals_brute_force():
+    n, lam = 4, 5.0
+    rng = np.random.default_rng(2)
+    counts = rng.integers(1, 15, size=(2, 4, 4)) + 10 * np.eye(4, dtype=int)
+    res = multiclass_downsampling_experiment(
+        counts, sizes=[n], metrics="kappa", lam=[0, lam], method="exact"
+    )
+    cms = _all_matrices(n, 4)
+    for g in range(2):
+        c = counts[g].astype(float)
+        ref = counts[1 - g].astype(float)
+        pmf = stats.multinomial.pmf(
+            cms.reshape(len(cms), -1), n, (c / c.sum()).reshape(-1)
+        )
+        target = float(multiclass_metric("kappa", c))
+        smoothed = (cms + lam * ref / ref.sum()) / (n + lam) * n
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            v = multiclass_metric("kappa", smoothed)
+        assert not np.isnan(v).any()  # the prior defines every smoothed kappa
+        row = res[(res["group"] == g) & (res["estimator"] == "cps_5")].iloc[0]
+        assert row["mse"] == pytest.approx((pmf * (v - target) ** 2).sum(), rel=1e-9)
+        assert row["bias"] == pytest.approx((pmf * v).sum() - target, abs=1e-10)

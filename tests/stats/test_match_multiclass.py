@@ -368,3 +368,32 @@ def test_reference_warnings():
 def test_bad_input(kwargs, error, match):
     with pytest.raises(error, match=match):
         multiclass_match_test(**kwargs)
+
+
+def test_four_classes_equal_brute_force():
+    n, k = 5, 4
+    rng = np.random.default_rng(11)
+    ref = rng.integers(1, 20, size=(k, k)) + np.diag([30, 20, 25, 15])
+    p_ref = ref / ref.sum()
+    groups = np.stack(
+        [rng.multinomial(n, np.full(k * k, 1 / k**2)).reshape(k, k) for _ in range(3)]
+    )
+    res = multiclass_match_test(
+        counts=groups, reference=ref, metric="mcc", correction=None, ci=None
+    ).frame
+    cms = _all_matrices(n, k)
+    pmf = stats.multinomial.pmf(cms.reshape(len(cms), -1), n, p_ref.reshape(-1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = multiclass_metric("mcc", cms)
+    ok = ~np.isnan(values)
+    checked = 0
+    for g in range(3):
+        s = res["score"].iloc[g]
+        if np.isnan(s):
+            continue
+        below = pmf[ok & (values <= s + 1e-12)].sum() / pmf[ok].sum()
+        assert res["p_lower_tail"].iloc[g] == pytest.approx(below, rel=1e-9)
+        assert res["method"].iloc[g] == "enumerate"
+        checked += 1
+    assert checked >= 2
