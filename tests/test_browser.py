@@ -230,10 +230,11 @@ def _expected_rows(report):
     """Body rows of the data tables in page order: groups, separation, MATCH."""
     rows = [len(report.frame)] * len(report.metrics)  # one table per metric
     if report.separation is not None:
+        from sklearn_smallfair.audit._html import shown_pairs
+
         sep = report.separation
-        gap = sep["difference"].abs().to_numpy(dtype=float)
-        keep = sep["reject"].to_numpy(dtype=bool).copy()
-        keep[np.argsort(-np.nan_to_num(gap, nan=-1.0), kind="stable")[:8]] = True
+        keep = shown_pairs(sep)
+        assert sep["reject"].sum() <= keep.sum() <= sep["reject"].sum() + 8
         rows.append(int(keep.sum()))
         if keep.sum() < len(sep):
             rows.append(len(sep))

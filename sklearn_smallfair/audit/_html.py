@@ -467,6 +467,11 @@ _SEP_HEADS = {
     "value_a": ("Value A", "Group A's rate"),
     "value_b": ("Value B", "Group B's rate"),
     "difference": ("Gap (A - B)", "Group A's rate minus group B's"),
+    "difference_ci_low": ("Gap CI low", "Lower end of the gap's confidence interval"),
+    "difference_ci_high": (
+        "Gap CI high",
+        "Upper end of the gap's confidence interval",
+    ),
     "method": ("Method", "The test used for this pair"),
     "z": ("z", "The test's statistic"),
     "p_value": ("p", "p-value, unadjusted"),
@@ -495,20 +500,42 @@ def _match_section(report):
     )
 
 
+def shown_pairs(sep):
+    """The separation comparisons shown: the rejections and the largest gaps.
+
+    A gap's size is the bound of its confidence interval nearest zero (0 when
+    the interval holds 0: the gap the data support, so that two groups of 2
+    people with rates 0 and 1 do not crowd out real gaps), then the smaller
+    p-value; without interval columns, the smaller p-value. Returns a boolean
+    mask of the rows, at most ``TOP_PAIRS`` besides the rejections.
+    """
+    keep = sep["reject"].to_numpy(dtype=bool).copy()
+    p = np.nan_to_num(sep["p_value"].to_numpy(dtype=float), nan=2.0)
+    if {"difference_ci_low", "difference_ci_high"} <= set(sep.columns):
+        low = sep["difference_ci_low"].to_numpy(dtype=float)
+        high = sep["difference_ci_high"].to_numpy(dtype=float)
+        supported = np.where(low > 0, low, np.where(high < 0, -high, 0.0))
+        supported = np.nan_to_num(supported, nan=0.0)
+    else:
+        supported = np.zeros(len(sep))
+    order = np.lexsort((p, -supported))
+    keep[order[:TOP_PAIRS]] = True
+    return keep
+
+
 def _separation_section(report):
     sep = report.separation
     word = "violated" if report.separation_violated else "no violation detected"
     reject = sep["reject"].to_numpy(dtype=bool)
-    gap = sep["difference"].abs().to_numpy(dtype=float)
-    order = np.argsort(-np.nan_to_num(gap, nan=-1.0), kind="stable")
-    keep = reject.copy()
-    keep[order[:TOP_PAIRS]] = True
+    keep = shown_pairs(sep)
     shown = sep[keep].sort_values(["reject", "p_adjusted"], ascending=[False, True])
     heads = _heads_for(sep, _SEP_HEADS)
     text = (
         f"<p>Verdict at alpha = {report.alpha:g}: <strong>{word}</strong>. "
         f"{int(reject.sum())} of {len(sep)} comparisons reject; shown: the "
-        f"rejections and the {min(TOP_PAIRS, len(sep))} largest gaps.</p>"
+        f"rejections and the {min(TOP_PAIRS, len(sep))} largest gaps the data "
+        "support (the end of the gap's confidence interval nearest zero; then "
+        "the smallest p-value).</p>"
     )
     full = ""
     if len(shown) < len(sep):
