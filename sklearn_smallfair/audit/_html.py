@@ -156,7 +156,8 @@ def _matrix(report, order, cells, key):
             _head(
                 _label(m),
                 f"{_describe(m)}. Each cell: the group's value minus {ref}'s "
-                f"(large), the MATCH test's adjusted p-value, and for a "
+                f"(large; on the metric's scale, a difference of proportions for "
+                f"a rate), the MATCH test's adjusted p-value, and for a "
                 f"non-rejection the smallest gap the audit detects at the group's "
                 f"size with {POWER:.0%} power"
                 + (" (hover a cell)" if compact else "")
