@@ -149,27 +149,27 @@ def _partial_counts(y_true, y_pred, sensitive_features, sample_weight=None):
     true_labels, a, lo_a = _encode_target(y_true, "y_true")
     pred_labels, b, lo_b = _encode_target(y_pred, "y_pred")
     columns, name = _feature_columns(sensitive_features, n_samples)
-    encoded = [_encode_column(c) for c in columns]
-    rank = None
+    encoded = []
+    for column in columns:
+        labels, ids, lo, span = _encode_column(column)
+        rank = None
+        if isinstance(ids, _Ranked):  # counted by code, the table sorted after
+            ids, rank = ids.codes, ids.rank
+        encoded.append(
+            (labels, ids, lo, labels.shape[0] if span is None else span, rank)
+        )
+    spans = [e[3] for e in encoded]
     if len(encoded) == 1:
-        labels, ids, lo, span = encoded[0]
-        spans = None
-        if span is None:  # hashed: the codes of the present labels
-            span = labels.shape[0]
-            if isinstance(ids, _Ranked):  # count by code, then sort the table
-                ids, rank = ids.codes, ids.rank
+        _, ids, lo, span, _ = encoded[0]
+        combined = None
     else:
-        encoded = [
-            (e[0], e[1].sorted(), e[2], e[3]) if isinstance(e[1], _Ranked) else e
-            for e in encoded
-        ]
-        spans = [e[3] if e[3] is not None else e[0].shape[0] for e in encoded]
         if np.prod([float(s) for s in spans]) >= 2.0**62:
             # too many combinations to index: the present labels of each column
-            encoded = [(*_unique_inverse(c), 0, None) for c in columns]
-            spans = [e[0].shape[0] for e in encoded]
+            encoded = [(*_unique_inverse(c), 0, None, None) for c in columns]
+            encoded = [(e[0], e[1], 0, e[0].shape[0], None) for e in encoded]
+            spans = [e[3] for e in encoded]
         ids = np.zeros(n_samples, dtype=np.int64)
-        for (_, col_ids, col_lo, _), col_span in zip(encoded, spans):
+        for _, col_ids, col_lo, col_span, _ in encoded:
             ids *= col_span
             ids += _offset(col_ids, col_lo)
         lo, span = 0, int(np.prod(spans))
@@ -179,19 +179,18 @@ def _partial_counts(y_true, y_pred, sensitive_features, sample_weight=None):
             ids = ids.ravel()
             span = combined.shape[0]
     n, weighted = _count_ids(ids, lo, span, a, lo_a, b, lo_b, w)
-    if rank is not None:  # rows of the table in the order of the labels
-        order = np.argsort(rank)
-        n = n[order]
-        weighted = None if weighted is None else weighted[order]
     present = np.flatnonzero(n.any(axis=1))
+    index = present if combined is None else combined[present]
+    # each present row: its code in every column, then its label's rank
+    parts = np.unravel_index(index, spans)
+    ranks = [p if e[4] is None else e[4][p] for e, p in zip(encoded, parts)]
+    if any(e[4] is not None for e in encoded):
+        order = np.lexsort(ranks[::-1])  # first column first
+        present = present[order]
+        ranks = [r[order] for r in ranks]
     n = n[present]
     weighted = None if weighted is None else weighted[present]
-    if spans is None:
-        group_labels = (labels[present],)
-    else:
-        index = present if combined is None else combined[present]
-        parts = np.unravel_index(index, spans)
-        group_labels = tuple(e[0][p] for e, p in zip(encoded, parts))
+    group_labels = tuple(e[0][r] for e, r in zip(encoded, ranks))
     return _Partial(group_labels, true_labels, pred_labels, n, weighted), name
 
 

@@ -500,8 +500,10 @@ def _unique_inverse(col):
     (``pandas.factorize``). Both give the same labels and codes.
     """
     labels, ids, lo, span = _encode_column(col)
+    if isinstance(ids, _Ranked):
+        ids = ids.sorted()
     if span is None:  # hashed: ids are the codes
-        return labels, ids.sorted() if isinstance(ids, _Ranked) else ids
+        return labels, ids
     seen = np.bincount(_offset(ids, lo), minlength=span) > 0
     if seen.all():
         return labels, _offset(ids, lo)
@@ -510,8 +512,9 @@ def _unique_inverse(col):
 
 
 class _Ranked:
-    """Codes in order of appearance with the rank of each code's label: counted
-    as they are, then the table's rows are put in the order of the labels."""
+    """Codes (in order of appearance, or of the categories) with the rank of
+    each code's label among the sorted labels: counted as they are, then the
+    counted table's rows are put in the order of the labels."""
 
     __slots__ = ("codes", "rank")
 
@@ -558,7 +561,9 @@ def _encode_column(col):
             return _encode_column(col.to_numpy())
         rank = np.empty(order.shape[0], dtype=np.int64)
         rank[order] = np.arange(order.shape[0])
-        return col.categories[order], rank[col.codes], 0, order.shape[0]
+        if (order == np.arange(order.shape[0])).all():  # categories in order
+            return col.categories, col.codes, 0, order.shape[0]
+        return col.categories[order], _Ranked(col.codes, rank), 0, order.shape[0]
     kind = col.dtype.kind
     if kind == "b":
         return np.array([False, True]), col.view(np.uint8), 0, 2

@@ -330,7 +330,8 @@ def _group_values(values, column, path, fmt, start):
             f"(e.g. with 'unknown') or drop those rows"
         )
     if isinstance(values, _Coded):
-        labels = values.categories[np.unique(values.codes)]
+        used = np.bincount(values.codes, minlength=values.categories.shape[0]) > 0
+        labels = values.categories[used]
     elif values.dtype.kind == "O":
         labels = pd.unique(values)
     else:
