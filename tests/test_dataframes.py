@@ -294,10 +294,16 @@ def test_dask_inputs(data, expected):
         expected[0],
     )
     table = group_metrics(
-        frame["y_true"], frame["y_pred"], sensitive_features=frame["race"]
+        frame["y_true"],
+        frame["y_pred"],
+        sensitive_features=frame["race"],
+        metrics=["tpr", "ppv"],
     )
     want = group_metrics(
-        data["y_true"], data["y_pred"], sensitive_features=pd.Series(data["race"])
+        data["y_true"],
+        data["y_pred"],
+        sensitive_features=pd.Series(data["race"]),
+        metrics=["tpr", "ppv"],
     )
     pd.testing.assert_frame_equal(table, want.rename_axis("race"))
     with pytest.raises(ValueError, match="sensitive_features has 1999 rows"):
