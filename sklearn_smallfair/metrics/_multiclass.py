@@ -106,12 +106,50 @@ class MulticlassCounts(NamedTuple):
         )
 
 
+#: Integer labels spanning at most this many values are coded without hashing.
+_MAX_SPAN = 1 << 20
+
+
+def _codes(y):
+    """``(uniques, codes)`` with ``uniques[codes] == y``: integers in a short range
+    and booleans are their own codes (no hashing), other labels are hashed once;
+    ``uniques`` keeps only the values present."""
+    kind = y.dtype.kind
+    if kind == "b":
+        y = y.view(np.uint8)
+        kind = "u"
+        base = np.array([False, True])
+    else:
+        base = None
+    if kind in "iu" and y.shape[0] > 0:
+        lo, hi = int(y.min()), int(y.max())
+        if hi - lo < _MAX_SPAN:
+            codes = y.astype(np.intp, copy=True)
+            if lo:
+                codes -= lo
+            present = np.flatnonzero(np.bincount(codes, minlength=hi - lo + 1))
+            values = base[present] if base is not None else present.astype(
+                y.dtype
+            ) + y.dtype.type(lo)
+            if present.shape[0] == hi - lo + 1:  # every value of the range occurs
+                return values, codes
+            lut = np.full(hi - lo + 1, -1, dtype=np.intp)
+            lut[present] = np.arange(present.shape[0])
+            return values, lut[codes]
+    codes, uniques = pd.factorize(y)
+    return np.asarray(uniques), codes.astype(np.intp, copy=False)
+
+
 def _class_labels(y_true, y_pred, labels):
-    """Class order and the class index of every sample, with clear errors."""
+    """Class order and the class index of every sample, with clear errors.
+
+    Each array is coded once (:func:`_codes`); only its few distinct values are
+    compared with ``labels``, then one gather maps every row to its class.
+    """
+    (u_true, c_true), (u_pred, c_pred) = _codes(y_true), _codes(y_pred)
     if labels is None:
         both = pd.unique(
-            np.concatenate([np.asarray(y_true, dtype=object),
-                            np.asarray(y_pred, dtype=object)])
+            np.concatenate([u_true.astype(object), u_pred.astype(object)])
         )
         labels = _sorted_labels(both, "y_true and y_pred")
         if labels.dtype.kind == "O":
@@ -135,17 +173,18 @@ def _class_labels(y_true, y_pred, labels):
             raise ValueError(f"labels has repeated values: {format_labels(labels)}.")
     index = pd.Index(labels.astype(object))
     codes = []
-    for name, y in (("y_true", y_true), ("y_pred", y_pred)):
-        code = index.get_indexer(pd.Index(np.asarray(y, dtype=object)))
-        missing = code < 0
-        if missing.any():
-            absent = pd.unique(np.asarray(y, dtype=object)[missing])
+    for name, uniques, code in (("y_true", u_true, c_true), ("y_pred", u_pred, c_pred)):
+        position = index.get_indexer(pd.Index(uniques.astype(object)))
+        if (position < 0).any():
             raise ValueError(
-                f"{name} has class(es) {format_labels(absent)} that are not in "
-                f"labels={format_labels(labels)}; add them to labels or drop those "
-                f"rows."
+                f"{name} has class(es) {format_labels(uniques[position < 0])} that "
+                f"are not in labels={format_labels(labels)}; add them to labels or "
+                f"drop those rows."
             )
-        codes.append(code.astype(np.int64))
+        if np.array_equal(position, np.arange(position.shape[0])):
+            codes.append(code)  # the labels' order is the codes' order
+        else:
+            codes.append(position.astype(np.intp)[code])
     if labels.shape[0] < 2:
         raise ValueError(
             f"a confusion matrix needs at least two classes, got "
@@ -220,13 +259,18 @@ def multiclass_confusion_counts(
     k = labels.shape[0]
     n_samples = t.shape[0]
     w = check_sample_weight(sample_weight, n_samples)
-    cell = ti * k + pi
     if sensitive_features is None:
-        counts = np.bincount(cell, weights=w, minlength=k * k).reshape(k, k)
-        return MulticlassCounts(None, labels, counts)
-    groups, codes, _ = check_sensitive_features(sensitive_features, n_samples)
-    g = groups.shape[0]
-    counts = np.bincount(codes * (k * k) + cell, weights=w, minlength=g * k * k)
+        groups, g = None, 1
+        key = ti * k
+    else:
+        groups, codes, _ = check_sensitive_features(sensitive_features, n_samples)
+        g = groups.shape[0]
+        key = codes.astype(np.intp) * (k * k)
+        key += ti * k
+    key += pi
+    counts = np.bincount(key, weights=w, minlength=g * k * k)
+    if groups is None:
+        return MulticlassCounts(None, labels, counts.reshape(k, k))
     return MulticlassCounts(groups, labels, counts.reshape(g, k, k))
 
 
