@@ -111,3 +111,31 @@ def test_jira_published_formula(jira_path):
     value = isep_score(y, pred, sensitive_features=s)
     assert value == pytest.approx(_published_isep(y, pred, s), rel=1e-10)
     assert 0 <= value < 1
+
+
+@pytest.mark.slow
+def test_null_law_is_half_a_chi_square_over_the_entropy():
+    # without penalty, 2 (sum log P(s | y, ŷ) - sum log P(s | y)) is the
+    # likelihood-ratio statistic of one extra coefficient: chi-square with 1
+    # degree of freedom when ŷ tells nothing more of the group (mean 1). With
+    # balanced groups independent of y, -sum log P(s | y) is about n log 2, so
+    # n log(2) I_sep averages 1/2 under the null.
+    rng = np.random.default_rng(7)
+    n, reps = 200, 150
+    values = []
+    for _ in range(reps):
+        s = rng.integers(0, 2, n)
+        y = rng.normal(size=n)
+        y_pred = y + rng.normal(scale=0.5, size=n)
+        values.append(
+            isep_score(y, y_pred, sensitive_features=s, C=np.inf, max_iter=1000)
+        )
+    scaled = np.array(values) * n * np.log(2)
+    # Monte Carlo standard error of the mean: sqrt(0.5 / 150) = 0.06
+    assert scaled.mean() == pytest.approx(0.5, abs=0.15)
+    assert (scaled >= -1e-9).all()
+    # a 0.3-sd shift of group 1's predictions is detected far above that
+    s = rng.integers(0, 2, n)
+    y = rng.normal(size=n)
+    shifted = y + 0.3 * s + rng.normal(scale=0.5, size=n)
+    assert isep_score(y, shifted, sensitive_features=s, C=np.inf) * n * np.log(2) > 5
