@@ -144,7 +144,7 @@ if items is not None:
     for seed, res in enumerate(published):
         print(
             f"seed {seed}: {res.n_pairs} usable pairs, p cross = "
-            f"{res.pvalue_cross:.3f}, p within = {res.pvalue_within:.3f}"
+            f"{res.p_value_cross:.3f}, p within = {res.p_value_within:.3f}"
         )
 
 # %%
@@ -189,8 +189,8 @@ else:
         ax.set_xlabel("group of the lower item")
         ax.set_ylabel("group of the higher item")
         ax.set_title(
-            f"{title}\np cross = {res.pvalue_cross:.2f}, "
-            f"p within = {res.pvalue_within:.2f}",
+            f"{title}\np cross = {res.p_value_cross:.2f}, "
+            f"p within = {res.p_value_within:.2f}",
             fontsize=10,
         )
     fig.colorbar(image, ax=axes, label="comparative TPR", shrink=0.8)

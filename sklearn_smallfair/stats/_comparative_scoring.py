@@ -206,7 +206,7 @@ def comparative_separation_statistic(
     statistic : {"max_gap", "min_pvalue"}, default="max_gap"
         ``"max_gap"``: the largest absolute difference ``|tpr_a - tpr_b|`` over all
         tests of :func:`comparative_separation_test` (cross and within; lower is
-        better). ``"min_pvalue"``: ``min(pvalue_cross, pvalue_within)`` (higher is
+        better). ``"min_pvalue"``: ``min(p_value_cross, p_value_within)`` (higher is
         better).
     n_pairs, tie, variance, correction
         See :func:`comparative_separation_test`; by default all pairs of items
@@ -274,7 +274,7 @@ def comparative_separation_statistic(
             f"nan_policy='propagate' (NaN) or 'omit' (the other tests)."
         )
     if statistic == "min_pvalue":
-        value = float(np.fmin(res.pvalue_cross, res.pvalue_within))
+        value = float(np.fmin(res.p_value_cross, res.p_value_within))
     else:
         gaps = np.abs(res.frame["difference"].to_numpy(dtype=np.float64))
         defined = gaps[~np.isnan(gaps)]
