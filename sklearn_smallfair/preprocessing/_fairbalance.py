@@ -53,12 +53,12 @@ def fairbalance_weights(y, *, sensitive_features):
     the total weight ``|A = a| / K``: within each group the labels are balanced
     (equal weighted counts), and each group keeps its size. Reweighing
     (:func:`reweighing_weights`) instead keeps each group's label *rate* equal to
-    the overall one; FairBalance makes it ``1 / K`` in every group, which is what
-    its authors show equalizes the odds of a model trained on the weighted data
-    when the features' law given the label and the group is the same across
-    groups (Yu, Chakraborty and Menzies, 2024).
+    the overall one; FairBalance makes it ``1 / K`` in every group, the balance
+    its authors argue moves a model trained on the weighted data toward
+    equalized odds (Yu, Chakraborty and Menzies, 2024).
 
-    With binary labels these are the weights of the authors' code
+    With binary labels these are the weights of the comparative-separation study's
+    code
     (``|A = a| / |A = a, Y = y| / 2``, not rescaled). They sum to ``n_samples``
     when every group has every label value; a cell ``(a, y)`` without samples gets
     no weight and the total is then smaller (the code does not rescale either).
@@ -83,8 +83,8 @@ def fairbalance_weights(y, *, sensitive_features):
     References
     ----------
     Z. Yu, J. Chakraborty and T. Menzies, "FairBalance: How to achieve equalized
-    odds with data pre-processing", IEEE Transactions on Software Engineering
-    50(9), 2294-2312, 2024.
+    odds with data pre-processing", IEEE Transactions on Software Engineering,
+    2024.
 
     Examples
     --------
