@@ -57,11 +57,11 @@ def fairbalance_weights(y, *, sensitive_features):
     its authors argue moves a model trained on the weighted data toward
     equalized odds (Yu, Chakraborty and Menzies, 2024).
 
-    With binary labels these are the weights of the comparative-separation study's
-    code
-    (``|A = a| / |A = a, Y = y| / 2``, not rescaled). They sum to ``n_samples``
-    when every group has every label value; a cell ``(a, y)`` without samples gets
-    no weight and the total is then smaller (the code does not rescale either).
+    With binary labels these are the weights of the comparative-separation
+    study's code (``|A = a| / |A = a, Y = y| / 2``, not rescaled). They sum to
+    ``n_samples`` when every group has every label value; a cell ``(a, y)``
+    without samples gets no weight and the total is then smaller (the code does
+    not rescale either).
 
     Parameters
     ----------
