@@ -69,8 +69,8 @@ plt.show()
 # Under the study's law each metric concentrates at its limit (0.5, 0 and 0.5,
 # dotted) as ``n`` grows: the middle of each solid curve flattens. Over all
 # matrices with equal weights the curves barely change with ``n``: a quarter of
-# the matrices of size 100 have an accuracy below 0.32. The figure of the study
-# is the multinomial one.
+# the matrices of size 100 have an accuracy of at most 0.32. The figure of the
+# study is the multinomial one.
 #
 # Table 2: the published matrices
 # -------------------------------
