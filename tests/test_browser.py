@@ -316,7 +316,7 @@ def test_original_report_in_browser(browser, report_files):
     assert len(tables) == len(_expected_rows(report))
     matrices = [a for tag, a in scan.tags if tag == "table" and "matrix" in a.get(
         "class", "")]  # fmt: skip
-    assert len(matrices) == 3  # one per order
+    assert len(matrices) == 3 + len(report.metrics)  # one per order
     text = "".join(scan.text)
     for name in HOSTILE:
         assert name in text
@@ -494,7 +494,8 @@ def test_summary_matrix_orders_and_folds(browser, small_reports, tmp_path):
         warnings.simplefilter("ignore", UserWarning)
         page = report.to_html(include_plots=False)
     result = _layout(browser, _with_script(page, LAYOUT_CHECKER), tmp_path, "r8")
-    assert result["matrices"] == 3 and result["radios"] == 3
+    # orders: evidence, size, name, and the gaps of each metric first
+    assert result["matrices"] == 6 and result["radios"] == 6
     assert result["checked"] == ["order-evidence"]
     assert result["visible_views"] == ["view view-evidence"]  # one order shown
     assert result["matrix_cells"] == 8 * 3  # a cell per group and metric
@@ -519,6 +520,13 @@ def test_summary_matrix_orders_and_folds(browser, small_reports, tmp_path):
     assert result["visible_views"] == ["view view-size"]
     sizes = report.frame.loc[result["first_view_rows"], "n"].to_numpy()
     assert (np.diff(sizes) >= 0).all() and len(sizes) == 8
+    # and the order of one metric: its gaps first
+    by_fpr = page.replace(' id="order-evidence" checked>', ' id="order-evidence">')
+    by_fpr = by_fpr.replace(' id="order-m1">', ' id="order-m1" checked>')
+    result = _layout(browser, _with_script(by_fpr, LAYOUT_CHECKER), tmp_path, "f8")
+    assert result["visible_views"] == ["view view-m1"]
+    gaps = report.frame.loc[result["first_view_rows"], "fpr_verdict"] == "gap"
+    assert gaps.any() and not (~gaps.to_numpy()[:-1] & gaps.to_numpy()[1:]).any()
 
 
 @pytest.mark.slow
@@ -537,7 +545,7 @@ def test_print_layout_has_no_clipped_table(browser, small_reports, tmp_path):
     )
     assert result["width"] <= PRINT_WIDTH
     assert result["overflowing"] == []
-    assert result["radios"] == 3  # present, hidden in print
+    assert result["radios"] == 6  # present, hidden in print
     # without the print rules the wide per-group table scrolls in its container
     screen = _layout(
         browser,

@@ -103,11 +103,38 @@ def _orders(report, cells):
     def by_name(g):
         return str(display_label(g))
 
-    return {
+    def metric(k):  # a gap first, then the smallest p, then the largest gap
+        def key(g):
+            c = cells[g][k]
+            p = 2.0 if np.isnan(c["p_adjusted"]) else c["p_adjusted"]
+            d = 0.0 if np.isnan(c["difference"]) else abs(c["difference"])
+            return (c["verdict"] != "gap", p, -d, by_name(g))
+
+        return key
+
+    orders = {
         "evidence": sorted(groups, key=evidence),
         "size": sorted(groups, key=lambda g: (f.loc[g, "n"], by_name(g))),
         "name": sorted(groups, key=by_name),
     }
+    for k in range(len(report.metrics)):
+        orders[f"m{k}"] = sorted(groups, key=metric(k))
+    return orders
+
+
+def _order_keys(report):
+    """``(key, label)`` of every order of the matrix: the fixed ones, per metric."""
+    return [*_ORDERS] + [
+        (f"m{k}", f"{_label(m)} gaps first") for k, m in enumerate(report.metrics)
+    ]
+
+
+def _order_css(report):
+    """Show the view of the checked order (one rule per order)."""
+    rules = ",".join(
+        f"#order-{key}:checked~.view-{key}" for key, _ in _order_keys(report)
+    )
+    return f"{rules}{{display:flex}}"
 
 
 def _verdict_class(cell):
@@ -231,9 +258,11 @@ def _summary(report, cells):
         f'<input type="radio" name="order" id="order-{key}"'
         f"{' checked' if k == 0 else ''}>"
         f'<label for="order-{key}">{text}</label>'
-        for k, (key, text) in enumerate(_ORDERS)
+        for k, (key, text) in enumerate(_order_keys(report))
     )
-    views = "".join(_matrix(report, orders[key], cells, key) for key, _ in _ORDERS)
+    views = "".join(
+        _matrix(report, orders[key], cells, key) for key, _ in _order_keys(report)
+    )
     counts = report._verdict_counts()
     sep = ""
     if report.separation_violated is not None:
@@ -712,7 +741,7 @@ def render(report, plots):
             f"{report.alpha:g}; correction: {report.correction}"
         ),
         body="\n".join(sections),
-        css=_CSS,
+        css=_CSS + _order_css(report),
     )
 
 
@@ -746,8 +775,6 @@ td.margin{background:#eef3fb;font-weight:600}
 .sorter>input{margin-left:.8rem}.sorter label{font-size:.85rem;cursor:pointer}
 .sort-by{font-size:.85rem;color:#57606a}
 .view{display:none;flex-wrap:wrap;gap:0 1rem;align-items:flex-start}
-#order-evidence:checked~.view-evidence,#order-size:checked~.view-size,
-#order-name:checked~.view-name{display:flex}
 table.compact td{min-width:4.2rem;padding:.1rem .35rem;line-height:1.15}
 table.compact .big{font-size:1em}table.compact .small{font-size:.8em}
 table.compact th{padding:.1rem .35rem}

@@ -599,8 +599,9 @@ def test_html_at_many_groups_folds_and_keeps_the_pairs_that_matter():
     counts["region 99"] = [10, 40, 40, 110]
     report = audit_predictions(counts=counts, metrics=["tpr", "fpr"], n_draws=500)
     page = report.to_html(include_plots=False)
-    assert page.count('<table class="matrix compact">') == 3 * 2  # orders x columns
-    assert page.count('type="radio"') == 3 and page.count(" checked>") == 1
+    # orders (evidence, size, name, each metric's gaps) x side by side columns
+    assert page.count('<table class="matrix compact">') == 5 * 2
+    assert page.count('type="radio"') == 5 and page.count(" checked>") == 1
     top = page.split("<ol class='top'>")[1].split("</ol>")[0]
     assert top.count("<li>") == 5
     assert "more finding(s), by kind</summary>" in page
