@@ -771,6 +771,7 @@ def warn_small_references(
     hint="",
     parameter="min_reference",
     stacklevel=2,
+    cell_names=None,
 ):
     """Warn when reference matrices are too small, or degenerate, to be a prior.
 
@@ -806,6 +807,10 @@ def warn_small_references(
     stacklevel : int, default=2
         Passed to :func:`warnings.warn` (2: the function calling this one is
         shown).
+    cell_names : sequence of str, default=None
+        Names of the cells of other matrices than the binary ``(TP, FN, FP, TN)``
+        (e.g. the ``K^2`` cells of flattened K x K matrices); the last axis of
+        ``reference_counts`` then has ``len(cell_names)`` cells.
 
     Returns
     -------
@@ -830,7 +835,13 @@ def warn_small_references(
 
     from .exceptions import ReferenceWarning
 
-    ref = check_counts(reference_counts, name="reference_counts").astype(np.float64)
+    if cell_names is None:
+        ref = check_counts(reference_counts, name="reference_counts").astype(
+            np.float64
+        )
+        cell_names = _CELL_NAMES
+    else:
+        ref = np.asarray(reference_counts, dtype=np.float64)
     shape = ref.shape[:-1]
     name = _reference_names(shape, labels)
     totals = ref.sum(axis=-1)
@@ -875,7 +886,7 @@ def warn_small_references(
     if empty.any():
 
         def cells(index):
-            zero = [c for c, v in zip(_CELL_NAMES, ref[index]) if v == 0]
+            zero = [c for c, v in zip(cell_names, ref[index]) if v == 0]
             return f" ({', '.join(f'{c} = 0' for c in zero)})"
 
         which, verb = listing(empty, cells)

@@ -36,6 +36,6 @@ class AdditiveSmoothing(BaseSmoothing):
     def __init__(self, eps=1.0):
         self.eps = eps
 
-    def _coefficients(self, n, reference_counts):
+    def _coefficients(self, n, reference_counts, n_cells=4):
         eps = float(self.eps)
-        return np.ones_like(n), np.full((*n.shape[:-1], 4), eps)
+        return np.ones_like(n), np.full((*n.shape[:-1], n_cells), eps)

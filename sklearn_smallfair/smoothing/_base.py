@@ -1,15 +1,43 @@
 """Common base of the confusion-matrix smoothers."""
 
+from typing import NamedTuple
+
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._validation import check_counts
 
 
+class MatrixSource(NamedTuple):
+    """Marks K x K matrices flattened to ``K^2`` cells, for the cells' names in
+    warnings."""
+
+    k: int
+
+
+def _check_square_counts(counts, name):
+    """Finite, non-negative K x K count matrices (``K >= 2``) as float64."""
+    arr = np.asarray(counts)
+    if arr.ndim < 2 or arr.shape[-1] != arr.shape[-2] or arr.shape[-1] < 2:
+        raise ValueError(
+            f"{name} must be square confusion matrices of shape (..., K, K) with "
+            f"K >= 2, got shape {arr.shape}; binary matrices of shape (..., 4) go "
+            f"to transform()."
+        )
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}.")
+    arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf; counts must be finite.")
+    if (arr < 0).any():
+        raise ValueError(f"{name} contains negative counts.")
+    return arr
+
+
 class BaseSmoothing(BaseEstimator):
     """Base class: a transform of confusion matrices ``(..., 4)``.
 
-    Subclasses implement ``_coefficients(n, reference_counts)``: the affine map
+    Subclasses implement ``_coefficients(n, reference_counts, n_cells)``: the affine map
     ``c -> scale * c + offset`` applied to matrices of total ``n``. Smoothers are
     scikit-learn estimators for the sake of ``get_params``, ``clone`` and ``repr``;
     with fixed parameters they learn nothing, so ``fit`` only validates the
@@ -136,8 +164,72 @@ class BaseSmoothing(BaseEstimator):
         ``stacklevel``: see :meth:`_fit`.
         """
         n = counts.sum(axis=-1, keepdims=True)
-        scale, offset = self._coefficients(n, reference_counts)
+        scale, offset = self._coefficients(n, reference_counts, counts.shape[-1])
         return scale * counts + offset
+
+    def transform_matrices(self, counts, reference_counts=None):
+        """Smooth K x K confusion matrices cell by cell.
+
+        The smoother's formula applied to the ``K^2`` cells of multiclass
+        confusion matrices (rows true class, columns predicted, as
+        :func:`~sklearn_smallfair.metrics.multiclass_confusion_counts` returns
+        them): for :class:`CrossPriorSmoothing`, ``(c + lam p_ref) / (n + lam) n``
+        with ``p_ref`` the reference's ``K^2`` proportions, the posterior mean of
+        the prior ``Dirichlet(lam p_ref)``; for :class:`AdditiveSmoothing`, ``eps``
+        added to every cell. See :ref:`multiclass` for how this relates to
+        smoothing each one-vs-rest matrix. A ``CrossPriorSmoothing(lam="auto")``
+        that is not fitted learns ``lam`` from these matrices for this call, by
+        the Dirichlet-multinomial likelihood over the ``K^2`` cells.
+
+        Parameters
+        ----------
+        counts : array-like of shape (..., K, K)
+            Confusion matrices, ``K >= 2``.
+        reference_counts : array-like of shape (..., K, K), default=None
+            Reference matrices with the same ``K``, broadcast against ``counts``
+            (required by :class:`CrossPriorSmoothing`).
+
+        Returns
+        -------
+        smoothed : ndarray of float64, shape (...broadcast..., K, K)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_smallfair.smoothing import CrossPriorSmoothing
+        >>> group = np.array([[3, 1, 0], [0, 2, 0], [1, 0, 1]])
+        >>> reference = np.array([[50, 10, 5], [8, 60, 12], [4, 9, 40]])
+        >>> smoothed = CrossPriorSmoothing(lam=10).transform_matrices(group, reference)
+        >>> smoothed.round(2)
+        array([[2.46, 0.67, 0.11],
+               [0.18, 2.24, 0.27],
+               [0.53, 0.2 , 1.34]])
+        >>> float(smoothed.sum())
+        8.0
+        """
+        self._check_params()
+        checked = _check_square_counts(counts, "counts")
+        k = checked.shape[-1]
+        flat = checked.reshape(*checked.shape[:-2], k * k)
+        ref = None
+        if reference_counts is not None:
+            ref_checked = _check_square_counts(reference_counts, "reference_counts")
+            if ref_checked.shape[-1] != k:
+                raise ValueError(
+                    f"reference_counts has {ref_checked.shape[-1]} classes but counts "
+                    f"has {k}; pass references with the same classes, in the same "
+                    f"order."
+                )
+            ref = ref_checked.reshape(*ref_checked.shape[:-2], k * k)
+        elif self.requires_reference:
+            raise ValueError(
+                f"{type(self).__name__} needs reference_counts (the reference "
+                f"group's K x K confusion matrix, e.g. all other groups together)."
+            )
+        out = self._transform(
+            flat, ref, warn=True, source=MatrixSource(k), stacklevel=3
+        )
+        return out.reshape(*out.shape[:-1], k, k)
 
     def _check_reference(self, reference_counts):
         if reference_counts is not None:
@@ -184,7 +276,7 @@ class BaseSmoothing(BaseEstimator):
         self._check_params()
         n = np.asarray(n, dtype=np.float64)[..., None]
         reference_counts = self._check_reference(reference_counts)
-        return self._coefficients(n, reference_counts)
+        return self._coefficients(n, reference_counts, 4)
 
     # ------------------------------------------------------------------ tags
     # A smoother transforms confusion matrices, so scikit-learn's checks of

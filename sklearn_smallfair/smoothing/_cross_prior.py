@@ -7,7 +7,7 @@ from sklearn.exceptions import NotFittedError
 from .._params import Number, StrOptions, Whole
 from .._validation import check_counts, warn_small_references
 from ._auto import fit_lam
-from ._base import BaseSmoothing
+from ._base import BaseSmoothing, MatrixSource
 
 
 def _labels(source, shape):
@@ -151,16 +151,24 @@ class CrossPriorSmoothing(BaseSmoothing):
         """Maximum marginal-likelihood ``lam`` of validated float matrices."""
         _check_reference_totals(reference_counts)
         c, r = np.broadcast_arrays(counts, reference_counts)
-        return fit_lam(c.reshape(-1, 4), r.reshape(-1, 4))[0]
+        cells = c.shape[-1]
+        return fit_lam(c.reshape(-1, cells), r.reshape(-1, cells))[0]
 
     def _warn_references(self, reference_counts, source, stacklevel):
         """The reference checks (``stacklevel``: see ``BaseSmoothing._fit``)."""
+        cells = reference_counts.shape[-1]
+        names = None
+        if isinstance(source, MatrixSource):  # flattened K x K matrices
+            names = [f"C[{i}, {j}]" for i in range(source.k) for j in range(source.k)]
+        elif cells != 4:  # pragma: no cover - every caller names its cells
+            names = [f"cell {i}" for i in range(cells)]
         warn_small_references(
             reference_counts,
-            labels=_labels(source, reference_counts.shape[:-1]),
+            labels=None if names else _labels(source, reference_counts.shape[:-1]),
             min_reference=self.min_reference,
             hint="a smaller lam",
             stacklevel=stacklevel + 1,
+            cell_names=names,
         )
 
     def _fit_checks_references(self):
@@ -271,7 +279,7 @@ class CrossPriorSmoothing(BaseSmoothing):
         scale, offset = self._affine(lam, n, reference_counts)
         return scale * counts + offset
 
-    def _coefficients(self, n, reference_counts):
+    def _coefficients(self, n, reference_counts, n_cells=4):
         lam = self._fitted_lam()
         if lam is None:
             raise NotFittedError(
