@@ -614,6 +614,10 @@ class AuditReport:
     def to_json(self, path=None, *, force=False):
         """The report as JSON: settings, findings and all tables.
 
+        The tables are the groups (:attr:`frame`), the MATCH and separation
+        tests and, for intersectional groups, each attribute's margins
+        (:attr:`marginals`, ``None`` otherwise).
+
         Returns the JSON text and writes it to ``path`` when given. The tables
         keep the labels' exact values (the findings show them as
         :meth:`summary` does); JSON writes every non-ASCII and control
@@ -651,6 +655,12 @@ class AuditReport:
             "separation": None
             if self.separation is None
             else json.loads(self.separation.to_json(orient="records")),
+            "marginals": None
+            if self.marginals is None
+            else {
+                str(a): json.loads(t.reset_index().to_json(orient="records"))
+                for a, t in self.marginals.items()
+            },
         }
         text = json.dumps(payload, indent=2, default=str)
         if path is not None:

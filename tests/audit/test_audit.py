@@ -584,6 +584,10 @@ def test_intersections_get_marginals_and_a_drilldown():
     assert "<section id='drilldown'>" in page and 'class="cross"' in page
     assert "follows sex = F most" in page
     assert HOSTILE[0] not in page and "&lt;script&gt;" in page
+    payload = json.loads(report.to_json())
+    assert [r["n"] for r in payload["marginals"]["sex"]] == list(
+        report.marginals["sex"]["n"]
+    )
     single = audit_predictions(y, y_pred, sensitive_features=race, tests=())
     assert single.marginals is None and "drilldown" not in single.to_html(
         include_plots=False
