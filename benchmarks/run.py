@@ -5,7 +5,7 @@ Usage (from the repository root or from ``benchmarks/``)::
     python benchmarks/run.py [--quick] [--only NAME] [--json PATH] [--write-readme]
 
 ``NAME`` is ``group_metrics``, ``enumeration``, ``match``, ``downsampling``,
-``separation``, ``eauc``, ``coverage`` or ``counting``.
+``separation``, ``eauc``, ``coverage``, ``counting`` or ``multiclass``.
 Results are printed as one table (benchmark, ours, baseline, ratio baseline/ours,
 target, PASS/MISS) and written as JSON (default ``benchmarks/results/latest.json``;
 the folder is created and is git-ignored). The exit code is 0 when every correctness
@@ -37,6 +37,7 @@ try:  # imported as part of the ``benchmarks`` package
         bench_enumeration,
         bench_group_metrics,
         bench_match,
+        bench_multiclass,
         bench_separation,
     )
 except ImportError:  # run as a script, or imported from the benchmarks folder
@@ -49,6 +50,7 @@ except ImportError:  # run as a script, or imported from the benchmarks folder
     import bench_enumeration
     import bench_group_metrics
     import bench_match
+    import bench_multiclass
     import bench_separation
 
 BENCHMARKS = {
@@ -61,6 +63,7 @@ BENCHMARKS = {
     bench_coverage.NAME: bench_coverage,
     bench_audit_detectable.NAME: bench_audit_detectable,
     bench_counting.NAME: bench_counting,
+    bench_multiclass.NAME: bench_multiclass,
 }
 DEFAULT_JSON = _common.BENCH_DIR / "results" / "latest.json"
 README = _common.BENCH_DIR / "README.md"
@@ -78,8 +81,8 @@ def _resolve(name):
 def run_all(names, *, quick=False, log=print):
     """Run the named benchmarks; return ``(rows, failures)``.
 
-    A failed correctness check of one benchmark is recorded in ``failures`` and the
-    others still run.
+    A failed correctness check of one benchmark, or an error raised by it, is
+    recorded in ``failures`` and the others still run.
     """
     rows, failures = [], []
     for name in names:
@@ -88,6 +91,10 @@ def run_all(names, *, quick=False, log=print):
         except _common.CorrectnessError as exc:
             log(f"[{name}] CORRECTNESS CHECK FAILED: {exc}")
             failures.append({"benchmark": name, "error": str(exc)})
+        except Exception as exc:  # one broken benchmark does not stop the others
+            message = f"{type(exc).__name__}: {exc}"
+            log(f"[{name}] FAILED: {message}")
+            failures.append({"benchmark": name, "error": message})
     return rows, failures
 
 

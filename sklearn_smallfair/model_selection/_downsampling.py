@@ -1259,9 +1259,9 @@ def downsampling_experiment(
     - ``memory_budget`` (default ``MEMORY_BUDGET``, 1 GiB, per job): blocks
       of the exact sums hold at most ``_BLOCK`` (65,536) (group, matrix) pairs,
       fewer if the budget is smaller, so the memory of ``method="exact"`` does
-      not grow with the number of matrices (about 160 MB per job for ten
-      groups at any size up to 1,000). A ``ValueError`` is raised before any
-      work when the budget cannot hold the per-size probability tables
+      not grow with the number of matrices (size 1,000, ten groups, ``mcc``:
+      234 MB peak resident memory for the whole process). A ``ValueError`` is
+      raised before any work when the budget cannot hold the per-size probability tables
       (``16 x groups x blocks x (n + 1)`` bytes) and a block of 256 rows
       (it names the largest size that fits); and when a Monte Carlo histogram,
       which holds every matrix of a size with its probability for every group
