@@ -6,8 +6,9 @@ proportions ``p = CM_ref / sum(CM_ref)``, the null law of the group's matrix is
 Dirichlet-multinomial with ``alpha = CM_ref + reference_prior``). The test reports
 the tail probabilities ``p_lower_tail = P(S <= s)``, ``p_upper_tail = P(S >= s)``
 and ``P(undefined)``, conditional on the metric being defined unless
-``conditional=False``, next to the intervals of the group's and the reference's
-metric (:mod:`sklearn_smallfair.metrics._intervals`).
+``conditional=False``, next to the interval of the group's metric
+(:mod:`sklearn_smallfair.metrics._intervals`) and the range of scores the
+reference law gives a group of its size.
 
 :func:`match_test` resolves its options, chooses a method for every (metric, group)
 with :func:`_choose_method` before any work, then runs each method once on all the
@@ -34,7 +35,7 @@ from .._params import (
     Whole,
     validate_params,
 )
-from .._random import resolve_seed
+from .._random import child_rng, resolve_seed
 from .._validation import check_smoothing, format_label, warn_small_references
 from ..exceptions import ReferenceWarning, UndefinedGroupMetricWarning
 from ..metrics import Metric, get_metrics
@@ -50,6 +51,7 @@ from ._match_laws import (
     supports,
 )
 from ._multitest import CORRECTION, adjust_pvalues, check_correction
+from ._planning import null_range
 from ._results import ResultFrame, TestEstimator, TestResult, floor_pvalues
 
 __all__ = [
@@ -77,6 +79,10 @@ AUTO_EXACT_MAX_TERMS = 500_000
 #: group (about 10 s): the window of ``n = 10^14`` for a rate of 0.1 without
 #: reference uncertainty, ``n = 10^7`` with it.
 EXACT_MAX_TERMS = 10_000_000
+#: Most groups per metric whose reference range (``ci``) is computed: the exact
+#: range inverts both tails of the null law (about 10 evaluations each, against
+#: one for the test), a few milliseconds per group; beyond, the range is NaN.
+RANGE_MAX_GROUPS = 1_000
 #: Largest ``n_draws``: 10^8 matrices take about a minute per group.
 MAX_N_DRAWS = 100_000_000
 
@@ -90,8 +96,8 @@ COLUMNS = [
     "score_ci_low",
     "score_ci_high",
     "reference_score",
-    "reference_ci_low",
-    "reference_ci_high",
+    "reference_range_low",
+    "reference_range_high",
     "p_lower_tail",
     "p_upper_tail",
     "p_value",
@@ -307,10 +313,15 @@ class MatchResult(TestResult):
         :func:`~sklearn_smallfair.metrics.group_metrics` with ``ci_method="auto"``:
         Wilson for a proportion, the Dirichlet posterior otherwise and for a
         smoothed score), ``reference_score`` (the metric of the reference matrix),
-        ``reference_ci_low`` and ``reference_ci_high`` (the same interval for the
-        reference's metric, raw: how precisely the reference pins the value the
-        group is compared with), ``p_lower_tail`` = P(S <= score) and
-        ``p_upper_tail`` = P(S >= score) under the reference law (tail
+        ``reference_range_low`` and ``reference_range_high`` (the central ``ci``
+        range of the score of a group of the same size drawn from the reference
+        law, conditional on the score being defined: exact where the test used
+        the exact method on the multinomial law, so that a score outside it has
+        a two-sided exact p-value of at most ``1 - ci``; else the quantiles of
+        2,000 null matrices, seeded by ``random_state``; NaN when more than
+        ``RANGE_MAX_GROUPS`` = 1,000 groups are tested), ``p_lower_tail`` =
+        P(S <= score) and ``p_upper_tail`` = P(S >= score) under the reference
+        law (tail
         probabilities, not interval bounds), ``p_value``, ``p_adjusted`` (across
         groups, per metric), ``p_undefined``, ``se`` (only when a row used
         Monte Carlo: the standard error of its ``p_value``, NaN on the other
@@ -396,7 +407,8 @@ def match_test(
     ``p = CM_ref / sum(CM_ref)``: ``CM ~ Multinomial(n, p)``. The test reports the
     tail probabilities ``p_lower_tail = P(S <= s)`` and ``p_upper_tail = P(S >=
     s)``, a p-value, the probability ``P(undefined)`` that the metric is undefined
-    at this size, and intervals of the group's and the reference's metric. A
+    at this size, the interval of the group's metric and the range of scores the
+    reference law gives a group of this size. A
     small p-value says the group's score is unlikely to be sample-size noise around
     the reference; a large one does *not* show the groups are alike (small groups
     have little power).
@@ -479,13 +491,14 @@ def match_test(
     conditional : bool, default=True
         Percentiles conditional on the metric being defined (renormalised). With
         ``False`` they are unnormalised (the published form):
-        ``lower + upper + P(undefined) >= 1``.
+        ``p_lower_tail + p_upper_tail + P(undefined) >= 1``.
     alpha : float in (0, 1), default=0.05
         Level for the ``reject`` column.
     ci : float in (0, 1) or None, default=0.95
-        Level of the intervals of the group's and the reference's metric
-        (columns ``score_ci_low``, ``score_ci_high``, ``reference_ci_low``,
-        ``reference_ci_high``), computed as by
+        Level of the interval of the group's metric (``score_ci_low``,
+        ``score_ci_high``) and of the reference range at the group's size
+        (``reference_range_low``, ``reference_range_high``; see
+        :class:`MatchResult`). The interval is computed as by
         :func:`~sklearn_smallfair.metrics.group_metrics` with ``ci_method="auto"``
         (Wilson for proportions; the Dirichlet posterior, with the smoothing's
         prior, for a smoothed score and for metrics that are not proportions,
@@ -526,12 +539,14 @@ def match_test(
     >>> round(float(res.frame["p_lower_tail"].iloc[0]), 4)
     0.898
 
-    The group's score with its 95 % interval, and the reference's:
+    The group's score with its 95 % interval, and the central 95 % range of the
+    scores of groups of 100 drawn from the reference:
 
-    >>> print(res.frame[["score", "score_ci_low", "score_ci_high", "reference_ci_low",
-    ...                  "reference_ci_high"]].round(3).to_string(index=False))
-     score  score_ci_low  score_ci_high  reference_ci_low  reference_ci_high
-       0.8         0.711          0.867             0.657              0.825
+    >>> print(res.frame[["score", "score_ci_low", "score_ci_high",
+    ...                  "reference_range_low", "reference_range_high"]]
+    ...       .round(3).to_string(index=False))
+     score  score_ci_low  score_ci_high  reference_range_low  reference_range_high
+       0.8         0.711          0.867                 0.66                  0.83
 
     The Black group's TPR in the published COMPAS tables, against all other
     defendants:
@@ -612,8 +627,8 @@ def match_test(
     return MatchResult(frame[columns], float(alpha))
 
 
-def _intervals(metric, base, groups, observed, ci):
-    """The columns of the intervals of the groups' and the references' metric."""
+def _intervals(metric, base, groups, observed, methods, ci):
+    """The interval of the groups' metric and the reference range at their size."""
     if ci is None:
         return {}
     smoothed = base.smoothing is not None
@@ -624,30 +639,65 @@ def _intervals(metric, base, groups, observed, ci):
             base.counts.sum(axis=-1).astype(np.float64), base.reference
         )
         prior = np.broadcast_to(offset / scale, base.counts.shape)
-    common = {"alpha": 1.0 - ci, "n_draws": DEFAULT_N_DRAWS, "seed": base.seed}
     low, high = column_interval(
         metric,
         base.counts,
         method=resolve_ci_method(metric, "auto", smoothed=smoothed),
+        alpha=1.0 - ci,
+        n_draws=DEFAULT_N_DRAWS,
+        seed=base.seed,
         labels=labels,
         prior=prior,
-        **common,
     )
     undefined = np.isnan(observed)
-    ref_low, ref_high = column_interval(
-        metric,
-        base.reference,
-        method=resolve_ci_method(metric, "auto", smoothed=False),
-        labels=np.array([f"reference of {format_label(g)}" for g in labels], object),
-        **common,
-    )
-    ref_undefined = np.isnan(score(metric, base.reference))
+    ref_low, ref_high = _reference_range(metric, base, labels, methods, ci)
     return {
         "score_ci_low": np.where(undefined, np.nan, low),
         "score_ci_high": np.where(undefined, np.nan, high),
-        "reference_ci_low": np.where(ref_undefined, np.nan, ref_low),
-        "reference_ci_high": np.where(ref_undefined, np.nan, ref_high),
+        "reference_range_low": ref_low,
+        "reference_range_high": ref_high,
     }
+
+
+def _reference_range(metric, base, labels, methods, ci):
+    """Central ``ci`` range of the score of a group of the same size drawn from
+    the reference law (the test's null law), conditional on it being defined.
+
+    Exact (:func:`._planning.null_range`) where the test used ``method="exact"``
+    on the plain multinomial law; elsewhere the quantiles of ``DEFAULT_N_DRAWS``
+    null matrices (Dirichlet-multinomial with ``reference_uncertainty``, smoothed
+    like the group's), each group from its own stream.
+    """
+    level = (1.0 - ci) / 2.0
+    G = base.n.shape[0]
+    low, high = np.full(G, np.nan), np.full(G, np.nan)
+    if G > RANGE_MAX_GROUPS:
+        return low, high
+    total = base.reference.sum(axis=1)
+    p = base.reference / np.where(total > 0, total, 1.0)[:, None]
+    defined = (base.n > 0) & ~np.isnan(score(metric, base.reference))
+    exact = (methods == "exact") & defined
+    if base.smoothing is not None or base.dirichlet is not None:
+        exact[:] = False
+    if exact.any():
+        low[exact], high[exact] = null_range(metric, base.n[exact], p[exact], level)
+    for g in np.flatnonzero(defined & ~exact):  # seeding each group's stream
+        rng = child_rng(base.seed, "reference range", labels[g], metric.name)
+        probs = p[g]
+        if base.dirichlet is not None:
+            probs = rng.dirichlet(base.dirichlet[g], size=DEFAULT_N_DRAWS)
+        draws = rng.multinomial(
+            int(base.n[g]),
+            probs,
+            size=None if base.dirichlet is not None else DEFAULT_N_DRAWS,
+        )
+        values = score(
+            metric, draws.astype(np.float64), base.smoothing, base.reference[g]
+        )
+        values = values[~np.isnan(values)]
+        if values.size:
+            low[g], high[g] = np.quantile(values, [level, 1.0 - level])
+    return low, high
 
 
 def _test_metric(metric, methods, base, groups, alternative, ci):
@@ -666,7 +716,7 @@ def _test_metric(metric, methods, base, groups, alternative, ci):
             "metric": metric.name,
             "score": observed,
             "reference_score": score(metric, base.reference),
-            **_intervals(metric, base, groups, observed, ci),
+            **_intervals(metric, base, groups, observed, methods, ci),
             "p_lower_tail": tails["lower"],
             "p_upper_tail": tails["upper"],
             "p_value": p,

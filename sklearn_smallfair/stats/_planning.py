@@ -433,6 +433,35 @@ def _critical(law, level, side):
     )
 
 
+def null_range(metric, n, p, level):
+    """Central range of the exact null law of the MATCH statistic at size ``n``.
+
+    Per group, the smallest score ``lo`` with ``P(S <= lo) > level`` and the
+    largest ``hi`` with ``P(S >= hi) > level`` under ``Multinomial(n, p)``
+    (conditional on the metric being defined): a score outside ``[lo, hi]`` has a
+    tail probability of at most ``level``, so with ``level = (1 - ci) / 2`` it is
+    outside exactly when the exact two-sided p-value is at most ``1 - ci``.
+    Binomial metrics, joint ratios and ``mb``; ``n`` (G,) int64 >= 1, ``p`` (G,
+    4) proportions under which the metric can be defined.
+    """
+    law = _Law(metric, np.asarray(n, np.int64), np.asarray(p, np.float64))
+    x_lo = _critical(law, level, "lower") + 1  # first x outside the lower tail
+    x_hi = _critical(law, level, "upper") - 1  # last x outside the upper tail
+    if law.fam in ("binomial", "mb"):
+        nf = law.n.astype(np.float64)
+        return x_lo / nf, x_hi / nf
+    # x stands for the scores in ((x - 1) / den, x / den] in the lower tail and
+    # in [x / den, (x + 1) / den) in the upper one: the largest score c / K <=
+    # x_lo / den and the smallest >= x_hi / den
+    K, valid, den = law.tail.K, law.tail.valid, law.den[:, None]
+    down = (x_lo[:, None] * K) // den
+    up = -((-x_hi[:, None] * K) // den)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo = np.where(valid & (down >= 0), down / K, -np.inf).max(axis=1)
+        hi = np.where(valid & (up <= K), up / K, np.inf).min(axis=1)
+    return lo, hi
+
+
 def _power(metric, p0, p1, n, alpha, alternative):
     """Exact power at the sizes ``n`` (int64 array)."""
     null, alt = _Law(metric, n, p0), _Law(metric, n, p1)

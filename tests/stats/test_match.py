@@ -50,8 +50,8 @@ COLUMNS = [
     "score_ci_low",
     "score_ci_high",
     "reference_score",
-    "reference_ci_low",
-    "reference_ci_high",
+    "reference_range_low",
+    "reference_range_high",
     "p_lower_tail",
     "p_upper_tail",
     "p_value",
@@ -985,7 +985,14 @@ def _rows(seed=0, n=300):
         ("mcc", {"random_state": 0}),
         ("mb", {"reference": "total", "random_state": 0}),
         ("f1", {"method": "montecarlo", "n_draws": 2000, "random_state": 4}),
-        ("ppv", {"smoothing": CrossPriorSmoothing(5.0), "reference_uncertainty": True}),
+        (
+            "ppv",
+            {
+                "smoothing": CrossPriorSmoothing(5.0),
+                "reference_uncertainty": True,
+                "random_state": 0,
+            },
+        ),
     ],
 )
 def test_rows_equal_counts(metric, kw):

@@ -1,7 +1,8 @@
 """Intervals in the test results, the renamed columns and the shared options.
 
 The MATCH table carries the interval of the group's metric (that of
-``group_metrics(ci=...)``) and of the reference's; the separation table the
+``group_metrics(ci=...)``) and the range of the reference law's scores at the
+group's size (the central range of the test's null law); the separation table the
 Newcombe interval of each gap and the interval of the equalized-odds difference
 (that of ``disparity_intervals``). ``lower``/``upper`` are renamed
 ``p_lower_tail``/``p_upper_tail`` and still read with a ``FutureWarning``;
@@ -80,13 +81,61 @@ def test_match_intervals_are_those_of_group_metrics(ci):
     low, high = _wilson(8, 10, ci)
     assert tpr.loc["a", "score_ci_low"] == pytest.approx(low, rel=1e-12)
     assert tpr.loc["a", "score_ci_high"] == pytest.approx(high, rel=1e-12)
-    low, high = _wilson(130, 200, ci)
-    np.testing.assert_allclose(tpr["reference_ci_low"], low, rtol=1e-12)
-    np.testing.assert_allclose(tpr["reference_ci_high"], high, rtol=1e-12)
     # a closed-form interval contains its estimate (a posterior one need not)
     closed = f[f["metric"].isin(["tpr", "acc", "f1"]) & f["score"].notna()]
     assert (closed["score_ci_low"] <= closed["score"] + 1e-12).all()
     assert (closed["score"] <= closed["score_ci_high"] + 1e-12).all()
+
+
+def _null_range_by_enumeration(metric, n, reference, level):
+    """The central range of the score over all C(n + 3, 3) matrices of size n."""
+    from sklearn_smallfair._confusion import (
+        enumerate_confusion_matrices,
+        multinomial_logpmf,
+    )
+    from sklearn_smallfair.metrics import get_metric
+
+    cms = enumerate_confusion_matrices(n)
+    p = np.asarray(reference, float) / np.sum(reference)
+    pmf = np.exp(multinomial_logpmf(cms, p))
+    values = np.asarray(get_metric(metric).func(cms.astype(float)), float)
+    ok = np.isfinite(values)
+    values, pmf = values[ok], pmf[ok] / pmf[ok].sum()
+    grid, where = np.unique(np.round(values, 12), return_inverse=True)
+    mass = np.bincount(where.ravel(), weights=pmf, minlength=grid.size)
+    lower, upper = np.cumsum(mass), np.cumsum(mass[::-1])[::-1]
+    return grid[lower > level].min(), grid[upper > level].max()
+
+
+@pytest.mark.parametrize("metric", ["tpr", "ppv", "acc", "mb"])
+def test_match_reference_range_is_the_exact_null_range(metric):
+    ref = [13, 4, 9, 21]
+    counts = {"a": [3, 1, 2, 4], "b": [6, 2, 1, 3], "c": [0, 3, 3, 0]}
+    res = match_test(
+        counts=counts, reference=ref, metric=metric, method="exact", ci=0.9
+    ).frame.set_index("group")
+    for g, cm in counts.items():
+        lo, hi = _null_range_by_enumeration(metric, sum(cm), ref, 0.05)
+        assert res.loc[g, "reference_range_low"] == pytest.approx(lo, abs=1e-12)
+        assert res.loc[g, "reference_range_high"] == pytest.approx(hi, abs=1e-12)
+        # outside the range exactly when the two-sided p-value is <= 1 - ci
+        outside = not (lo - 1e-12 <= res.loc[g, "score"] <= hi + 1e-12)
+        assert outside == (res.loc[g, "p_value"] <= 0.1)
+
+
+def test_match_reference_range_by_draws_elsewhere():
+    ref = [130, 70, 40, 160]
+    counts = {"a": [8, 2, 1, 9], "b": [30, 20, 14, 36]}
+    res = match_test(
+        counts=counts, reference=ref, metric="mcc", random_state=1
+    ).frame.set_index("group")
+    for g, cm in counts.items():
+        lo, hi = _null_range_by_enumeration("mcc", sum(cm), ref, 0.025)
+        # 2,000 draws: quantiles within a few draws' mass of the exact ones
+        assert abs(res.loc[g, "reference_range_low"] - lo) < 0.05
+        assert abs(res.loc[g, "reference_range_high"] - hi) < 0.05
+    again = match_test(counts=counts, reference=ref, metric="mcc", random_state=1)
+    pd.testing.assert_frame_equal(again.frame.set_index("group"), res)
 
 
 def test_match_interval_of_a_smoothed_score_is_its_posterior():
