@@ -187,8 +187,18 @@ def user_stacklevel():
 
 
 def _multiclass_table(
-    y_true, y_pred, sensitive_features, counts, metrics, smoothing, zero_division,
-    sample_weight, pos_label, ci, labels, average,
+    y_true,
+    y_pred,
+    sensitive_features,
+    counts,
+    metrics,
+    smoothing,
+    zero_division,
+    sample_weight,
+    pos_label,
+    ci,
+    labels,
+    average,
 ):
     """group_metrics for multiclass targets, refusing what does not apply yet."""
     from ._multiclass import multiclass_group_metrics
@@ -437,8 +447,18 @@ def group_metrics(
     """
     if average is not None or (labels is not None and len(labels) > 2):
         return _multiclass_table(
-            y_true, y_pred, sensitive_features, counts, metrics, smoothing,
-            zero_division, sample_weight, pos_label, ci, labels, average,
+            y_true,
+            y_pred,
+            sensitive_features,
+            counts,
+            metrics,
+            smoothing,
+            zero_division,
+            sample_weight,
+            pos_label,
+            ci,
+            labels,
+            average,
         )
     zero_division = check_zero_division(zero_division)
     names = [metrics] if isinstance(metrics, str) else metrics

@@ -128,9 +128,11 @@ def _codes(y):
             if lo:
                 codes -= lo
             present = np.flatnonzero(np.bincount(codes, minlength=hi - lo + 1))
-            values = base[present] if base is not None else present.astype(
-                y.dtype
-            ) + y.dtype.type(lo)
+            values = (
+                base[present]
+                if base is not None
+                else present.astype(y.dtype) + y.dtype.type(lo)
+            )
             if present.shape[0] == hi - lo + 1:  # every value of the range occurs
                 return values, codes
             lut = np.full(hi - lo + 1, -1, dtype=np.intp)
@@ -148,9 +150,7 @@ def _class_labels(y_true, y_pred, labels):
     """
     (u_true, c_true), (u_pred, c_pred) = _codes(y_true), _codes(y_pred)
     if labels is None:
-        both = pd.unique(
-            np.concatenate([u_true.astype(object), u_pred.astype(object)])
-        )
+        both = pd.unique(np.concatenate([u_true.astype(object), u_pred.astype(object)]))
         labels = _sorted_labels(both, "y_true and y_pred")
         if labels.dtype.kind == "O":
             try:

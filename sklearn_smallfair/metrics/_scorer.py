@@ -192,6 +192,118 @@ def _apply_nan_policy(values, undefined, nan_policy, *, describe, aggregate, wha
     return None
 
 
+def _is_multiclass(labels, average):
+    """Whether the scorer's targets are multiclass (``labels`` of more than two
+    classes, or an ``average``)."""
+    return average is not None or (labels is not None and len(labels) > 2)
+
+
+class _MulticlassMetric:
+    """The name and direction of a multiclass metric, for the aggregates."""
+
+    def __init__(self, metric, average):
+        from ._multiclass import _resolve
+
+        whole, reg = _resolve(metric)
+        if whole is None and reg.n_groups != 1:
+            raise ValueError(
+                f"{reg.name!r} compares two groups and has no multiclass form; use "
+                f"a single-group metric."
+            )
+        if whole is None and average is None:
+            raise ValueError(
+                f"{reg.name!r} is a per-class metric of multiclass targets; a "
+                f"group scorer needs one value per group: pass average='macro', "
+                f"'weighted' or 'micro', or a whole-matrix metric ('accuracy', "
+                f"'balanced_accuracy', 'mcc', 'kappa')."
+            )
+        self.whole = whole
+        self.name = whole if whole is not None else f"{reg.name}_{average}"
+        self.column = whole if whole is not None else reg.name
+        self.greater_is_better = True if whole is not None else reg.greater_is_better
+        self.n_groups = 1
+        self.denominator = None
+
+
+def _aggregate_multiclass(
+    y_true,
+    y_pred,
+    sensitive_features,
+    sample_weight,
+    *,
+    metric,
+    aggregate,
+    smoothing,
+    zero_division,
+    pos_label,
+    nan_policy,
+    labels,
+    average,
+):
+    """:func:`aggregate_group_metric` for multiclass targets."""
+    from ._multiclass import multiclass_group_metrics
+
+    refused = {
+        "smoothing": smoothing is not None,
+        "pos_label": not (isinstance(pos_label, int) and pos_label == 1),
+        f"aggregate={aggregate!r}": aggregate in _BOUNDS,
+    }
+    bad = [name for name, given in refused.items() if given]
+    if bad:
+        raise ValueError(
+            f"{', '.join(bad)} do(es) not apply to multiclass targets (labels= "
+            f"with more than two classes, or average=)."
+        )
+    m = _MulticlassMetric(metric, average)
+    aggregate = _check_aggregate(aggregate, m)
+    zero_division = check_zero_division(zero_division)
+    if zero_division == "warn":
+        zero_division = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
+        table = multiclass_group_metrics(
+            y_true,
+            y_pred,
+            sensitive_features=sensitive_features,
+            labels=labels,
+            metrics=[metric],
+            # a whole-matrix metric gives one row per group with any average
+            average=average if average is not None else "macro",
+            zero_division=zero_division,
+            sample_weight=sample_weight,
+        )
+    values = table[m.column].to_numpy(dtype=float)
+    groups, sizes = table.index.to_numpy(), table["n"].to_numpy(dtype=float)
+    if len(groups) < 2:
+        raise ValueError(
+            f"sensitive_features has a single group {format_labels(groups)}; an "
+            f"aggregate over groups compares at least two."
+        )
+    undefined = np.isnan(values)
+
+    def describe():
+        shown = [
+            f"{format_label(groups[i])} (n={sizes[i]:g})"
+            for i in np.flatnonzero(undefined)[:10]
+        ]
+        more = int(undefined.sum()) - len(shown)
+        return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+    kept = _apply_nan_policy(
+        values,
+        undefined,
+        nan_policy,
+        describe=describe,
+        aggregate=getattr(aggregate, "__name__", "callable")
+        if callable(aggregate)
+        else aggregate,
+        what=m.name,
+    )
+    if kept is None:
+        return np.nan
+    return _aggregate(kept, aggregate, m)
+
+
 _ROUTING_HINT = (
     "Group scorers need the group labels. In model selection enable metadata "
     "routing with sklearn.set_config(enable_metadata_routing=True) and pass them "
@@ -216,6 +328,8 @@ _ROUTING_HINT = (
         "pos_label": POS_LABEL,
         "ci": [Number(0, 1, closed="neither")],
         "nan_policy": NAN_POLICY,
+        "labels": ["array-like", None],
+        "average": [StrOptions({"macro", "weighted", "micro"}), None],
     }
 )
 def aggregate_group_metric(
@@ -232,6 +346,8 @@ def aggregate_group_metric(
     pos_label=1,
     ci=0.95,
     nan_policy="propagate",
+    labels=None,
+    average=None,
 ):
     """One number summarising a metric across groups (the scorers' score function).
 
@@ -287,6 +403,17 @@ def aggregate_group_metric(
         never silent. The default keeps the undefined group visible: a score
         computed without the smallest groups, which ``"omit"`` gives, can look
         fair precisely because the group at risk was left out.
+    labels : array-like of shape (n_classes,), default=None
+        Multiclass targets: the class order. With more than two ``labels``, or
+        with ``average``, each group's value is its multiclass metric (see
+        :ref:`multiclass`): a one-vs-rest metric averaged over the classes
+        (``average`` is then required) or a whole-matrix metric (``"accuracy"``,
+        ``"balanced_accuracy"``, ``"mcc"`` as Gorodkin's R_K, ``"kappa"``).
+        ``smoothing``, ``pos_label``, two-group metrics and the bound aggregates
+        do not apply to them.
+    average : {"macro", "weighted", "micro"} or None, default=None
+        Multiclass targets: how a one-vs-rest metric is averaged over the
+        classes, as in scikit-learn.
 
     Returns
     -------
@@ -313,6 +440,21 @@ def aggregate_group_metric(
     """
     if sensitive_features is None:
         raise ValueError(_ROUTING_HINT)
+    if _is_multiclass(labels, average):
+        return _aggregate_multiclass(
+            y_true,
+            y_pred,
+            sensitive_features,
+            sample_weight,
+            metric=metric,
+            aggregate=aggregate,
+            smoothing=smoothing,
+            zero_division=zero_division,
+            pos_label=pos_label,
+            nan_policy=nan_policy,
+            labels=labels,
+            average=average,
+        )
     m = get_metric(metric)
     aggregate = _check_aggregate(aggregate, m, smoothing)
     zero_division = check_zero_division(zero_division)
@@ -390,6 +532,8 @@ def aggregate_group_metric(
         "pos_label": POS_LABEL,
         "ci": [Number(0, 1, closed="neither")],
         "nan_policy": NAN_POLICY,
+        "labels": ["array-like", None],
+        "average": [StrOptions({"macro", "weighted", "micro"}), None],
     }
 )
 def make_group_scorer(
@@ -404,6 +548,8 @@ def make_group_scorer(
     pos_label=1,
     ci=0.95,
     nan_policy="propagate",
+    labels=None,
+    average=None,
 ):
     """Make a scikit-learn scorer from a group metric and an aggregate.
 
@@ -453,6 +599,13 @@ def make_group_scorer(
         selection the fold's score is then ``error_score``). Either of the first
         two warns, naming the fold's groups and their empty cells; see
         :func:`aggregate_group_metric`.
+    labels : array-like of shape (n_classes,), default=None
+        Multiclass targets: the class order; see :func:`aggregate_group_metric`.
+        Pass every class, so that a fold missing a class is scored on the same
+        classes.
+    average : {"macro", "weighted", "micro"} or None, default=None
+        Multiclass targets: the average of a one-vs-rest metric over the
+        classes.
 
     Returns
     -------
@@ -481,7 +634,8 @@ def make_group_scorer(
     >>> sorted(search.cv_results_)[:2]
     ['mean_fit_time', 'mean_score_time']
     """
-    m = get_metric(metric)
+    multiclass = _is_multiclass(labels, average)
+    m = _MulticlassMetric(metric, average) if multiclass else get_metric(metric)
     aggregate = _check_aggregate(aggregate, m, smoothing)
     zero_division = check_zero_division(zero_division)
     check_smoothing(smoothing)
@@ -498,7 +652,7 @@ def make_group_scorer(
         else:
             greater_is_better = m.greater_is_better
     kwargs = dict(
-        metric=m.name,
+        metric=metric if multiclass else m.name,
         aggregate=aggregate,
         smoothing=smoothing,
         reference=reference,
@@ -507,5 +661,7 @@ def make_group_scorer(
         ci=ci,
         nan_policy=nan_policy,
     )
+    if multiclass:
+        kwargs.update(labels=labels, average=average)
     sign = 1 if greater_is_better else -1
     return GroupScorer(aggregate_group_metric, sign, kwargs, response_method)

@@ -326,3 +326,67 @@ def test_group_metrics_takes_multiclass_targets():
     ]:
         with pytest.raises(ValueError, match=match):
             group_metrics(t, p, sensitive_features=g, average="macro", **kwargs)
+
+
+def test_group_scorer_in_grid_search_on_a_multiclass_model():
+    import sklearn
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV, cross_validate
+
+    from sklearn_smallfair.metrics import aggregate_group_metric, make_group_scorer
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=300), [-0.5, 0.5])  # 3 classes
+    A = rng.choice(["a", "b", "c"], size=300)
+    scorer = make_group_scorer("tpr", average="macro", labels=[0, 1, 2])
+    kappa = make_group_scorer("kappa", labels=[0, 1, 2], aggregate="min")
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(
+            LogisticRegression(max_iter=500), {"C": [0.01, 1.0]},
+            scoring={"tpr_gap": scorer, "kappa_min": kappa}, refit="tpr_gap", cv=3,
+        ).fit(X, y, sensitive_features=A)
+        cv = cross_validate(
+            LogisticRegression(max_iter=500), X, y, scoring=scorer, cv=3,
+            params={"sensitive_features": A}, return_estimator=True,
+            return_indices=True,
+        )
+    assert np.isfinite(search.cv_results_["mean_test_tpr_gap"]).all()
+    assert (search.cv_results_["mean_test_kappa_min"] <= 1).all()
+    # each fold's score is minus the macro-TPR difference between groups
+    for est, test in zip(cv["estimator"], cv["indices"]["test"]):
+        expected = aggregate_group_metric(
+            y[test], est.predict(X[test]), sensitive_features=A[test],
+            metric="tpr", average="macro", labels=[0, 1, 2],
+        )
+        table = multiclass_metric(
+            "tpr",
+            np.stack([
+                confusion_matrix(y[test][A[test] == g], est.predict(X[test])[
+                    A[test] == g], labels=[0, 1, 2]) for g in ("a", "b", "c")
+            ]),
+            average="macro",
+        )
+        assert expected == pytest.approx(table.max() - table.min(), abs=1e-12)
+    np.testing.assert_allclose(
+        -cv["test_score"],
+        [aggregate_group_metric(y[t], e.predict(X[t]), sensitive_features=A[t],
+                                metric="tpr", average="macro", labels=[0, 1, 2])
+         for e, t in zip(cv["estimator"], cv["indices"]["test"])],
+    )
+
+
+def test_multiclass_scorer_errors():
+    from sklearn_smallfair.metrics import aggregate_group_metric, make_group_scorer
+    from sklearn_smallfair.smoothing import CrossPriorSmoothing
+
+    with pytest.raises(ValueError, match="per-class metric"):
+        make_group_scorer("tpr", labels=[0, 1, 2])
+    with pytest.raises(ValueError, match="smoothing"):
+        aggregate_group_metric([0, 1, 2], [0, 1, 2], sensitive_features=[0, 0, 1],
+                               metric="tpr", average="macro",
+                               smoothing=CrossPriorSmoothing(5))
+    with pytest.raises(ValueError, match="difference_upper"):
+        aggregate_group_metric([0, 1, 2], [0, 1, 2], sensitive_features=[0, 0, 1],
+                               metric="tpr", average="macro",
+                               aggregate="difference_upper")
