@@ -75,11 +75,7 @@ print(report.cell("D", "fpr")["text"])
 # central 95 % range at the group's size.
 fig = report.plot()
 
-out = os.environ.get("SMALLFAIR_EXAMPLE_SAVEFIG")
-if out:
-    fig.savefig(out, dpi=120)
-else:
-    plt.show()
+plt.show()
 
 # %%
 # The HTML report
