@@ -93,42 +93,70 @@ def _encode_target(y, name):
     return labels, codes, 0
 
 
-def _count_ids(ids, lo, span, a, lo_a, b, lo_b, weights):
+def _count_ids(ids, lo, span, a, lo_a, b, lo_b, weights, *, ranges=False):
     """Rows per ``(ids - lo, a - lo_a, b - lo_b)``: tables ``(span, 4)``.
 
-    ``a - lo_a`` and ``b - lo_b`` are 0 or 1. Returns ``(n, weighted)``; a small
-    table is counted block by block (the ids of a block stay in the CPU cache),
-    a large one in a single pass.
+    ``a - lo_a`` and ``b - lo_b`` should be 0 or 1. Returns ``(n, weighted,
+    seen)``; a small table is counted block by block (the ids of a block stay in
+    the CPU cache), a large one in a single pass. With ``ranges=True``, ``seen``
+    is ``[(min(a), max(a)), (min(b), max(b))]``, read block by block while the
+    block is in the cache, so that the caller can check afterwards that ``a`` and
+    ``b`` held two values only (else the counts are wrong and must be redone);
+    otherwise ``seen`` is None.
     """
     size = 4 * span
     n_rows = ids.shape[0]
+    seen = None
     if size > _MAX_BLOCKED_TABLE:
         key = _offset(ids, lo) << 2
         key |= _offset(a, lo_a) << 1
         key |= _offset(b, lo_b)
         n = np.bincount(key, minlength=size)
         w = None if weights is None else np.bincount(key, weights, minlength=size)
+        if ranges:
+            seen = [(int(a.min()), int(a.max())), (int(b.min()), int(b.max()))]
     else:
         block = min(_BLOCK, n_rows)
         key = np.empty(block, dtype=np.int64)
         bits = np.empty(block, dtype=np.int64)
         n = np.zeros(size, dtype=np.int64)
         w = None if weights is None else np.zeros(size, dtype=np.float64)
+        lows, highs = [], []
         for start in range(0, n_rows, block):
             stop = min(start + block, n_rows)
             k, c = key[: stop - start], bits[: stop - start]
             np.subtract(ids[start:stop], lo, out=k, dtype=np.int64, casting="unsafe")
             k <<= 2
             np.subtract(a[start:stop], lo_a, out=c, dtype=np.int64, casting="unsafe")
+            if ranges:
+                lows.append(c.min())
+                highs.append(c.max())
             c <<= 1
             k |= c
             np.subtract(b[start:stop], lo_b, out=c, dtype=np.int64, casting="unsafe")
+            if ranges:
+                lows.append(c.min())
+                highs.append(c.max())
             k |= c
             n += np.bincount(k, minlength=size)
             if w is not None:
                 w += np.bincount(k, weights[start:stop], minlength=size)
+        if ranges:
+            seen = [
+                (int(lo_a) + int(min(lows[0::2])), int(lo_a) + int(max(highs[0::2]))),
+                (int(lo_b) + int(min(lows[1::2])), int(lo_b) + int(max(highs[1::2]))),
+            ]
+    if ranges:  # values beyond 0/1 may have counted past the table: checked after
+        n = n[:size]
+        w = None if w is None else w[:size]
     n = n.reshape(span, 4)
-    return n, None if w is None else w.reshape(span, 4)
+    return n, None if w is None else w.reshape(span, 4), seen
+
+
+def _zero_one(y):
+    """Whether ``y`` may be integer labels ``{0, 1}`` (its first value is 0 or
+    1), to be counted as they are and checked while counted."""
+    return y.dtype.kind in "iu" and y.shape[0] > 0 and 0 <= y[0] <= 1
 
 
 def _partial_counts(y_true, y_pred, sensitive_features, sample_weight=None):
@@ -146,8 +174,12 @@ def _partial_counts(y_true, y_pred, sensitive_features, sample_weight=None):
     y_true, y_pred = check_paired_targets(y_true, y_pred)
     n_samples = y_true.shape[0]
     w = check_sample_weight(sample_weight, n_samples)
-    true_labels, a, lo_a = _encode_target(y_true, "y_true")
-    pred_labels, b, lo_b = _encode_target(y_pred, "y_pred")
+    zero_one = _zero_one(y_true) and _zero_one(y_pred)
+    if zero_one:  # checked while counted
+        a, lo_a, b, lo_b = y_true, 0, y_pred, 0
+    else:
+        true_labels, a, lo_a = _encode_target(y_true, "y_true")
+        pred_labels, b, lo_b = _encode_target(y_pred, "y_pred")
     columns, name = _feature_columns(sensitive_features, n_samples)
     encoded = []
     for column in columns:
@@ -178,7 +210,22 @@ def _partial_counts(y_true, y_pred, sensitive_features, sample_weight=None):
             combined, ids = np.unique(ids, return_inverse=True)
             ids = ids.ravel()
             span = combined.shape[0]
-    n, weighted = _count_ids(ids, lo, span, a, lo_a, b, lo_b, w)
+    try:
+        n, weighted, seen = _count_ids(
+            ids, lo, span, a, lo_a, b, lo_b, w, ranges=zero_one
+        )
+    except ValueError:  # a negative label made a negative key
+        if not zero_one:
+            raise
+        seen = [(-1, -1)]
+    if zero_one:
+        if all(0 <= low and high <= 1 for low, high in seen):
+            true_labels = np.array([y_true.dtype.type(v) for v in (0, 1)], object)
+            pred_labels = np.array([y_pred.dtype.type(v) for v in (0, 1)], object)
+        else:  # other labels: their own checks, and counted again
+            true_labels, a, lo_a = _encode_target(y_true, "y_true")
+            pred_labels, b, lo_b = _encode_target(y_pred, "y_pred")
+            n, weighted, _ = _count_ids(ids, lo, span, a, lo_a, b, lo_b, w)
     present = np.flatnonzero(n.any(axis=1))
     index = present if combined is None else combined[present]
     # each present row: its code in every column, then its label's rank

@@ -69,6 +69,9 @@ def test_fast_paths_count_exactly(kind, n):
         ([1, 2, 2, 1], [2, 2, 1, 1], 2),
         ([1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0], 1),
         (["yes", "no", "no", "yes"], ["no", "no", "yes", "yes"], "yes"),
+        ([0, 2, 2, 0], [2, 2, 0, 0], 2),  # integers first read as 0/1
+        ([0, -1, -1, 0], [-1, 0, 0, -1], -1),
+        ([1, 7, 7, 1], [7, 1, 1, 7], 7),
         ([0, 0, 0, 0], [0, 0, 0, 0], 1),
         ([1, 1, 1, 1], [1, 1, 1, 1], 0),
     ],
@@ -80,6 +83,18 @@ def test_target_paths(y_true, y_pred, pos_label):
     )
     _, want = direct_counts(y_true, y_pred, groups, pos_label=pos_label)
     np.testing.assert_array_equal(counts, want)
+
+
+@pytest.mark.parametrize("n", [5, 200_000])
+def test_integer_labels_beyond_two_are_refused(n):
+    y_true = np.zeros(n, dtype=np.int64)
+    y_true[-1] = 2
+    y_true[-2] = 1
+    groups = np.arange(n) % 3
+    with pytest.raises(ValueError, match="y_true must be binary, but has 3 distinct"):
+        confusion_counts(y_true, y_true % 2, sensitive_features=groups)
+    with pytest.raises(ValueError, match="y_pred must be binary, but has 3"):
+        confusion_counts(y_true % 2, y_true - 1, sensitive_features=groups)
 
 
 def test_categorical_unused_categories_are_not_groups():
