@@ -203,14 +203,15 @@ README_START = (
 README_END = "<!-- results:end -->"
 
 
-def readme_section(rows, *, mode, seconds, date, env):
+def readme_section(rows, *, mode, seconds, date, env, names=None):
     """The generated part of ``benchmarks/README.md``: how and where the run was
     made, the table, and each row's notes."""
     lines = [
         f"Run of {date} ({mode} mode, {seconds:.0f} s in total) on {env['processor']}"
         f" with {env['cpu_count']} CPUs: Python {env['python']}, numpy "
         f"{env['numpy']}, scipy {env['scipy']}, scikit-learn {env['scikit-learn']}, "
-        f"pandas {env['pandas']}, fairlearn {env['fairlearn'] or 'not installed'}.",
+        f"pandas {env['pandas']}, fairlearn {env['fairlearn'] or 'not installed'}. "
+        f"Benchmarks run: {', '.join(names) if names else 'all'}.",
         "`(i)`: the median of per-pair ratios of interleaved repeats (baseline and "
         "ours alternating); otherwise the ratio of separately timed calls. `load`: "
         "the machine's 1-minute load average when the row was measured.",

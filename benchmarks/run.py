@@ -2,7 +2,7 @@
 
 Usage (from the repository root or from ``benchmarks/``)::
 
-    python benchmarks/run.py [--quick] [--only NAME] [--json PATH] [--write-readme]
+    python benchmarks/run.py [--quick] [--only NAME ...] [--json PATH] [--write-readme]
 
 ``NAME`` is ``group_metrics``, ``enumeration``, ``match``, ``downsampling``,
 ``separation``, ``eauc``, ``coverage``, ``counting`` or ``multiclass``.
@@ -119,6 +119,7 @@ def write_readme(payload, path=README):
         seconds=payload["total_seconds"],
         date=payload["date"],
         env=payload["environment"],
+        names=payload["benchmarks"],
     )
     text = _common.replace_between_markers(path.read_text(), body)
     _common.ensure_package_importable()
@@ -141,8 +142,9 @@ def main(argv=None):
     parser.add_argument(
         "--only",
         type=_resolve,
+        action="append",
         metavar="NAME",
-        help=f"run one benchmark: {', '.join(BENCHMARKS)}",
+        help=f"run this benchmark (repeat for several): {', '.join(BENCHMARKS)}",
     )
     parser.add_argument(
         "--json",
@@ -158,7 +160,7 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
 
-    names = [args.only] if args.only else list(BENCHMARKS)
+    names = args.only or list(BENCHMARKS)
     started = datetime.datetime.now().astimezone()
     start = time.perf_counter()
     rows, failures = run_all(names, quick=args.quick)
