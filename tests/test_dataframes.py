@@ -380,3 +380,19 @@ def test_no_optional_library_is_imported_by_the_package():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("n_wide", [2, 4])  # sparse combinations; too many to index
+def test_intersections_of_wide_columns(n_wide):
+    rng = np.random.default_rng(n_wide)
+    n = 50
+    frame = pd.DataFrame(
+        {f"c{i}": rng.choice([-5, 7, 60_000], n) for i in range(n_wide)}
+    )
+    frame["s"] = pd.Categorical(rng.choice(["y", "x"], n), categories=["y", "z", "x"])
+    y_true, y_pred = targets(rng, n)
+    labels, counts = confusion_counts(y_true, y_pred, sensitive_features=frame)
+    expected, codes, _ = check_sensitive_features(frame.astype(object), n)
+    _, want = direct_counts(y_true, y_pred, codes)
+    assert labels.tolist() == expected.tolist()
+    np.testing.assert_array_equal(counts, want)
