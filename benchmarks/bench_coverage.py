@@ -28,7 +28,7 @@ for the TPR and the accuracy, on ``FAIRLEARN_GROUPS`` groups per cell (one
 and is otherwise skipped with a note.
 
 Run ``python benchmarks/bench_coverage.py [--quick] [--groups N] [--json PATH]
-[--plot PATH] [--rst]``: ``--quick`` uses 2,000 groups, sizes 5, 20 and 50 and
+[--plot PATH] [--rst]``: ``--quick`` uses 2,000 groups, sizes 5, 10, 20 and 50 and
 three laws; ``--rst`` prints the tables as reStructuredText for the user guide.
 """
 
@@ -49,7 +49,7 @@ except ImportError:  # run as a script, or imported from the benchmarks folder
 NAME = "coverage"
 LEVEL = 0.95
 SIZES = (5, 10, 20, 50, 150)
-QUICK_SIZES = (5, 20, 50)
+QUICK_SIZES = (5, 10, 20, 50)
 #: True laws as (prevalence, TPR, FPR).
 LAWS = {
     "balanced": (0.5, 0.8, 0.2),
