@@ -396,3 +396,24 @@ def test_intersections_of_wide_columns(n_wide):
     _, want = direct_counts(y_true, y_pred, codes)
     assert labels.tolist() == expected.tolist()
     np.testing.assert_array_equal(counts, want)
+
+
+def test_audit_of_dask_and_polars_columns():
+    dd = pytest.importorskip("dask.dataframe")
+    pl = pytest.importorskip("polars")
+    from sklearn_smallfair.audit import audit_predictions
+
+    rng = np.random.default_rng(4)
+    n = 600
+    y_true, y_pred = targets(rng, n)
+    frame = pd.DataFrame({"y": y_true, "p": y_pred, "g": rng.choice(["a", "b"], n)})
+    kw = dict(tests=("match",), n_draws=2_000, metrics=["tpr"])
+    want = audit_predictions(frame.y, frame.p, sensitive_features=frame.g, **kw)
+    parts = dd.from_pandas(frame, npartitions=3)
+    polars = pl.from_pandas(frame)
+    for y, p, g in (
+        (parts.y, parts.p, parts.g),
+        (polars["y"], polars["p"], polars["g"]),
+    ):
+        got = audit_predictions(y, p, sensitive_features=g, **kw)
+        pd.testing.assert_frame_equal(got.frame, want.frame)
