@@ -398,6 +398,7 @@ def test_intersections_of_wide_columns(n_wide):
     np.testing.assert_array_equal(counts, want)
 
 
+@pytest.mark.slow  # three audits: a few seconds
 def test_audit_of_dask_and_polars_columns():
     dd = pytest.importorskip("dask.dataframe")
     pl = pytest.importorskip("polars")
