@@ -467,10 +467,15 @@ _MATCH_HEADS = {
     "score_ci_low": ("Value CI low", "Lower end of the group's interval"),
     "score_ci_high": ("Value CI high", "Upper end of the group's interval"),
     "reference_score": ("Reference value", "The reference's value of the metric"),
-    "reference_ci_low": ("Reference CI low", "Lower end of the reference's interval"),
-    "reference_ci_high": (
-        "Reference CI high",
-        "Upper end of the reference's interval",
+    "reference_range_low": (
+        "Reference range low",
+        "Lower end of the central range of the metric for a group of this size "
+        "drawn from the reference's proportions",
+    ),
+    "reference_range_high": (
+        "Reference range high",
+        "Upper end of the central range of the metric for a group of this size "
+        "drawn from the reference's proportions",
     ),
     "p_lower_tail": (
         "P(value or lower)",

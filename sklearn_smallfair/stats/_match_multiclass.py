@@ -317,10 +317,30 @@ def _matrices(n, k):
     return cms
 
 
-def _enumerate_law(score, n, probs, s, k):
+def _range_from_sorted(v, mass, p_def, half):
+    """Central range of the defined scores ``v`` (sorted) with masses ``mass``
+    (N_def, G) and total ``p_def``: the smallest value whose lower tail exceeds
+    ``half`` and the largest whose upper tail does, so that a score outside it
+    has a two-sided p-value of at most ``2 half`` (the binary test's rule)."""
+    G = mass.shape[1]
+    low, high = np.full(G, np.nan), np.full(G, np.nan)
+    if v.shape[0] == 0:
+        return low, high
+    with np.errstate(invalid="ignore", divide="ignore"):
+        below = np.cumsum(mass, axis=0) / p_def
+        above = np.cumsum(mass[::-1], axis=0)[::-1] / p_def
+    ok = p_def > 0
+    first = np.argmax(below > half * (1 + 1e-12), axis=0)
+    last = v.shape[0] - 1 - np.argmax((above > half * (1 + 1e-12))[::-1], axis=0)
+    low[ok], high[ok] = v[first[ok]], v[last[ok]]
+    return low, high
+
+
+def _enumerate_law(score, n, probs, s, k, half=None):
     """Exact tails of the groups of size ``n`` (rows of ``probs``): the matrices'
     scores are computed and sorted once, the pmf of at most ``_LAW_CELLS``
-    (matrix, group) pairs at a time."""
+    (matrix, group) pairs at a time; with ``half``, also the central range of
+    the null law (:func:`_range_from_sorted`)."""
     cms = _matrices(n, k)
     values = score(cms)
     defined = ~np.isnan(values)
@@ -329,11 +349,16 @@ def _enumerate_law(score, n, probs, s, k):
     flat = cms.reshape(cms.shape[0], -1)[defined][order]
     G = probs.shape[0]
     lower_u, upper_u, p_def = np.zeros(G), np.zeros(G), np.zeros(G)
+    range_low, range_high = np.full(G, np.nan), np.full(G, np.nan)
     step = max(1, _LAW_CELLS // max(1, flat.shape[0]))
     for start in range(0, G, step):
         part = slice(start, start + step)
         mass = np.exp(_matrix_logpmf(flat, n, probs[part]))
         lower_u[part], upper_u[part], p_def[part] = _tails_from_sorted(v, mass, s[part])
+        if half is not None:
+            range_low[part], range_high[part] = _range_from_sorted(
+                v, mass, p_def[part], half
+            )
     with np.errstate(invalid="ignore", divide="ignore"):
         lower = np.minimum(1.0, lower_u / p_def)
         upper = np.minimum(1.0, upper_u / p_def)
@@ -341,30 +366,39 @@ def _enumerate_law(score, n, probs, s, k):
     lower = np.where(bad, np.nan, np.clip(lower, 0.0, 1.0))
     upper = np.where(bad, np.nan, np.clip(upper, 0.0, 1.0))
     nan = np.full(lower.shape, np.nan)
-    return lower, upper, np.clip(1.0 - p_def, 0.0, 1.0), nan, nan
+    und = np.clip(1.0 - p_def, 0.0, 1.0)
+    return lower, upper, und, nan, nan, range_low, range_high
 
 
-def _montecarlo_law(score, n, p, s, k, n_draws, rng):
+def _montecarlo_law(score, n, p, s, k, n_draws, rng, half=None):
     """Monte Carlo tails of one group: ``(count + 1) / (defined + 1)`` with their
-    binomial standard errors, as in the binary test."""
+    binomial standard errors, as in the binary test; with ``half``, the central
+    range of the defined null draws (their ``half`` and ``1 - half``
+    quantiles)."""
     tol = _TIE_RTOL * max(1.0, abs(s)) if not np.isnan(s) else 0.0
     lower = upper = defined = 0
+    kept = []
     for start in range(0, n_draws, _MC_CHUNK):
         size = min(_MC_CHUNK, n_draws - start)
         cms = rng.multinomial(n, p, size=size).reshape(size, k, k)
         values = score(cms)
         ok = ~np.isnan(values)
         defined += int(ok.sum())
+        if half is not None:
+            kept.append(values[ok])
         if not np.isnan(s):
             lower += int((ok & (values <= s + tol)).sum())
             upper += int((ok & (values >= s - tol)).sum())
     p_undef = 1.0 - defined / n_draws
+    range_low = range_high = np.nan
+    if half is not None and defined:
+        range_low, range_high = np.quantile(np.concatenate(kept), [half, 1 - half])
     if np.isnan(s) or defined == 0:
-        return np.nan, np.nan, p_undef, np.nan, np.nan
+        return np.nan, np.nan, p_undef, np.nan, np.nan, range_low, range_high
     lo, up = (lower + 1) / (defined + 1), (upper + 1) / (defined + 1)
     se_lo = np.sqrt(lo * (1 - lo) / defined)
     se_up = np.sqrt(up * (1 - up) / defined)
-    return min(lo, 1.0), min(up, 1.0), p_undef, se_lo, se_up
+    return min(lo, 1.0), min(up, 1.0), p_undef, se_lo, se_up, range_low, range_high
 
 
 def _choose_matrix_methods(method, sizes, k, groups):
@@ -417,16 +451,25 @@ def _matrix_rows(name, average, label, method, groups, cms, refs, options):
     methods = _choose_matrix_methods(method, sizes, k, groups)
     probs = (refs / refs.sum(axis=(1, 2), keepdims=True)).reshape(len(groups), -1)
     G = len(groups)
-    out = {key: np.full(G, np.nan) for key in ("lo", "up", "und", "se_lo", "se_up")}
+    keys = ("lo", "up", "und", "se_lo", "se_up", "range_low", "range_high")
+    out = {key: np.full(G, np.nan) for key in keys}
+    half = None if options["ci"] is None else (1.0 - options["ci"]) / 2.0
     for n in np.unique(sizes[methods == "enumerate"]):
         members = np.flatnonzero((sizes == n) & (methods == "enumerate"))
-        res = _enumerate_law(score, int(n), probs[members], observed[members], k)
+        res = _enumerate_law(score, int(n), probs[members], observed[members], k, half)
         for key, values in zip(out, res, strict=True):
             out[key][members] = values
     for g in np.flatnonzero(methods == "montecarlo"):
         rng = child_rng(seed, label, groups[g])
         res = _montecarlo_law(
-            score, int(sizes[g]), probs[g], observed[g], k, options["n_draws"], rng
+            score,
+            int(sizes[g]),
+            probs[g],
+            observed[g],
+            k,
+            options["n_draws"],
+            rng,
+            half,
         )
         for key, value in zip(out, res, strict=True):
             out[key][g] = value
@@ -464,17 +507,13 @@ def _matrix_rows(name, average, label, method, groups, cms, refs, options):
         low, high = _interval(
             score, cms, level, lambda g: child_rng(seed, "ci", label, groups[g])
         )
-        rlow, rhigh = _interval(
-            score,
-            refs,
-            level,
-            lambda g: child_rng(seed, "reference ci", label, groups[g]),
-        )
         frame.update(
             score_ci_low=low,
             score_ci_high=high,
-            reference_ci_low=rlow,
-            reference_ci_high=rhigh,
+            # the central ci range of the null law at the group's size, as in
+            # the binary test: a score outside it has a p-value <= 1 - ci
+            reference_range_low=out["range_low"],
+            reference_range_high=out["range_high"],
         )
     frame.update(
         p_lower_tail=lower,

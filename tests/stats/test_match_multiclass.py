@@ -102,6 +102,51 @@ def test_enumeration_equals_brute_force_sum(metric, average, n, seed):
     assert checked >= 2
 
 
+@pytest.mark.parametrize("metric, average", [("kappa", None), ("tpr", "macro")])
+def test_reference_range_inverts_the_tails(metric, average):
+    # the central ci range of the exact null law: the smallest value whose lower
+    # tail exceeds (1 - ci) / 2 and the largest whose upper tail does, so that
+    # any score outside it has a two-sided p-value of at most 1 - ci
+    n, ci = 6, 0.9
+    ref = _reference(3)
+    p_ref = ref / ref.sum()
+    # groups of size n: all in one cell, the diagonal, off the diagonal
+    groups = np.stack(
+        [np.diag([n, 0, 0]), np.diag([2, 2, 2]), np.eye(K, k=1, dtype=int) * 3]
+    )
+    res = multiclass_match_test(
+        counts=groups,
+        reference=ref,
+        metric=metric,
+        average=average,
+        method="enumerate",
+        correction=None,
+        ci=ci,
+    ).frame
+    assert (res["n"] == n).all()
+    assert res["reference_range_low"].nunique() == 1  # same size, same reference
+    low, high = res["reference_range_low"].iloc[0], res["reference_range_high"].iloc[0]
+    from sklearn_smallfair.metrics._multiclass import enumerate_multiclass_matrices
+
+    mats = enumerate_multiclass_matrices(n, K)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = multiclass_metric(metric, mats, average=average)
+    flat = mats.reshape(len(mats), -1)
+    pmf = stats.multinomial.pmf(flat, n, p_ref.reshape(-1))
+    ok = ~np.isnan(values)
+    v, w = values[ok], pmf[ok] / pmf[ok].sum()
+    half = (1 - ci) / 2
+    support = np.unique(v)
+    below = np.array([w[v <= x + 1e-12].sum() for x in support])
+    above = np.array([w[v >= x - 1e-12].sum() for x in support])
+    assert low == pytest.approx(support[below > half].min(), abs=1e-12)
+    assert high == pytest.approx(support[above > half].max(), abs=1e-12)
+    outside = (res["score"] < low - 1e-12) | (res["score"] > high + 1e-12)
+    assert outside.any()
+    assert (res.loc[outside, "p_value"] <= 1 - ci + 1e-12).all()
+
+
 @pytest.mark.parametrize(
     "group",
     [
@@ -200,11 +245,22 @@ def test_per_class_path_equals_binary_test_on_hand_built_ovr(metric, reference):
         "p_value",
         "p_undefined",
         "score_ci_low",
-        "reference_ci_high",
     ):
         np.testing.assert_allclose(
             res[column].to_numpy(float), expected[column].to_numpy(float), rtol=1e-12
         )
+    # the reference's range at the group's size: exact for the joint ratios; for
+    # f1 the quantiles of null draws keyed by the group's label (the labels here
+    # differ, and at these sizes a quantile jumps between the few values f1
+    # takes), so only ordered around the reference's value
+    low = res["reference_range_low"].to_numpy(float)
+    high = res["reference_range_high"].to_numpy(float)
+    if metric == "f1":
+        ref = res["reference_score"].to_numpy(float)
+        assert ((low <= ref + 1e-12) & (ref <= high + 1e-12)).all()
+    else:
+        np.testing.assert_allclose(low, expected["reference_range_low"], rtol=1e-12)
+        np.testing.assert_allclose(high, expected["reference_range_high"], rtol=1e-12)
     assert (res["method"] == expected["method"]).all()
     # one family across groups and classes
     np.testing.assert_allclose(
