@@ -23,7 +23,6 @@ p-values.
 # The published matrices and the reference
 # ----------------------------------------
 # Cells are ordered ``(TP, FN, FP, TN)``.
-import os
 import warnings
 
 import matplotlib.pyplot as plt
@@ -169,11 +168,7 @@ fig.suptitle(
     fontsize=12,
 )
 
-out = os.environ.get("SMALLFAIR_EXAMPLE_SAVEFIG")
-if out:
-    fig.savefig(out, dpi=120)
-else:
-    plt.show()
+plt.show()
 
 # %%
 # Reading the figure

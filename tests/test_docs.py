@@ -32,7 +32,7 @@ QUICK_EXAMPLES = {
     "plot_comparative_separation_jira.py": "jira",  # a file of the data folder
 }
 #: Examples that still save their figure when an environment variable is set.
-SAVING_EXAMPLES = {"plot_fairness_audit.py", "plot_match_test.py"}
+SAVING_EXAMPLES: set = set()
 
 
 def _example_params():

@@ -42,6 +42,7 @@ _EPILOG = textwrap.dedent(
       smallfair audit --csv predictions.csv --target y --prediction y_pred \\
           --group race --group sex --metrics tpr fpr --out audit.html
       smallfair experiment --sizes 5:50 --lam 5 10 20 --plot curves.png
+      smallfair plan --counts 389,347,1597,4121 --n 30 100 300 --effect -0.1
 
     exit codes: 0 success, 1 data error (files, columns, labels),
     2 usage error (options). --debug lets errors raised by the library
@@ -91,7 +92,8 @@ def _build_parser():
         description=(
             "Fairness audits when some groups are small: per-group metrics, raw "
             "and smoothed (Cross-Prior Smoothing), MATCH and separation tests, "
-            "HTML reports and downsampling experiments. Without a command, runs "
+            "HTML reports, downsampling experiments and audit planning (the "
+            "smallest gap a group's size lets a test detect). Without a command, runs "
             "the demo."
         ),
         epilog=_EPILOG,
