@@ -179,9 +179,11 @@ def wilson_interval(k, m, alpha):
         center = (p + z2 / (2.0 * m)) / denom
         half = z * np.sqrt(np.maximum(p * (1.0 - p) / m + z2 / (4.0 * m * m), 0.0))
         half = half / denom
-    return _mask_empty(
-        np.clip(center - half, 0.0, 1.0), np.clip(center + half, 0.0, 1.0), m
-    )
+    # at k = 0 (k = m) the lower (upper) bound is exactly 0 (1): the formula's
+    # difference of two equal terms leaves a rounding residue otherwise
+    low = np.where(k > 0, np.clip(center - half, 0.0, 1.0), 0.0)
+    high = np.where(k < m, np.clip(center + half, 0.0, 1.0), 1.0)
+    return _mask_empty(low, high, m)
 
 
 def jeffreys_interval(k, m, alpha):
