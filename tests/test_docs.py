@@ -46,8 +46,20 @@ def _example_params():
         yield pytest.param(path, id=path.name, marks=marks)
 
 
+#: Pages whose examples take more than ~10 s (the accuracy tables of the MATCH
+#: test's approximations): run with the slow checks.
+SLOW_PAGES = {"match_test.rst"}
+
+
 @pytest.mark.skipif(not PAGES, reason="documentation sources not available")
-@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+@pytest.mark.parametrize(
+    "page",
+    [
+        pytest.param(p, marks=pytest.mark.slow) if p.name in SLOW_PAGES else p
+        for p in PAGES
+    ],
+    ids=[p.name for p in PAGES],
+)
 def test_user_guide_examples(page):
     result = doctest.testfile(
         str(page),

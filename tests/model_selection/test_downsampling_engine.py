@@ -282,6 +282,7 @@ def test_dask_backend_is_bit_identical_to_local_jobs():
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_published_claim_cps_beats_raw_pooled_over_the_ten_groups():
     counts, reference = load_published_groups()
     res = downsampling_experiment(
