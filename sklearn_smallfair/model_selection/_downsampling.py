@@ -394,22 +394,16 @@ def _blocks(sizes, k, rows):
     """Blocks of at most ``rows`` support rows over the sizes of a task.
 
     Each size's rows are cut at multiples of ``rows`` (whatever the other sizes
-    of the task), and the pieces packed in order; a block never holds two pieces
-    of one size, so each (size, group) sum runs over the same pieces in the same
-    order whichever sizes are computed together.
+    of the task), and every piece is a block of its own: a floating-point sum
+    over a block (numpy's pairwise summation) then depends on that size's rows
+    only, so a size's results are bit for bit the same whichever sizes are
+    computed in the same task (as when a checkpointed run resumes with the
+    sizes left).
     """
-    block, used = [], 0
     for pos, n in enumerate(sizes):
         total = comb(int(n) + k - 1, k - 1)
         for start in range(0, total, rows):
-            stop = min(total, start + rows)
-            if used + stop - start > rows and block:
-                yield block
-                block, used = [], 0
-            block.append((pos, int(n), start, stop))
-            used += stop - start
-    if block:
-        yield block
+            yield [(pos, int(n), start, min(total, start + rows))]
 
 
 def _pair_sums(key, weight, values, shift, order, n_keys):
