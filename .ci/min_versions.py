@@ -2,7 +2,8 @@
 
 Reads ``[project].dependencies`` of ``pyproject.toml``: a floor ``name>=X.Y.Z`` is
 pinned exactly, a floor ``name>=X.Y`` to its series ``name==X.Y.*`` (the newest
-patch release of the declared minor version).
+patch release of the declared minor version); and the floors of ``pyarrow`` and
+``polars`` in the ``test`` extra, whose newest releases need NumPy 2.
 """
 
 import re
@@ -25,4 +26,11 @@ for requirement in project["dependencies"]:
     name = name.split("[")[0]
     parts = floor.split(".")
     pins.append(f"{name}=={floor}" if len(parts) >= 3 else f"{name}=={floor}.*")
+# the data libraries of the test extra whose floors the package declares: their
+# newest releases need NumPy 2, so the floors are tested with the oldest NumPy
+for requirement in project["optional-dependencies"]["test"]:
+    match = re.fullmatch(r"\s*(pyarrow|polars)\s*>=\s*([0-9.]+)\s*", requirement)
+    if match is not None:
+        name, floor = match.groups()
+        pins.append(f"{name}=={floor}.*" if floor.count(".") < 2 else f"{name}=={floor}")
 print(" ".join(pins))

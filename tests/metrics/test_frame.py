@@ -234,8 +234,12 @@ def test_one_class_group_gives_nan_with_a_warning_naming_it(one_class):
             sensitive_features=groups,
         )
     messages = [str(w.message) for w in record]
+    # scikit-learn >= 1.6 warns and returns NaN for one class; older releases
+    # raise: either way the group's value is NaN with a warning naming it
     assert any(
-        "roc_auc_score is undefined" in m and "'b' (n=5)" in m and "one class" in m
+        ("roc_auc_score is undefined" in m or "roc_auc_score could not be" in m)
+        and "'b'" in m
+        and "one class" in m.lower()
         for m in messages
     )
     assert any(
