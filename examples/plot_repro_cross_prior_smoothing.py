@@ -1,7 +1,7 @@
 """
-===============================================================
+=================================================================
 Reproducing the Cross-Prior Smoothing study's Figure 2 and COMPAS
-===============================================================
+=================================================================
 
 The small-data study behind Cross-Prior Smoothing (CPS) shows how ACC, MCC and
 TPR are distributed over the confusion matrices of a small group (its Figure
