@@ -1,15 +1,9 @@
 """Reweighing sample weights (Kamiran and Calders)."""
 
 import numpy as np
-from sklearn.utils.validation import check_consistent_length
 
 from .._params import validate_params
-from .._validation import (
-    _as_1d,
-    _check_no_missing,
-    _unique_inverse,
-    check_sensitive_features,
-)
+from ._fairbalance import _group_label_cells
 
 __all__ = ["reweighing_weights"]
 
@@ -77,26 +71,8 @@ def reweighing_weights(y, *, sensitive_features):
     >>> round(float(rate_a), 6), round(float(rate_b), 6)
     (0.5, 0.5)
     """
-    labels = _as_1d(y, "y")
-    if not isinstance(sensitive_features, (str, bytes)) and np.ndim(sensitive_features):
-        try:
-            check_consistent_length(labels, sensitive_features)
-        except ValueError:
-            raise ValueError(
-                f"y and sensitive_features have inconsistent lengths "
-                f"({labels.shape[0]} and {len(sensitive_features)}); pass one group "
-                f"label per sample."
-            ) from None
-    n = labels.shape[0]
-    if n == 0:
-        raise ValueError("y is empty; at least one sample is needed.")
-    _check_no_missing(labels, "y")
-    _, group_codes, _ = check_sensitive_features(sensitive_features, n)
-    _, label_codes = _unique_inverse(labels)
-    n_groups = int(group_codes.max()) + 1
-    n_labels = int(label_codes.max()) + 1
-    cell = group_codes * n_labels + label_codes
-    joint = np.bincount(cell, minlength=n_groups * n_labels).reshape(n_groups, n_labels)
+    cell, joint = _group_label_cells(y, sensitive_features)
+    n = cell.shape[0]
     expected = np.outer(joint.sum(axis=1), joint.sum(axis=0)) / n
     # every sample's cell is non-empty, so the division below is always defined;
     # empty cells (joint == 0) are never looked up
