@@ -32,5 +32,6 @@ for requirement in project["optional-dependencies"]["test"]:
     match = re.fullmatch(r"\s*(pyarrow|polars)\s*>=\s*([0-9.]+)\s*", requirement)
     if match is not None:
         name, floor = match.groups()
-        pins.append(f"{name}=={floor}.*" if floor.count(".") < 2 else f"{name}=={floor}")
+        exact = floor.count(".") >= 2
+        pins.append(f"{name}=={floor}" if exact else f"{name}=={floor}.*")
 print(" ".join(pins))
