@@ -3,7 +3,14 @@
 :class:`AuditDisplay`) and HTML."""
 
 from ._audit import FairnessAudit, audit_predictions
+from ._multiclass_report import MulticlassAuditReport
 from ._plot import AuditDisplay
 from ._report import AuditReport
 
-__all__ = ["AuditDisplay", "AuditReport", "FairnessAudit", "audit_predictions"]
+__all__ = [
+    "AuditDisplay",
+    "AuditReport",
+    "FairnessAudit",
+    "MulticlassAuditReport",
+    "audit_predictions",
+]

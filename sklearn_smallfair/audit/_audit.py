@@ -9,7 +9,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._confusion import reference_counts, rows_or_counts
+from .._confusion import CELLS, reference_counts, rows_or_counts
 from .._params import (
     BOOLEAN,
     COUNTS,
@@ -163,7 +163,8 @@ def _reference_intervals(metric, n, ref, alpha, n_draws, rng):
         "counts": [*COUNTS, None],
         **_AUDIT_PARAMETERS,
         "sample_weight": ["array-like", None],
-        "pos_label": POS_LABEL,
+        "pos_label": [*POS_LABEL, None],
+        "labels": ["array-like", None],
         "title": [str],
     }
 )
@@ -181,7 +182,8 @@ def audit_predictions(
     ci=None,
     correction="holm",
     sample_weight=None,
-    pos_label=1,
+    pos_label=None,
+    labels=None,
     n_draws=20_000,
     random_state=0,
     title="Fairness audit",
@@ -199,16 +201,26 @@ def audit_predictions(
     unconditional test for small cells, the score test for large ones), which
     keeps its size when a small group's rate is 0 or 1.
 
+    Targets with more than two classes (or any ``labels``) are audited one
+    class at a time: class ``k``'s one-vs-rest matrices
+    (:func:`~sklearn_smallfair.metrics.one_vs_rest` of the groups' ``K x K``
+    counts) go through the binary audit above, and the correction runs over
+    the tests of every class; the result is a :class:`MulticlassAuditReport`.
+
     Parameters
     ----------
     y_true, y_pred : array-like of shape (n_samples,), default=None
-        True and predicted binary labels.
+        True and predicted labels: binary, or multiclass (see ``labels``).
     sensitive_features : array-like of shape (n_samples,) or (n_samples, k)
         Group labels; several columns give intersectional groups.
     counts : DataFrame, mapping or array-like of shape (n_groups, 4), default=None
         Per-group confusion matrices ``(TP, FN, FP, TN)`` instead of rows; see
-        :func:`~sklearn_smallfair.check_group_counts`.
-    metrics : sequence of str, default=("tpr", "fpr", "ppv")
+        :func:`~sklearn_smallfair.check_group_counts`. Multiclass matrices are
+        a :class:`~sklearn_smallfair.metrics.MulticlassCounts` (of
+        :func:`~sklearn_smallfair.metrics.multiclass_confusion_counts`), a
+        mapping from group to ``K x K`` matrix or an array of shape
+        ``(n_groups, K, K)``, rows true and columns predicted in the order of
+        ``labels``.
         Metric names (:func:`~sklearn_smallfair.metrics.metric_names`).
     smoothing : AdditiveSmoothing, CrossPriorSmoothing, None or "default"
         Smoothing of the ``*_smoothed`` columns; ``"default"`` is
@@ -229,8 +241,16 @@ def audit_predictions(
         ``None``: no correction).
     sample_weight : array-like of shape (n_samples,), default=None
         Integer frequency weights of the rows.
-    pos_label : int, float, bool or str, default=1
-        The positive class.
+    pos_label : int, float, bool or str, default=None
+        The positive class of binary targets; ``None`` is 1 (or ``True``).
+        Multiclass targets have no positive class: each class is audited in turn,
+        so ``pos_label`` is then an error.
+    labels : array-like of shape (n_classes,), default=None
+        The classes, in the order of the report, at least two; a class of the
+        data missing from ``labels`` is an error. Given, the audit is per class
+        (also for two classes: one audit per class as the positive one). By
+        default binary targets get the binary audit and targets with more than
+        two classes the per-class audit over their sorted classes.
     n_draws : int, default=20_000
         Monte Carlo draws per group for the reference ranges.
     random_state : int, numpy Generator, RandomState, SeedSequence or None, \
@@ -242,7 +262,8 @@ default=0
 
     Returns
     -------
-    AuditReport
+    AuditReport or MulticlassAuditReport
+        A :class:`MulticlassAuditReport` for multiclass targets.
 
     Examples
     --------
@@ -261,14 +282,16 @@ default=0
     True
     """
     resolved = [m.name for m in get_metrics(metrics)]
-    smoothing = _resolve_smoothing(smoothing)
-    tests = _check_tests(tests)
-    alpha = float(alpha)
-    level = 1.0 - alpha if ci is None else float(ci)
-    correction = None if correction == "none" else correction
-    seed = resolve_seed(random_state)
-    groups, cms, _ = rows_or_counts(
-        y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
+    settings = dict(
+        resolved=resolved,
+        smoothing=_resolve_smoothing(smoothing),
+        tests=_check_tests(tests),
+        alpha=float(alpha),
+        level=1.0 - float(alpha) if ci is None else float(ci),
+        correction=None if correction == "none" else correction,
+        reference=reference,
+        n_draws=n_draws,
+        seed=resolve_seed(random_state),
     )
     data = dict(
         y_true=y_true,
@@ -278,8 +301,67 @@ default=0
         sample_weight=sample_weight,
         pos_label=pos_label,
     )
+    kind, counted = _count(data, labels)
+    if kind == "multiclass":
+        from ._multiclass import audit_multiclass
+
+        return audit_multiclass(counted, data, settings, title)
+    groups, cms, name = counted
+    data["pos_label"] = _BINARY_POS_LABEL if pos_label is None else pos_label
+    report = _audit_counts(groups, cms, name, data, settings, title)
+    _warn_undefined(report.frame, resolved)
+    return report
+
+
+#: The positive class of binary targets when ``pos_label`` is not given.
+_BINARY_POS_LABEL = 1
+
+
+def _count(data, labels):
+    """``("binary", (groups, cms, name))`` or ``("multiclass", (counts, name))``.
+
+    Binary targets without ``labels`` are counted as they always were (one pass,
+    the ``(TP, FN, FP, TN)`` cells); targets with more than two classes, or any
+    ``labels``, are counted into ``K x K`` matrices
+    (:func:`~sklearn_smallfair.metrics.multiclass_confusion_counts`).
+    """
+    from ._multiclass import is_multiclass_counts, more_than_two, multiclass_counts
+
+    counts, pos_label = data["counts"], data["pos_label"]
+    if labels is None and not is_multiclass_counts(counts):
+        try:
+            return "binary", rows_or_counts(
+                data["y_true"],
+                data["y_pred"],
+                data["sensitive_features"],
+                counts,
+                data["sample_weight"],
+                _BINARY_POS_LABEL if pos_label is None else pos_label,
+            )
+        except ValueError:
+            if counts is not None or not more_than_two(data["y_true"], data["y_pred"]):
+                raise
+    return "multiclass", multiclass_counts(data, labels)
+
+
+def _audit_counts(groups, cms, name, data, settings, title, *, decide=True):
+    """The binary audit of the per-group ``(TP, FN, FP, TN)`` matrices ``cms``.
+
+    ``data`` holds the rows (for the margins of intersectional groups) or the
+    counts; the matrices are counted once, by the caller. ``decide=False``
+    leaves out the MATCH verdicts and detectable gaps (:func:`decide_match`),
+    for a caller that adjusts the p-values over a larger family first.
+    """
+    resolved = settings["resolved"]
+    smoothing = settings["smoothing"]
+    tests = settings["tests"]
+    alpha, level = settings["alpha"], settings["level"]
+    correction, reference = settings["correction"], settings["reference"]
+    seed = settings["seed"]
     table = group_metrics(
-        **data,
+        counts=pd.DataFrame(
+            cms, columns=list(CELLS), index=pd.Index(groups, name=name)
+        ),
         metrics=resolved,
         smoothing=smoothing,
         reference=reference,
@@ -303,7 +385,7 @@ default=0
         frame[f"{m}_smoothed_ci_high"] = table[f"{source}_ci_high"]
         frame[f"{m}_reference"] = compute_metric(m, ref, zero_division=np.nan)
         rng = child_rng(seed, "interval", m)
-        low, high = _reference_intervals(m, n_int, ref, alpha, n_draws, rng)
+        low, high = _reference_intervals(m, n_int, ref, alpha, settings["n_draws"], rng)
         frame[f"{m}_interval_low"] = low
         frame[f"{m}_interval_high"] = high
 
@@ -326,7 +408,7 @@ default=0
         for m in resolved:
             rows = match[match["metric"] == m]
             at = position[(match["metric"] == m).to_numpy()]
-            for cols, name in (
+            for cols, col_name in (
                 (("p_lower_tail", "lower"), "match_lower"),
                 (("p_upper_tail", "upper"), "match_upper"),
                 (("p_value",), "match_p"),
@@ -336,22 +418,13 @@ default=0
                 col = next((c for c in cols if c in rows), None)
                 if col is not None:  # the tails' names, before and after 0.3
                     values[at] = rows[col].to_numpy(dtype=float)
-                frame[f"{m}_{name}"] = values
+                frame[f"{m}_{col_name}"] = values
             reject = np.zeros(len(frame), dtype=bool)
             reject[at] = rows["reject"].to_numpy(dtype=bool)
             frame[f"{m}_match_reject"] = reject
-        n_tests = int(match["p_value"].notna().sum())
-        # one gap among the tests is rejected at alpha / n_tests by holm,
-        # bonferroni and fdr_bh alike
-        single = alpha / max(n_tests, 1) if correction else alpha
-        planning = cms.sum(axis=0) if _is_rest(reference) else ref
-        for m in resolved:
-            # the smaller of the two directions, as match_min_detectable_effect
-            gap = detectable_gaps(
-                m, planning, n_int, np.zeros(len(frame)), alpha=single
-            )
-            frame[f"{m}_detectable_gap"] = gap
-            frame[f"{m}_verdict"] = verdicts(frame, m, gap)
+        if decide:
+            n_tests = int(match["p_value"].notna().sum())
+            decide_match(frame, resolved, cms, ref, settings, n_tests)
 
     separation = violated = None
     if "separation" in tests:
@@ -372,27 +445,8 @@ default=0
         for col in ("group_a", "group_b"):
             separation[col] = groups[separation[col].to_numpy(dtype=np.int64)]
         violated = bool(res.violated)
-        for m in ("tpr", "fpr"):
-            rows = separation[separation["metric"] == m]
-            best = []
-            for g in frame.index:
-                involved = (rows["group_a"] == g) | (rows["group_b"] == g)
-                best.append(rows.loc[involved, "p_adjusted"].min())
-            frame[f"separation_p_{m}"] = np.asarray(best, dtype=float)
+        separation_columns(frame, separation)
 
-    undefined = [
-        f"{m} for {format_labels(frame.index[frame[f'{m}_undefined'].to_numpy()])}"
-        for m in resolved
-        if frame[f"{m}_undefined"].any()
-    ]
-    if undefined:
-        warnings.warn(
-            f"undefined (0/0) metrics: {'; '.join(undefined)}. The report marks "
-            f"them (<metric>_undefined), their tests are NaN, and their smoothed "
-            f"values are defined.",
-            UndefinedGroupMetricWarning,
-            stacklevel=2,
-        )
     marginals, parts = _marginals(data, resolved, level, seed)
     return AuditReport(
         frame=frame,
@@ -413,6 +467,53 @@ default=0
         reference=reference if isinstance(reference, str) else "given",
         title=title,
     )
+
+
+def decide_match(frame, resolved, cms, ref, settings, n_tests):
+    """Per metric: ``<m>_detectable_gap`` and ``<m>_verdict`` of ``frame``.
+
+    ``n_tests`` is the number of tests of the correction's family.
+    """
+    alpha, correction = settings["alpha"], settings["correction"]
+    # one gap among the tests is rejected at alpha / n_tests by holm,
+    # bonferroni and fdr_bh alike
+    single = alpha / max(n_tests, 1) if correction else alpha
+    planning = cms.sum(axis=0) if _is_rest(settings["reference"]) else ref
+    n_int = np.rint(cms.sum(axis=1)).astype(np.int64)
+    for m in resolved:
+        # the smaller of the two directions, as match_min_detectable_effect
+        gap = detectable_gaps(m, planning, n_int, np.zeros(len(frame)), alpha=single)
+        frame[f"{m}_detectable_gap"] = gap
+        frame[f"{m}_verdict"] = verdicts(frame, m, gap)
+
+
+def separation_columns(frame, separation):
+    """``separation_p_tpr`` and ``separation_p_fpr``: per group, the smallest
+    adjusted p-value of the comparisons involving it."""
+    for m in ("tpr", "fpr"):
+        rows = separation[separation["metric"] == m]
+        best = []
+        for g in frame.index:
+            involved = (rows["group_a"] == g) | (rows["group_b"] == g)
+            best.append(rows.loc[involved, "p_adjusted"].min())
+        frame[f"separation_p_{m}"] = np.asarray(best, dtype=float)
+
+
+def _warn_undefined(frame, resolved, where=""):
+    """One warning naming every undefined (0/0) metric and its groups."""
+    undefined = [
+        f"{m} for {format_labels(frame.index[frame[f'{m}_undefined'].to_numpy()])}"
+        for m in resolved
+        if frame[f"{m}_undefined"].any()
+    ]
+    if undefined:
+        warnings.warn(
+            f"undefined (0/0) metrics{where}: {'; '.join(undefined)}. The report "
+            f"marks them (<metric>_undefined), their tests are NaN, and their "
+            f"smoothed values are defined.",
+            UndefinedGroupMetricWarning,
+            stacklevel=3,
+        )
 
 
 def _estimator_has(attr):

@@ -129,10 +129,11 @@ def _order_keys(report):
     ]
 
 
-def _order_css(report):
-    """Show the view of the checked order (one rule per order)."""
+def _order_css(report, prefix=""):
+    """Show the view of the checked order (one rule per order); ``prefix`` is
+    that of the radio buttons' ids (one per report on a page)."""
     rules = ",".join(
-        f"#order-{key}:checked~.view-{key}" for key, _ in _order_keys(report)
+        f"#{prefix}order-{key}:checked~.view-{key}" for key, _ in _order_keys(report)
     )
     return f"{rules}{{display:flex}}"
 
@@ -252,12 +253,12 @@ def _legend(report):
     return f'<p class="legend">{spans}</p>'
 
 
-def _summary(report, cells):
+def _summary(report, cells, prefix=""):
     orders = _orders(report, cells)
     radios = "".join(
-        f'<input type="radio" name="order" id="order-{key}"'
+        f'<input type="radio" name="{prefix}order" id="{prefix}order-{key}"'
         f"{' checked' if k == 0 else ''}>"
-        f'<label for="order-{key}">{text}</label>'
+        f'<label for="{prefix}order-{key}">{text}</label>'
         for k, (key, text) in enumerate(_order_keys(report))
     )
     views = "".join(
@@ -723,10 +724,14 @@ def _driver(report, metric):
 # =====================================================================================
 # page
 # =====================================================================================
-def render(report, plots):
-    """The page of ``report`` with the ``plots`` section's HTML (may be empty)."""
+def render_sections(report, plots, prefix=""):
+    """The sections of ``report``'s page (without the notes) and their CSS.
+
+    ``prefix`` starts every element id (and the sorting radio buttons' name), so
+    that several reports' sections can share one page.
+    """
     cells = _cells(report)
-    sections = [_summary(report, cells), _findings(report)]
+    sections = [_summary(report, cells, prefix), _findings(report)]
     if report.marginals:
         sections.append(_drilldown(report))
     sections.append(_groups_table(report))
@@ -736,18 +741,32 @@ def render(report, plots):
         sections.append(_match_section(report))
     if plots:
         sections.append(f"<section id='plots'><h2>Plots</h2>{plots}</section>")
+    if prefix:  # the generated ids; labels are escaped, so hold no quote
+        sections = [
+            x.replace("<section id='", f"<section id='{prefix}") for x in sections
+        ]
+    return sections, _order_css(report, prefix)
+
+
+def render(report, plots):
+    """The page of ``report`` with the ``plots`` section's HTML (may be empty)."""
+    sections, css = render_sections(report, plots)
     sections.append(_HOW_TO_READ)
-    return _PAGE.format(
-        title=esc(report.title),
-        meta=esc(
-            f"sklearn-smallfair {__version__}; {len(report.frame)} groups, "
-            f"{int(report.frame['n'].sum()):,} people; reference: "
-            f"{report.reference}; smoothing: {report.smoothing}; alpha = "
-            f"{report.alpha:g}; correction: {report.correction}"
-        ),
-        body="\n".join(sections),
-        css=_CSS + _order_css(report),
+    return page(
+        report.title,
+        f"sklearn-smallfair {__version__}; {len(report.frame)} groups, "
+        f"{int(report.frame['n'].sum()):,} people; reference: "
+        f"{report.reference}; smoothing: {report.smoothing}; alpha = "
+        f"{report.alpha:g}; correction: {report.correction}",
+        "\n".join(sections),
+        css,
     )
+
+
+def page(title, meta, body, css=""):
+    """A whole self-contained page: ``title`` and ``meta`` (text, escaped here),
+    ``body`` (HTML) and the CSS added to the page's own."""
+    return _PAGE.format(title=esc(title), meta=esc(meta), body=body, css=_CSS + css)
 
 
 _CSS = """

@@ -297,8 +297,12 @@ class AuditReport:
         )
 
     def _n_tests(self):
+        """The number of MATCH tests of the correction's family (those of every
+        class for one class of a multiclass audit)."""
         if self.match is None:
             return 0
+        if getattr(self, "n_tests", None) is not None:
+            return self.n_tests
         return int(self.match["p_value"].notna().sum())
 
     def cell(self, group, metric):
@@ -695,41 +699,39 @@ class AuditReport:
         """
         if path is not None:
             check_destination(path, force=force)  # fail before the plots
-
-        def esc(text):
-            return html.escape(display_label(text))
-
-        plots = ""
-        if include_plots:
-            try:
-                fig = self.plot()
-            except ImportError:
-                plots = "<p>Plots need matplotlib (pip install matplotlib).</p>"
-            else:
-                buf = io.BytesIO()
-                fig.savefig(buf, format="png", dpi=110)
-                import matplotlib.pyplot as plt
-
-                plt.close(fig)
-                data = base64.b64encode(buf.getvalue()).decode("ascii")
-                plots = (
-                    '<figure><img alt="Per-group metric values with the '
-                    'reference ranges" src="data:image/png;base64,'
-                    f"{data}\"><figcaption>Circles: raw values, with the group's "
-                    f"{self.ci:.0%} confidence interval as a thin line (where "
-                    f"the group's true value may be); diamonds: smoothed values "
-                    f"({esc(self.smoothing)}); grey bars just below: the "
-                    f"reference's range at the group's size (the central "
-                    f"{1 - self.alpha:.0%} range of the metric under the "
-                    f"reference's proportions for a group of that size; a raw "
-                    f"value outside it is unlikely to be sample-size noise)."
-                    "</figcaption>"
-                    "</figure>"
-                )
-        page = render(self, plots)
+        page = render(self, self._plots_html() if include_plots else "")
         if path is not None:
             write_atomic(path, page, what="the HTML report", force=force)
         return page
+
+    def _plots_html(self):
+        """:meth:`plot` as an embedded PNG with its caption (a note without
+        matplotlib)."""
+        try:
+            fig = self.plot()
+        except ImportError:
+            return "<p>Plots need matplotlib (pip install matplotlib).</p>"
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110)
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+        data = base64.b64encode(buf.getvalue()).decode("ascii")
+        smoothing = html.escape(display_label(self.smoothing))
+        return (
+            '<figure><img alt="Per-group metric values with the '
+            'reference ranges" src="data:image/png;base64,'
+            f"{data}\"><figcaption>Circles: raw values, with the group's "
+            f"{self.ci:.0%} confidence interval as a thin line (where "
+            f"the group's true value may be); diamonds: smoothed values "
+            f"({smoothing}); grey bars just below: the "
+            f"reference's range at the group's size (the central "
+            f"{1 - self.alpha:.0%} range of the metric under the "
+            f"reference's proportions for a group of that size; a raw "
+            f"value outside it is unlikely to be sample-size noise)."
+            "</figcaption>"
+            "</figure>"
+        )
 
     def _display_table(self):
         """Counts, then per metric: value [CI], smoothed [CI], reference, p.

@@ -265,8 +265,9 @@ def test_options_and_bad_input():
         audit_predictions(y, p, sensitive_features=g, alpha=1.5)
     with pytest.raises(ValueError, match=r"unknown metric|Unknown metric|not a metric"):
         audit_predictions(y, p, sensitive_features=g, metrics=["tprr"])
-    with pytest.raises(ValueError, match="binary"):
-        audit_predictions(y * 2 + p, p, sensitive_features=g)
+    # more than two classes: the per-class audit (tests/audit/test_audit_multiclass)
+    multi = audit_predictions(y * 2 + p, p, sensitive_features=g, tests=())
+    assert list(multi.labels) == [0, 1, 2, 3]
     with pytest.raises(ValueError, match=r"inconsistent|length|rows"):
         audit_predictions(y[:-1], p, sensitive_features=g)
     with pytest.raises(TypeError, match="'smoothing' parameter of audit_predictions"):

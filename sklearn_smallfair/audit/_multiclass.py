@@ -1,0 +1,304 @@
+"""The audit of multiclass predictions: the binary audit of each class, one-vs-rest.
+
+Every group's ``K x K`` matrix is counted once; class ``k``'s binary matrices are
+its one-vs-rest matrices (:func:`~sklearn_smallfair.metrics.one_vs_rest`), so the
+binary audit (metrics with intervals, smoothing, MATCH, separation, detectable
+gaps, verdicts) runs on them unchanged. Its p-values are adjusted once over the
+tests of every class: for each metric (MATCH) and each of TPR and FPR
+(separation), one family of all groups (pairs of groups) times all classes.
+"""
+
+import warnings
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from .._confusion import reference_counts
+from .._validation import (
+    _feature_columns,
+    check_paired_targets,
+    format_labels,
+)
+from ..exceptions import UndefinedGroupMetricWarning
+from ..metrics import MulticlassCounts, multiclass_confusion_counts, one_vs_rest
+from ..stats import adjust_pvalues
+from ..stats._results import floor_pvalues
+
+__all__ = ["audit_multiclass", "is_multiclass_counts", "multiclass_counts"]
+
+
+def class_name(label):
+    """A class label as the report shows it: ``'low'`` for text, ``2`` else."""
+    value = label.item() if isinstance(label, np.generic) else label
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def is_multiclass_counts(counts):
+    """Whether ``counts`` holds ``K x K`` matrices (not ``(TP, FN, FP, TN)`` rows)."""
+    if counts is None or isinstance(counts, pd.DataFrame):
+        return False
+    if isinstance(counts, MulticlassCounts):
+        return True
+    if isinstance(counts, Mapping):
+        first = next(iter(counts.values()), None)
+        return first is not None and np.ndim(first) == 2
+    return np.ndim(counts) == 3
+
+
+def more_than_two(y_true, y_pred):
+    """Whether ``y_true`` and ``y_pred`` hold more than two classes together."""
+    if y_true is None or y_pred is None:
+        return False
+    try:
+        t, p = check_paired_targets(y_true, y_pred)
+    except (ValueError, TypeError):
+        return False
+    both = pd.unique(np.concatenate([pd.unique(t), pd.unique(p)]).astype(object))
+    return both.shape[0] > 2
+
+
+def _check_labels(labels):
+    if labels is None:
+        return None
+    arr = np.asarray(labels)
+    if arr.ndim != 1 or arr.shape[0] < 2:
+        raise ValueError(
+            f"labels must list at least two classes, got "
+            f"{format_labels(np.atleast_1d(arr))}; pass every class of the "
+            f"targets, e.g. labels=['low', 'mid', 'high']."
+        )
+    return arr
+
+
+def _check_no_pos_label(pos_label, labels):
+    if pos_label is not None:
+        raise ValueError(
+            f"pos_label={pos_label!r} names the positive class of binary targets, "
+            f"but these targets are multiclass (classes {format_labels(labels)}): "
+            f"the audit takes each class in turn as the positive one. Drop "
+            f"pos_label (labels=[...] fixes the classes and their order), or "
+            f"binarize the targets (y == {pos_label!r}) for one class alone."
+        )
+
+
+def _from_counts(counts, labels):
+    """``(groups, labels, matrices)`` of multiclass ``counts``, checked."""
+    from ..metrics._multiclass import _check_square
+
+    if isinstance(counts, MulticlassCounts):
+        if counts.groups is None:
+            raise ValueError(
+                "counts has no groups (a MulticlassCounts counted without "
+                "sensitive_features); count it with sensitive_features=..."
+            )
+        groups, given, matrices = counts.groups, counts.labels, counts.counts
+        if labels is not None:
+            position = pd.Index(given.astype(object)).get_indexer(
+                pd.Index(labels.astype(object))
+            )
+            if (position < 0).any() or labels.shape[0] != given.shape[0]:
+                raise ValueError(
+                    f"labels={format_labels(labels)} must hold the classes of "
+                    f"counts, {format_labels(given)}, in any order."
+                )
+            matrices = matrices[:, position][:, :, position]
+            given = labels
+        labels = given
+    elif isinstance(counts, Mapping):
+        groups = np.array(list(counts.keys()), dtype=object)
+        matrices = np.stack([np.asarray(v) for v in counts.values()])
+    else:
+        matrices = np.asarray(counts)
+        groups = np.arange(matrices.shape[0])
+    matrices = _check_square(matrices)
+    if matrices.ndim != 3:
+        raise ValueError(
+            f"counts must hold one K x K matrix per group, shape (n_groups, K, K); "
+            f"got {matrices.shape}."
+        )
+    k = matrices.shape[-1]
+    if labels is None:
+        labels = np.arange(k)
+    elif labels.shape[0] != k:
+        raise ValueError(
+            f"labels has {labels.shape[0]} classes but counts are {k} x {k} "
+            f"matrices; pass one label per row (and column) of the matrices."
+        )
+    if len(set(groups.tolist())) != groups.shape[0]:
+        raise ValueError("counts has duplicate group labels.")
+    empty = matrices.sum(axis=(1, 2)) == 0
+    if empty.any():
+        raise ValueError(
+            f"group(s) {format_labels(groups[empty])} in counts are empty (all "
+            f"cells 0); drop them."
+        )
+    return groups, labels, matrices
+
+
+def multiclass_counts(data, labels):
+    """The groups' ``K x K`` matrices of rows or counts, and the groups' name.
+
+    Returns ``(MulticlassCounts, name)``.
+    """
+    labels = _check_labels(labels)
+    counts = data["counts"]
+    if counts is not None:
+        given = [
+            n
+            for n in ("y_true", "y_pred", "sensitive_features", "sample_weight")
+            if data[n] is not None
+        ]
+        if given:
+            raise ValueError(
+                f"pass either rows (y_true, y_pred, sensitive_features) or counts, "
+                f"not both; got counts and {', '.join(given)}."
+            )
+        groups, labels, matrices = _from_counts(counts, labels)
+        _check_no_pos_label(data["pos_label"], labels)
+        return MulticlassCounts(groups, labels, matrices), "group"
+    if data["y_true"] is None or data["y_pred"] is None:
+        raise ValueError(
+            "pass y_true, y_pred and sensitive_features, or counts=<per-group table>."
+        )
+    features = data["sensitive_features"]
+    if features is None:
+        raise ValueError(
+            "sensitive_features is required: pass the group label of every sample."
+        )
+    result = multiclass_confusion_counts(
+        data["y_true"],
+        data["y_pred"],
+        sensitive_features=features,
+        labels=labels,
+        sample_weight=data["sample_weight"],
+    )
+    _check_no_pos_label(data["pos_label"], result.labels)
+    if data["sample_weight"] is not None:
+        empty = result.counts.sum(axis=(1, 2)) == 0
+        if empty.any():
+            raise ValueError(
+                f"group(s) {format_labels(result.groups[empty])} have zero total "
+                f"sample_weight, so their metrics are empty; drop those rows or "
+                f"give them positive weight."
+            )
+    _, name = _feature_columns(features, _n_rows(data))
+    return result, name
+
+
+def _n_rows(data):
+    return check_paired_targets(data["y_true"], data["y_pred"])[0].shape[0]
+
+
+def _class_data(data, labels, k):
+    """The binary rows of class ``labels[k]`` (for the margins of intersections),
+    or the data itself for counts."""
+    if data["counts"] is not None:
+        return dict(data, pos_label=True)
+    t, p = check_paired_targets(data["y_true"], data["y_pred"])
+    label = labels[k]
+    return dict(data, y_true=t == label, y_pred=p == label, pos_label=True)
+
+
+def _intersectional(data):
+    features = data["sensitive_features"]
+    if data["counts"] is not None or features is None:
+        return False
+    return len(_feature_columns(features, _n_rows(data))[0]) > 1
+
+
+def audit_multiclass(counted, data, settings, title):
+    """The per-class audit of :func:`audit_predictions` for multiclass targets."""
+    from ._audit import _audit_counts, decide_match, separation_columns
+    from ._multiclass_report import MulticlassAuditReport
+
+    mc, name = counted
+    groups, labels = mc.groups, mc.labels
+    ovr = one_vs_rest(mc.counts)  # (G, K, 4)
+    raw = dict(settings, correction=None)  # adjusted below, over every class
+    margins = _intersectional(data)
+    reports = []
+    with warnings.catch_warnings():  # one warning for every class, below
+        warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
+        for k, label in enumerate(labels):
+            class_data = _class_data(data, labels, k) if margins else data
+            reports.append(
+                _audit_counts(
+                    groups,
+                    ovr[:, k],
+                    name,
+                    class_data,
+                    raw,
+                    f"{title}: class {label}",
+                    decide=False,
+                )
+            )
+    alpha, correction = settings["alpha"], settings["correction"]
+    resolved = settings["resolved"]
+    n_tests = 0
+    if "match" in settings["tests"]:
+        for m in resolved:
+            raw_p = np.concatenate(
+                [r.frame[f"{m}_match_p"].to_numpy() for r in reports]
+            )
+            adjusted = floor_pvalues(adjust_pvalues(raw_p, correction))
+            n_tests += int((~np.isnan(raw_p)).sum())
+            for r, p in zip(reports, np.split(adjusted, len(reports))):
+                r.frame[f"{m}_match_p_adjusted"] = p
+                r.frame[f"{m}_match_reject"] = p <= alpha  # NaN: not rejected
+                at = (r.match["metric"] == m).to_numpy()
+                where = r.frame.index.get_indexer(pd.Index(r.match["group"][at]))
+                r.match.loc[at, "p_adjusted"] = p[where]
+                r.match.loc[at, "reject"] = p[where] <= alpha
+        for k, r in enumerate(reports):
+            cms = ovr[:, k]
+            ref = reference_counts(cms, settings["reference"], groups=groups)
+            decide_match(r.frame, resolved, cms, ref, settings, n_tests)
+    violated = None
+    if "separation" in settings["tests"]:
+        for m in ("tpr", "fpr"):
+            sel = [(r.separation["metric"] == m).to_numpy() for r in reports]
+            raw_p = np.concatenate(
+                [r.separation["p_value"].to_numpy()[s] for r, s in zip(reports, sel)]
+            )
+            adjusted = floor_pvalues(adjust_pvalues(raw_p, correction))
+            parts = np.split(adjusted, np.cumsum([s.sum() for s in sel])[:-1])
+            for r, s, p in zip(reports, sel, parts):
+                r.separation.loc[s, "p_adjusted"] = p
+                if "reject" in r.separation:
+                    r.separation.loc[s, "reject"] = p <= alpha
+        for r in reports:
+            separation_columns(r.frame, r.separation)
+            r.separation_violated = bool((r.separation["p_adjusted"] <= alpha).any())
+        violated = any(r.separation_violated for r in reports)
+    for r in reports:
+        r.correction = correction
+        r.n_tests = n_tests
+    _warn_undefined(reports, labels, resolved)
+    return MulticlassAuditReport(
+        reports=dict(zip(labels.tolist(), reports)),
+        labels=labels,
+        counts=mc,
+        separation_violated=violated,
+        n_tests=n_tests,
+        title=title,
+    )
+
+
+def _warn_undefined(reports, labels, resolved):
+    parts = []
+    for label, r in zip(labels, reports):
+        f = r.frame
+        for m in resolved:
+            bad = f[f"{m}_undefined"].to_numpy()
+            if bad.any():
+                names = format_labels(f.index[bad])
+                parts.append(f"{m} of class {class_name(label)} for {names}")
+    if parts:
+        warnings.warn(
+            f"undefined (0/0) metrics: {'; '.join(parts)}. The report marks them "
+            f"(<metric>_undefined), their tests are NaN, and their smoothed values "
+            f"are defined.",
+            UndefinedGroupMetricWarning,
+            stacklevel=4,
+        )

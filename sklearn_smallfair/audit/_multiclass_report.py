@@ -1,0 +1,407 @@
+"""The report of a multiclass audit: one binary :class:`AuditReport` per class."""
+
+import html
+import json
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from .._output import check_destination, csv_safe, display_label, write_atomic
+from ._detectable import VERDICTS
+from ._html import page, render_sections
+from ._multiclass import class_name as _class_name
+
+__all__ = ["MulticlassAuditReport"]
+
+_GENERAL = ("separation", "blind", "small")
+
+
+class MulticlassAuditReport:
+    """Result of the audit of multiclass predictions: one audit per class.
+
+    Returned by :func:`audit_predictions` (and :meth:`FairnessAudit.audit`) for
+    targets with more than two classes or given ``labels``. Class ``k``'s audit
+    is the binary audit of the groups' one-vs-rest matrices of class ``k`` (class
+    ``k`` the positive class, every other class negative): the
+    :class:`AuditReport` of ``y_true == k`` against ``y_pred == k``, except that
+    the p-values are adjusted over the tests of every class together (for each
+    metric, one family of all groups times all classes; for the separation test,
+    one family per rate of all pairs of groups times all classes).
+
+    Attributes
+    ----------
+    reports : dict of label to AuditReport
+        The audit of each class, in the order of :attr:`labels`.
+    labels : ndarray of shape (n_classes,)
+        The classes.
+    frame : pandas.DataFrame
+        The classes' :attr:`AuditReport.frame` stacked, one row per (group,
+        class): a ``MultiIndex`` with levels ``group`` (the groups' name) and
+        ``class``, as in :func:`~sklearn_smallfair.metrics.multiclass_group_metrics`;
+        ``n_pos`` is the class's support in the group and ``n_neg`` its other
+        people. ``frame.xs(label, level="class")`` is one class's table.
+    counts : MulticlassCounts
+        The groups' ``K x K`` matrices, rows true and columns predicted.
+    match : pandas.DataFrame or None
+        The MATCH tests of every class, with a ``class`` column.
+    separation : pandas.DataFrame or None
+        The separation tests of every class, with a ``class`` column.
+    separation_violated : bool or None
+        Whether the separation test rejects equal TPR or FPR for some class.
+    n_tests : int
+        The number of MATCH tests (every group, class and metric).
+    metrics, alpha, ci, correction, smoothing, reference : as in AuditReport
+    title : str
+        Title of the report.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.audit import audit_predictions
+    >>> y_true = ["low", "mid", "high"] * 20
+    >>> y_pred = ["low", "mid", "high"] * 10 + ["low", "low", "high"] * 10
+    >>> groups = ["a"] * 30 + ["b"] * 30
+    >>> report = audit_predictions(
+    ...     y_true, y_pred, sensitive_features=groups, metrics=["tpr"],
+    ...     labels=["low", "mid", "high"], tests=("match",))
+    >>> report.frame[["n", "n_pos", "tpr", "tpr_verdict"]]
+                  n  n_pos  tpr   tpr_verdict
+    group class
+    a     low    30     10  1.0  inconclusive
+          mid    30     10  1.0           gap
+          high   30     10  1.0  inconclusive
+    b     low    30     10  1.0  inconclusive
+          mid    30     10  0.0           gap
+          high   30     10  1.0  inconclusive
+    >>> report.reports["mid"].frame["tpr"]
+    group
+    a    1.0
+    b    0.0
+    Name: tpr, dtype: float64
+    """
+
+    def __init__(self, *, reports, labels, counts, separation_violated, n_tests, title):
+        self.reports = reports
+        self.labels = np.asarray(labels)
+        self.counts = counts
+        self.separation_violated = separation_violated
+        self.n_tests = n_tests
+        self.title = title
+        first = next(iter(reports.values()))
+        self.metrics = list(first.metrics)
+        self.alpha = first.alpha
+        self.ci = first.ci
+        self.correction = first.correction
+        self.smoothing = first.smoothing
+        self.reference = first.reference
+        self.frame = self._stack([r.frame for r in reports.values()])
+        self.match = self._tests("match")
+        self.separation = self._tests("separation")
+
+    def _stack(self, frames):
+        name = frames[0].index.name or "group"
+        keys = list(self.reports)
+        out = pd.concat(frames, keys=keys, names=["class", name])
+        out = out.swaplevel(0, 1)
+        order = pd.MultiIndex.from_product(
+            [frames[0].index, keys], names=[name, "class"]
+        )
+        return out.reindex(order)
+
+    def _tests(self, attr):
+        tables = [getattr(r, attr) for r in self.reports.values()]
+        if any(t is None for t in tables):
+            return None
+        out = []
+        for label, t in zip(self.reports, tables):
+            t = t.copy()
+            t.insert(0, "class", label)
+            out.append(t)
+        return pd.concat(out, ignore_index=True)
+
+    def __repr__(self):
+        groups = len(self.frame) // max(len(self.labels), 1)
+        return (
+            f"MulticlassAuditReport(title={self.title!r}, classes="
+            f"{self.labels.tolist()}, groups={groups}, metrics={self.metrics}, "
+            f"alpha={self.alpha})"
+        )
+
+    # -- findings -------------------------------------------------------------------
+    def _family(self):
+        if not self.correction:
+            return "no correction"
+        n_groups = len(self.frame) // len(self.labels)
+        return (
+            f"{self.correction} over the {n_groups} groups x {len(self.labels)} "
+            f"classes of each metric"
+        )
+
+    def findings(self):
+        """Every class's findings (:meth:`AuditReport.findings`), each sentence
+        prefixed with its class, as a list of str."""
+        return [
+            f"class {_class_name(label)}: {text}"
+            for label, r in self.reports.items()
+            for text in r.findings()
+        ]
+
+    def _verdict_counts(self, report=None):
+        reports = [report] if report is not None else list(self.reports.values())
+        values = np.concatenate(
+            [
+                r.frame[f"{m}_verdict"].to_numpy()
+                for r in reports
+                for m in self.metrics
+                if f"{m}_verdict" in r.frame
+            ]
+            or [np.array([], dtype=object)]
+        )
+        if not values.size:
+            return ""
+        return ", ".join(
+            f"{int((values == v).sum())} {v}" for v in VERDICTS if (values == v).any()
+        )
+
+    def summary(self, max_findings=12):
+        """A short text of the findings that matter, class by class.
+
+        Parameters
+        ----------
+        max_findings : int, default=12
+            At most this many per-group findings per class (the rest are
+            counted).
+
+        Returns
+        -------
+        str
+        """
+        first = next(iter(self.reports.values()))
+        n_groups = len(first.frame)
+        n_people = int(first.frame["n"].sum())
+        head = (
+            f"{display_label(self.title)}: {len(self.labels)} classes "
+            f"({', '.join(_class_name(x) for x in self.labels)}), each audited "
+            f"one-vs-rest; {n_groups} groups, {n_people:,} people; metrics "
+            f"{', '.join(self.metrics)}; alpha = {self.alpha:g} ({self._family()})"
+        )
+        lines = [head]
+        counts = self._verdict_counts()
+        if counts:
+            lines.append(
+                f"Verdicts of {n_groups * len(self.labels) * len(self.metrics)} "
+                f"group x class x metric cells: {counts}."
+            )
+        if self.separation_violated is not None:
+            bad = [
+                _class_name(label)
+                for label, r in self.reports.items()
+                if r.separation_violated
+            ]
+            lines.append(
+                "Separation (equalized odds, each class one-vs-rest): "
+                + (
+                    f"violated for class(es) {', '.join(bad)}."
+                    if bad
+                    else "no violation detected for any class."
+                )
+            )
+        small = []
+        predicted_all = self.counts.counts.sum(axis=(0, 1))
+        for k, (label, r) in enumerate(self.reports.items()):
+            ranked = r._ranked()
+            per_group = [t for k, _, t in ranked if k not in _GENERAL]
+            general = [t for k, _, t in ranked if k in ("separation", "blind")]
+            small = [t for k, _, t in ranked if k == "small"]
+            support = int(r.frame["n_pos"].sum())
+            predicted = int(predicted_all[k])
+            lines.append(
+                f"Class {_class_name(label)} ({support:,} people of the class, "
+                f"{predicted:,} predicted as it):"
+            )
+            shown = per_group[:max_findings]
+            lines += [f"  - {x}" for x in shown]
+            if len(per_group) > len(shown):
+                lines.append(
+                    f"  - ... and {len(per_group) - len(shown)} more (see .frame)."
+                )
+            if not per_group:
+                lines.append(
+                    "  - No group's metric is unlikely under the reference at its "
+                    "size, and none differs from it by 0.05 or more."
+                )
+            lines += [f"  - {x}" for x in general]
+        lines += [f"- {x}" for x in small]
+        lines.append(
+            "A p-value above alpha does not show that the groups are alike: a "
+            "non-rejection is 'no gap detected' only when the group's interval "
+            "lies within the smallest gap the audit detects at its size; otherwise "
+            "it is inconclusive at this size."
+        )
+        return "\n".join(lines)
+
+    # -- plots ---------------------------------------------------------------------
+    def plot(self, label=None, *, metrics=None, figsize=None, ax=None):
+        """One class's plot (:meth:`AuditReport.plot`).
+
+        Parameters
+        ----------
+        label : class label, default=None
+            The class to draw; default the first of :attr:`labels`.
+        metrics, figsize, ax
+            As in :meth:`AuditReport.plot`.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        report = self._report(label)
+        return report.plot(metrics=metrics, figsize=figsize, ax=ax)
+
+    def _report(self, label):
+        if label is None:
+            return next(iter(self.reports.values()))
+        for key, r in self.reports.items():
+            if key == label or str(key) == str(label):
+                return r
+        raise ValueError(
+            f"label={label!r} is not a class of this report; the classes are "
+            f"{self.labels.tolist()}."
+        )
+
+    # -- output --------------------------------------------------------------------
+    def to_csv(self, path=None, *, escape_formulas=True, force=False):
+        """The stacked per-(group, class) ``frame`` as CSV; see
+        :meth:`AuditReport.to_csv`.
+
+        Returns
+        -------
+        str
+            The CSV text.
+        """
+        text = csv_safe(self.frame, escape_formulas=escape_formulas).to_csv()
+        if path is not None:
+            write_atomic(path, text, what="the CSV", force=force)
+        return text
+
+    def to_json(self, path=None, *, force=False):
+        """The report as JSON: settings, each class's findings and all tables.
+
+        Returns
+        -------
+        str
+            The JSON text.
+        """
+        if path is not None:
+            check_destination(path, force=force)
+
+        def records(frame):
+            return (
+                None if frame is None else json.loads(frame.to_json(orient="records"))
+            )
+
+        payload = {
+            "title": self.title,
+            "version": __version__,
+            "classes": self.labels.tolist(),
+            "metrics": self.metrics,
+            "alpha": self.alpha,
+            "ci": self.ci,
+            "correction": self.correction,
+            "correction_family": self._family(),
+            "smoothing": self.smoothing,
+            "reference": str(self.reference),
+            "findings": {str(label): r.findings() for label, r in self.reports.items()},
+            "separation_violated": self.separation_violated,
+            "groups": records(self.frame.reset_index()),
+            "confusion_matrices": records(self.counts.to_frame()),
+            "match": records(self.match),
+            "separation": records(self.separation),
+        }
+        text = json.dumps(payload, indent=2, default=str)
+        if path is not None:
+            write_atomic(path, text, what="the JSON", force=force)
+        return text
+
+    def to_html(self, path=None, *, include_plots=True, force=False):
+        """One self-contained HTML file: an overview of the classes, then one
+        section per class (the binary report of the class), with a navigation.
+
+        Element ids are prefixed per class (``c0-summary``...), so the classes'
+        sections and sorting buttons do not collide. See
+        :meth:`AuditReport.to_html`.
+
+        Returns
+        -------
+        str
+            The HTML text.
+        """
+        if path is not None:
+            check_destination(path, force=force)
+        from ._html import _HOW_TO_READ
+
+        sections, css = [], []
+        nav = []
+        rows = []
+        first = next(iter(self.reports.values()))
+        predicted = self.counts.counts.sum(axis=(0, 1))
+        for k, (label, r) in enumerate(self.reports.items()):
+            name = html.escape(display_label(_class_name(label)))
+            plots = r._plots_html() if include_plots else ""
+            body, rule = render_sections(r, plots, prefix=f"c{k}-")
+            css.append(rule)
+            body = "".join(body).replace("<h3>", "<h4>").replace("</h3>", "</h4>")
+            body = body.replace("<h2>", "<h3>").replace("</h2>", "</h3>")
+            sep = ""
+            if r.separation_violated is not None:
+                sep = "violated" if r.separation_violated else "no violation detected"
+            sections.append(
+                f"<section id='c{k}' class='class'><h2>Class {name} "
+                f"<span class='meta'>(one-vs-rest: {name} positive, every other "
+                f"class negative)</span></h2>{body}</section>"
+            )
+            nav.append(f"<a href='#c{k}'>{name}</a>")
+            rows.append(
+                f"<tr><th scope='row'><a href='#c{k}'>{name}</a></th>"
+                f"<td>{int(r.frame['n_pos'].sum()):,}</td>"
+                f"<td>{int(predicted[k]):,}</td>"
+                f"<td>{html.escape(self._verdict_counts(r)) or 'not tested'}</td>"
+                f"<td>{sep or 'not tested'}</td></tr>"
+            )
+        overview = (
+            "<section id='classes'><h2>Classes</h2>"
+            f"<p>Each class is audited one-vs-rest. The p-values are adjusted "
+            f"together for every class ({html.escape(self._family())}"
+            f"{'' if not self.correction else f'; {self.n_tests} MATCH tests'}).</p>"
+            "<div class='scroll'><table class='data'><thead><tr><th>Class</th>"
+            "<th>People of the class</th><th>Predicted as it</th>"
+            "<th>Verdicts (group x metric)</th><th>Separation</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div></section>"
+        )
+        n_groups = len(first.frame)
+        meta = (
+            f"sklearn-smallfair {__version__}; {len(self.labels)} classes, "
+            f"{n_groups} groups, {int(first.frame['n'].sum()):,} people; "
+            f"reference: {self.reference}; smoothing: {self.smoothing}; alpha = "
+            f"{self.alpha:g}; correction: {self._family()}"
+        )
+        nav_html = f"<nav class='classes'>Classes: {' '.join(nav)}</nav>"
+        text = page(
+            self.title,
+            meta,
+            "\n".join([nav_html, overview, *sections, _HOW_TO_READ]),
+            _CSS + "".join(css),
+        )
+        if path is not None:
+            write_atomic(path, text, what="the HTML report", force=force)
+        return text
+
+
+_CSS = """
+nav.classes{position:sticky;top:0;background:#fff;z-index:2;padding:.4rem 0;
+border-bottom:1px solid #d0d7de;font-size:.95rem}
+nav.classes a{margin-right:.8rem;font-weight:600}
+section.class{margin-top:2.5rem}
+section.class>h2{font-size:1.35rem;background:#f6f8fa;padding:.3rem .5rem}
+section.class h3{font-size:1.1rem;border-bottom:1px solid #d0d7de}
+"""
