@@ -19,7 +19,15 @@ import pandas as pd
 from .._params import BOOLEAN, StrOptions, Whole, validate_params
 from .._validation import format_label
 from ..exceptions import DyadicDataWarning
-from ._means import EntityMeans, _check_dyads, _check_ratings, _Codes, _entity_means
+from ._means import (
+    EntityMeans,
+    _check_dyads,
+    _check_ratings,
+    _Codes,
+    _entity_means,
+    _means_of_codes,
+    _shared_codes,
+)
 
 __all__ = [
     "EccentricityCurve",
@@ -76,9 +84,40 @@ def _caller_stacklevel():
 # =====================================================================================
 # Training means and pair averages
 # =====================================================================================
-def _resolve_means(y, u, i, train, means):
-    """The :class:`EntityMeans` to use, from the training data ``train``
-    (ratings, users, items) when given."""
+#: Rows per block of the passes over the evaluated rows: a block's temporaries stay
+#: in the CPU cache, and only the per-row results are full length.
+_BLOCK = 1 << 15
+
+
+class _PairTables(NamedTuple):
+    """The pair average of row ``k``: ``(user_table[users[k]] +
+    item_table[items[k]]) / 2``, NaN when the user or item has no training
+    rating (see :meth:`EntityMeans._tables`)."""
+
+    user_table: np.ndarray
+    users: np.ndarray
+    item_table: np.ndarray
+    items: np.ndarray
+
+    def average(self, start, stop, out=None):
+        """The pair averages of rows ``start:stop`` (into ``out`` if given)."""
+        avg = np.take(self.user_table, self.users[start:stop], out=out)
+        avg += np.take(self.item_table, self.items[start:stop])
+        avg *= 0.5
+        return avg
+
+
+def _pair_tables(y, u, i, train, means, unknown):
+    """The :class:`_PairTables` of the evaluated rows (ids ``u``, ``i``).
+
+    The means come from the training data ``train`` (ratings, users, items) when
+    given, else from ``means``, else from the evaluated ratings ``y`` (with a
+    warning). The training and evaluated ids share one coding. ``unknown``:
+    ``"drop"`` leaves NaN for entities without training ratings, ``"error"``
+    raises when a row has one, ``"global_mean"`` puts the global training mean in
+    their place.
+    """
+    codes = (None, None)
     if any(v is not None for v in train):
         if means is not None:
             raise ValueError(
@@ -91,50 +130,58 @@ def _resolve_means(y, u, i, train, means):
                 "three (the training ratings and the user and item of each)."
             )
         r, tu, ti = _check_dyads(*train, ratings_name="train_ratings", prefix="train_")
-        return _entity_means(r, tu, ti)
-    if means is not None:
-        return means
-    warnings.warn(
-        "no training ratings given, so the user and item means come from the "
-        "evaluated ratings themselves; pass train_ratings, train_users and "
-        "train_items (or means=) for the published protocol.",
-        DyadicDataWarning,
-        stacklevel=_caller_stacklevel(),
-    )
-    return _entity_means(y, u, i)
-
-
-def _pair_average(means, u, i, unknown):
-    """``(average, keep)``: ``(mean_u + mean_i) / 2`` and the rows kept.
-
-    ``keep`` is None when every row is kept; with ``unknown="drop"`` it masks the
-    rows whose user or item has no training rating.
-    """
-    um, im = means._pair_means(u, i)
-    missing_u, missing_i = np.isnan(um), np.isnan(im)
-    missing = missing_u | missing_i
-    keep = None
-    if missing.any():
-        if unknown == "global_mean":
-            um[missing_u] = means.global_mean
-            im[missing_i] = means.global_mean
-        elif unknown == "error":
-            parts = []
-            for name, ids, miss in (("user", u, missing_u), ("item", i, missing_i)):
-                if miss.any():
-                    parts.append(
-                        f"{int(miss.sum())} row(s) with a {name} without training "
-                        f"ratings (first: {format_label(ids[np.argmax(miss)])})"
-                    )
+        (user_coding, user_codes), (item_coding, item_codes) = (
+            _shared_codes(tu, u),
+            _shared_codes(ti, i),
+        )
+        means = _means_of_codes(r, user_coding, item_coding)
+        codes = (user_codes, item_codes)
+    elif means is None:
+        warnings.warn(
+            "no training ratings given, so the user and item means come from the "
+            "evaluated ratings themselves; pass train_ratings, train_users and "
+            "train_items (or means=) for the published protocol.",
+            DyadicDataWarning,
+            stacklevel=_caller_stacklevel(),
+        )
+        means = _entity_means(y, u, i)
+        codes = tuple(
+            None if c.dense else c.codes for c in (means._users, means._items)
+        )
+    tables = _PairTables(*means._tables(u, i, *codes))
+    if unknown == "global_mean":
+        for table in (tables.user_table, tables.item_table):
+            table[np.isnan(table)] = means.global_mean
+    elif unknown == "error":
+        parts = []
+        for name, ids, table, index in (
+            ("user", u, tables.user_table, tables.users),
+            ("item", i, tables.item_table, tables.items),
+        ):
+            miss = np.isnan(table)[index]
+            if miss.any():
+                parts.append(
+                    f"{int(miss.sum())} row(s) with a {name} without training "
+                    f"ratings (first: {format_label(ids[np.argmax(miss)])})"
+                )
+        if parts:
             raise ValueError(
                 f"{'; '.join(parts)}. Pass unknown='drop' to leave those rows out "
                 f"or unknown='global_mean' to use the global training mean."
             )
-        else:
-            keep = ~missing
-    avg = um + im
-    avg *= 0.5
-    return avg, keep
+    return tables
+
+
+def _deviations(y, tables):
+    """Per block of rows: ``(start, stop, d)`` with ``d = y - (mean_u + mean_i) /
+    2`` of rows ``start:stop`` (NaN when the user or item is unknown), in one
+    reused block buffer."""
+    n = y.shape[0]
+    buf = np.empty(min(n, _BLOCK))
+    for start in range(0, n, _BLOCK):
+        stop = min(start + _BLOCK, n)
+        d = tables.average(start, stop, out=buf[: stop - start])
+        yield start, stop, np.subtract(y[start:stop], d, out=d)
 
 
 # =====================================================================================
@@ -201,17 +248,22 @@ def eccentricity(
     """
     y, u, i = _check_dyads(y_true, users, items, "y_true")
     train = (train_ratings, train_users, train_items)
-    m = _resolve_means(y, u, i, train, means)
-    avg, keep = _pair_average(m, u, i, "drop" if unknown == "nan" else unknown)
-    d = y - avg
-    if keep is not None:
+    tables = _pair_tables(
+        y, u, i, train, means, "drop" if unknown == "nan" else unknown
+    )
+    d = np.empty(y.shape[0])
+    n_missing = 0
+    for start, stop, block in _deviations(y, tables):
+        n_missing += int(np.count_nonzero(np.isnan(block)))
+        d[start:stop] = block
+    if n_missing:
         warnings.warn(
-            f"{int((~keep).sum())} of {y.shape[0]} rating(s) have a user or item "
+            f"{n_missing} of {y.shape[0]} rating(s) have a user or item "
             f"without training ratings; their eccentricity is NaN.",
             DyadicDataWarning,
             stacklevel=_caller_stacklevel(),
         )
-    return d if signed else np.abs(d)
+    return d if signed else np.abs(d, out=d)
 
 
 # =====================================================================================
@@ -277,6 +329,75 @@ def _ordered_area(ecc, err):
     hi = np.maximum.reduceat(y, starts)
     lo = np.minimum.reduceat(y, starts)
     return float(np.sum(np.diff(v) * (hi[:-1] + lo[1:])) / 2.0)
+
+
+def _extremes(e, hi, lo):
+    """``(values, his, los)``: the distinct values of ``e`` ascending, with the
+    largest ``hi`` and the smallest ``lo`` of the rows of each (``e`` nearly
+    sorted: a stable sort of it runs in about linear time)."""
+    if e.shape[0] > 1 and (e[1:] < e[:-1]).any():
+        order = np.argsort(e, kind="stable")
+        e, hi, lo = e[order], hi[order], lo[order]
+    change = e[1:] != e[:-1]
+    if change.all():
+        return e, hi, lo
+    starts = np.flatnonzero(np.concatenate(([True], change)))
+    return e[starts], np.maximum.reduceat(hi, starts), np.minimum.reduceat(lo, starts)
+
+
+def _keys_area(keys):
+    """The ordered area of :class:`_SortKeys`, sorting them in place.
+
+    The sorted keys list the rows by eccentricity up to its low ``bits`` bits
+    (ties by row). They are read in chunks of whole runs of equal high bits, so
+    that every eccentricity of a chunk is above every one of the chunk before;
+    a chunk's exact eccentricities and errors are gathered by row, put in order
+    within the chunk, and give the distinct eccentricities with their largest and
+    smallest error (see :func:`_ordered_area`). A run of equal high bits longer
+    than a few chunks (many rows with one eccentricity) is read in pieces whose
+    extremes are merged. Only chunk-sized arrays are made.
+    """
+    key, m = keys.key, keys.key.shape[0]
+    key.sort()
+    shift = np.uint64(keys.bits)
+    mask = np.uint64((1 << keys.bits) - 1)
+    one = np.uint64(1)
+
+    def extremes(start, stop):
+        rows = (key[start:stop] & mask).view(np.int64)
+        e = np.take(keys.ecc, rows)
+        err = np.take(keys.p, rows)
+        err -= np.take(keys.y, rows)
+        if keys.error == "absolute":
+            np.abs(err, out=err)
+        else:
+            err *= err
+        return _extremes(e, err, err)
+
+    total, last = 0.0, None  # twice the area; the last group's (value, largest)
+    start = 0
+    while start < m:
+        stop = min(start + _BLOCK, m)
+        if stop < m:  # end the chunk with the run of high bits of its last key
+            top = key[stop - 1] >> shift
+            stop = int(np.searchsorted(key, (top + one) << shift))
+            if stop - start > 4 * _BLOCK:  # a long run: up to it, or in pieces
+                begin = int(np.searchsorted(key, top << shift))
+                if begin > start:
+                    stop = begin
+        if stop - start > 4 * _BLOCK:
+            parts = [
+                extremes(a, min(a + _BLOCK, stop)) for a in range(start, stop, _BLOCK)
+            ]
+            v, hi, lo = _extremes(*(np.concatenate(x) for x in zip(*parts)))
+        else:
+            v, hi, lo = extremes(start, stop)
+        if last is not None:
+            total += (v[0] - last[0]) * (last[1] + lo[0])
+        total += float(np.sum(np.diff(v) * (hi[:-1] + lo[1:])))
+        last = (v[-1], hi[-1])
+        start = stop
+    return float(total) / 2.0
 
 
 def _grouped_curve(ecc, err):
@@ -379,13 +500,94 @@ class _Rows(NamedTuple):
     n_bins: int
 
 
-def _prepare(y_true, y_pred, *, users, items, train=(None,) * 3, means=None, **options):
+class _SortKeys(NamedTuple):
+    """The evaluated rows as sort keys, for the ordered EAUC: each kept row's
+    eccentricity with its low ``bits`` bits replaced by the row's index (see
+    :func:`_keys_area`); the errors are recomputed from ``y`` and ``p``."""
+
+    key: np.ndarray  # uint64 of shape (n_kept,)
+    bits: int
+    ecc: np.ndarray  # eccentricity of every evaluated row, by row
+    y: np.ndarray
+    p: np.ndarray
+    normalizer: float
+    error: str
+
+
+def _scan(y, p, tables, error, tail, keys):
+    """One pass over the evaluated rows, block by block.
+
+    Returns ``(first, second, n_known, lo, hi, bits)``: the number of rows whose
+    user and item are known and the range of their ratings; ``first`` the
+    eccentricities and ``second`` the errors of the rows kept (known, and on the
+    tail), or with ``keys`` the sort keys of the rows kept (``first``) and the
+    eccentricity of every row (``second``, by row), ``bits`` the bits of a row
+    index. Either way two arrays of ``len(y)`` are allocated, nothing else of
+    that length.
+    """
+    n = y.shape[0]
+    first = np.empty(n, dtype=np.uint64 if keys else np.float64)
+    second = np.empty(n)
+    bits = max(1, (n - 1).bit_length())
+    shift = np.uint64(bits)
+    rows = np.arange(min(n, _BLOCK), dtype=np.uint64)
+    m = n_known = 0
+    lo, hi = np.inf, -np.inf
+    for start, stop, d in _deviations(y, tables):
+        yb = y[start:stop]
+        known = ~np.isnan(d)
+        count = int(np.count_nonzero(known))
+        if count == stop - start:
+            known = None
+            lo, hi = min(lo, float(yb.min())), max(hi, float(yb.max()))
+        elif count:
+            lo = min(lo, float(np.min(yb, where=known, initial=np.inf)))
+            hi = max(hi, float(np.max(yb, where=known, initial=-np.inf)))
+        n_known += count
+        side = known if tail == "both" else d >= 0 if tail == "upper" else d <= 0
+        ecc = np.abs(d, out=d)
+        if keys:
+            second[start:stop] = ecc
+            k = ecc.view(np.uint64) >> shift
+            k <<= shift
+            k |= rows[: stop - start]
+            k += np.uint64(start)  # the low bits hold the row index
+            if side is not None:
+                k = k[side]
+            first[m : m + k.shape[0]] = k
+            m += k.shape[0]
+            continue
+        err = np.subtract(p[start:stop], yb)
+        if error == "absolute":
+            np.abs(err, out=err)
+        else:
+            err *= err
+        if side is not None:
+            ecc, err = ecc[side], err[side]
+        first[m : m + ecc.shape[0]] = ecc
+        second[m : m + ecc.shape[0]] = err
+        m += ecc.shape[0]
+    return first[:m], second if keys else second[:m], n_known, lo, hi, bits
+
+
+def _prepare(
+    y_true,
+    y_pred,
+    *,
+    users,
+    items,
+    train=(None,) * 3,
+    means=None,
+    keys=False,
+    **options,
+):
     """Check the data of :func:`eccentricity_curve` and :func:`eauc_score`.
 
     ``train`` holds the training ratings, users and items; ``options`` are
     ``error``, ``tail``, ``method``, ``n_bins`` and ``unknown``, already checked
     against :data:`CURVE_OPTIONS` by the public function. Returns the
-    :class:`_Rows` of the evaluation. Warnings point at the user's code.
+    :class:`_Rows` of the evaluation, or with ``keys`` its :class:`_SortKeys`.
+    Warnings point at the user's code.
     """
     y, u, i = _check_dyads(y_true, users, items, "y_true")
     p = _check_ratings(y_pred, "y_pred")
@@ -394,12 +596,13 @@ def _prepare(y_true, y_pred, *, users, items, train=(None,) * 3, means=None, **o
             f"y_true and y_pred have inconsistent lengths ({y.shape[0]} and "
             f"{p.shape[0]}); pass one prediction per rating."
         )
-    m = _resolve_means(y, u, i, train, means)
-    avg, keep = _pair_average(m, u, i, options["unknown"])
-    n_dropped = 0
-    if keep is not None:
-        n_dropped = int(y.shape[0] - np.count_nonzero(keep))
-        if n_dropped == y.shape[0]:
+    tables = _pair_tables(y, u, i, train, means, options["unknown"])
+    error, tail = options["error"], options["tail"]
+    first, second, n_known, lo, hi, bits = _scan(y, p, tables, error, tail, keys)
+    del tables
+    n_dropped = y.shape[0] - n_known
+    if n_dropped:
+        if not n_known:
             raise ValueError(
                 f"no row is left: all {n_dropped} rows have a user or item without "
                 f"training ratings. Check that users and items use the training "
@@ -411,45 +614,27 @@ def _prepare(y_true, y_pred, *, users, items, train=(None,) * 3, means=None, **o
             DyadicDataWarning,
             stacklevel=_caller_stacklevel(),
         )
-    if keep is None:
-        lo, hi = float(y.min()), float(y.max())
-    else:
-        lo = float(np.min(y, where=keep, initial=np.inf))
-        hi = float(np.max(y, where=keep, initial=-np.inf))
     if hi == lo:
         raise ValueError(
             f"the evaluated ratings are all equal ({lo:g}), so the rating range "
             f"that normalizes EAUC is zero; evaluate on ratings with at least two "
             f"distinct values."
         )
-    d = np.subtract(y, avg, out=avg)  # avg is ours: reuse its memory
-    err = p - y
-    if options["error"] == "absolute":
-        np.abs(err, out=err)
-        normalizer = (hi - lo) ** 2
-    else:
-        err *= err
-        normalizer = (hi - lo) ** 3
-    if keep is not None:
-        d, err = d[keep], err[keep]
-    tail = options["tail"]
-    if tail == "both":
-        ecc = np.abs(d, out=d)
-    else:
-        side = d >= 0 if tail == "upper" else d <= 0
-        if not side.any():
-            where = "above" if tail == "upper" else "below"
-            raise ValueError(
-                f"no rating is {where} its pair's average, so the {tail!r} tail is "
-                f"empty; use tail='both'."
-            )
-        ecc, err = np.abs(d[side]), err[side]
+    normalizer = (hi - lo) ** (2 if error == "absolute" else 3)
+    if not first.shape[0]:
+        where = "above" if tail == "upper" else "below"
+        raise ValueError(
+            f"no rating is {where} its pair's average, so the {tail!r} tail is "
+            f"empty; use tail='both'."
+        )
+    if keys:
+        return _SortKeys(first, bits, second, y, p, normalizer, error)
     return _Rows(
-        ecc=ecc,
-        err=err,
+        ecc=first,
+        err=second,
         normalizer=normalizer,
         n_dropped=n_dropped,
-        error=options["error"],
+        error=error,
         tail=tail,
         method=options["method"],
         n_bins=int(options["n_bins"]),
@@ -691,7 +876,10 @@ def eauc_score(
         method=method,
         n_bins=n_bins,
         unknown=unknown,
+        keys=method == "ordered",
     )
+    if method == "ordered":
+        return _keys_area(rows) / rows.normalizer
     return _eauc_of(rows)
 
 

@@ -66,22 +66,52 @@ def _check_dyads(ratings, users, items, ratings_name="y", prefix=""):
     return r, u, i
 
 
+def _dense_size(ids):
+    """``max(ids) + 1`` when the ids are used as positions, else None: non-negative
+    integers below ``max(_DENSE_IDS, 4 * len(ids))``."""
+    if ids.dtype.kind in "iu" and ids.shape[0]:
+        lo, hi = int(ids.min()), int(ids.max())
+        if lo >= 0 and hi < max(_DENSE_IDS, 4 * ids.shape[0]):
+            return hi + 1
+    return None
+
+
+def _shared_codes(train_ids, ids):
+    """``(coding, codes)``: the :class:`_Codes` of the training ids and the codes
+    of ``ids`` under it, from one coding of both.
+
+    Ids used as positions need no codes (``codes`` is None: they index the
+    per-entity tables themselves). Other ids of one kind in both (strings,
+    large or negative integers, objects) are hashed once, training and
+    evaluated ids together, so an evaluated id without training ratings gets a
+    code of its own with a count of 0. Ids of different kinds in the two (e.g.
+    integers and strings) are not mixed in one array; ``codes`` is then None
+    and the ids are looked up by :meth:`_Codes.encode`.
+    """
+    if _dense_size(train_ids) is not None or train_ids.dtype.kind != ids.dtype.kind:
+        return _Codes(train_ids), None
+    n = train_ids.shape[0]
+    codes, uniques = pd.factorize(np.concatenate([train_ids, ids]))
+    return _Codes(None, (codes[:n], uniques)), codes[n:]
+
+
 class _Codes:
     """Dense integer codes of entity ids seen in training.
 
     ``encode(ids)`` maps ids to ``0..size-1``, and ids not seen to ``-1``.
     """
 
-    def __init__(self, ids):
+    def __init__(self, ids, factorized=None):
         self.dense = False
-        if ids.dtype.kind in "iu" and ids.shape[0]:
-            lo, hi = int(ids.min()), int(ids.max())
-            if lo >= 0 and hi < max(_DENSE_IDS, 4 * ids.shape[0]):
+        if factorized is None:
+            size = _dense_size(ids)
+            if size is not None:
                 self.dense = True
-                self.size = hi + 1
+                self.size = size
                 self.codes = ids.astype(np.intp, copy=False)
                 return
-        codes, uniques = pd.factorize(ids)
+            factorized = pd.factorize(ids)
+        codes, uniques = factorized
         self.index = pd.Index(uniques)
         self.size = len(uniques)
         self.codes = codes.astype(np.intp, copy=False)
@@ -218,6 +248,23 @@ class EntityMeans:
             self._lookup(self._items, self._item_sum, self._item_count, items),
         )
 
+    def _tables(self, users, items, user_codes=None, item_codes=None):
+        """``(user_table, user_index, item_table, item_index)``: the user mean
+        of row ``k`` is ``user_table[user_index[k]]``, NaN when the user has no
+        training rating (the same for items).
+
+        Each table holds the mean per code and a last NaN entry (code -1); it
+        is a new array, so the caller may fill its NaN entries. Ids used as
+        positions index their table directly (padded with NaN up to the largest
+        evaluated id); ``user_codes`` / ``item_codes``, when given, are the
+        codes of the ids already (see :func:`_shared_codes`); other ids are
+        encoded.
+        """
+        return (
+            *_table(self._users, self._user_sum, self._user_count, users, user_codes),
+            *_table(self._items, self._item_sum, self._item_count, items, item_codes),
+        )
+
     def _codes(self, users, items):
         """Codes of checked id arrays (``-1`` when unseen)."""
         return (
@@ -241,6 +288,22 @@ class EntityMeans:
         ids = codes_of.labels(seen)
         values = sums[seen] / counts[seen] if codes_of.dense else sums / counts
         return pd.Series(values, index=pd.Index(ids, name=name), name="mean")
+
+
+def _table(codes_of, sums, counts, ids, codes):
+    """One entity's part of :meth:`EntityMeans._tables`."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        table = np.append(sums / counts, np.nan)  # code -1 picks the NaN
+    if codes is not None:
+        return table, codes
+    if codes_of.dense and ids.dtype.kind in "iu" and ids.shape[0]:
+        lo, hi = int(ids.min()), int(ids.max())
+        if lo >= 0 and hi < codes_of.size:
+            return table, ids
+        if lo >= 0 and hi < max(_DENSE_IDS, 4 * ids.shape[0]):
+            pad = np.full(hi + 2 - codes_of.size, np.nan)
+            return np.concatenate([table[:-1], pad]), ids
+    return table, codes_of.encode(ids, counts > 0)
 
 
 @validate_params(
@@ -281,7 +344,12 @@ def entity_means(ratings, *, users, items):
 
 def _entity_means(r, u, i):
     """:func:`entity_means` on checked arrays."""
-    users, items = _Codes(u), _Codes(i)
+    return _means_of_codes(r, _Codes(u), _Codes(i))
+
+
+def _means_of_codes(r, users, items):
+    """The :class:`EntityMeans` of ratings ``r`` whose users and items have the
+    :class:`_Codes` ``users`` and ``items``."""
     return EntityMeans(
         global_mean=float(r.mean()),
         rating_min=float(r.min()),
