@@ -537,7 +537,9 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
     Parameters
     ----------
     estimator : classifier
-        A binary classifier.
+        A binary or multiclass classifier. A multiclass one is audited class by
+        class (see :func:`audit_predictions`), giving a
+        :class:`MulticlassAuditReport`.
     metrics : sequence of str, default=("tpr", "fpr", "ppv")
         Audited metrics.
     smoothing : AdditiveSmoothing, CrossPriorSmoothing, None or "default"
@@ -552,6 +554,10 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         Multiple-comparison correction (``"none"`` is ``None``).
     reference : {"rest", "total"}, group label or array-like, default="rest"
         Each group's reference.
+    labels : array-like of shape (n_classes,), default=None
+        The classes of a per-class audit, in order (see
+        :func:`audit_predictions`); default: the classes of the audit data,
+        binary targets getting the binary audit.
     prefit : bool, default=False
         ``estimator`` is already fitted: :meth:`fit` does not refit it. Without
         a call to :meth:`fit`, :meth:`audit` uses a fitted ``estimator`` as it
@@ -592,6 +598,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"])],
         **_AUDIT_PARAMETERS,
+        "labels": ["array-like", None],
         "prefit": BOOLEAN,
     }
 
@@ -606,6 +613,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         ci=None,
         correction="holm",
         reference="rest",
+        labels=None,
         prefit=False,
         n_draws=20_000,
         random_state=0,
@@ -618,6 +626,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         self.ci = ci
         self.correction = correction
         self.reference = reference
+        self.labels = labels
         self.prefit = prefit
         self.n_draws = n_draws
         self.random_state = random_state
@@ -699,7 +708,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Audit data.
         y : array-like of shape (n_samples,)
-            True binary labels.
+            True labels.
         sensitive_features : array-like of shape (n_samples,) or (n_samples, k)
             Group labels; several columns give intersectional groups.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -709,7 +718,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        AuditReport
+        AuditReport or MulticlassAuditReport
         """
         est = self._fitted()
         return self.audit_predictions(
@@ -728,7 +737,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         y_true, y_pred : array-like of shape (n_samples,)
-            True and predicted binary labels.
+            True and predicted labels.
         sensitive_features : array-like of shape (n_samples,) or (n_samples, k)
             Group labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -738,7 +747,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        AuditReport
+        AuditReport or MulticlassAuditReport
         """
         self._validate_params()
         return audit_predictions(
@@ -753,6 +762,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
             alpha=self.alpha,
             ci=self.ci,
             correction=self.correction,
+            labels=self.labels,
             n_draws=self.n_draws,
             random_state=self.random_state,
             title=title or "Fairness audit",

@@ -254,6 +254,9 @@ def audit_multiclass(counted, data, settings, title):
             cms = ovr[:, k]
             ref = reference_counts(cms, settings["reference"], groups=groups)
             decide_match(r.frame, resolved, cms, ref, settings, n_tests)
+            last = [c for c in r.frame.columns if c.startswith("separation_p_")]
+            first = [c for c in r.frame.columns if c not in last]
+            r.frame = r.frame[first + last]
     violated = None
     if "separation" in settings["tests"]:
         for m in ("tpr", "fpr"):
@@ -268,7 +271,7 @@ def audit_multiclass(counted, data, settings, title):
                 if "reject" in r.separation:
                     r.separation.loc[s, "reject"] = p <= alpha
         for r in reports:
-            separation_columns(r.frame, r.separation)
+            separation_columns(r.frame, r.separation)  # last, as in the binary one
             r.separation_violated = bool((r.separation["p_adjusted"] <= alpha).any())
         violated = any(r.separation_violated for r in reports)
     for r in reports:

@@ -1,0 +1,319 @@
+"""The audit of multiclass predictions: each class's binary audit, one-vs-rest."""
+
+import json
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from sklearn_smallfair.audit import (
+    AuditReport,
+    FairnessAudit,
+    MulticlassAuditReport,
+    audit_predictions,
+)
+from sklearn_smallfair.exceptions import (
+    ReferenceWarning,
+    UndefinedGroupMetricWarning,
+)
+from sklearn_smallfair.metrics import multiclass_confusion_counts
+from sklearn_smallfair.stats import adjust_pvalues
+
+LABELS = ["low", "mid", "high"]
+FAST = dict(n_draws=500, random_state=3)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReferenceWarning)
+        warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
+        yield
+
+
+def _rows(n=240, seed=0, groups=("a", "b", "c"), weights=(0.55, 0.3, 0.15)):
+    """Three classes; group c's "mid" people are mostly predicted "low"."""
+    rng = np.random.default_rng(seed)
+    y = rng.choice(LABELS, n)
+    g = rng.choice(list(groups), n, p=list(weights))
+    right = rng.random(n) < 0.75
+    p = np.where(right, y, rng.choice(LABELS, n))
+    p = np.where((g == groups[-1]) & (y == "mid") & (rng.random(n) < 0.7), "low", p)
+    return y, p, g
+
+
+def _binary(y, p, g, label, **kw):
+    return audit_predictions(
+        y == label, p == label, sensitive_features=g, pos_label=True, **kw
+    )
+
+
+# =====================================================================================
+# each class is the binary audit of y == k, pred == k
+# =====================================================================================
+def test_each_class_is_the_binary_audit_without_correction():
+    y, p, g = _rows()
+    kw = dict(FAST, correction="none", metrics=["tpr", "ppv"])
+    multi = audit_predictions(y, p, sensitive_features=g, labels=LABELS, **kw)
+    assert isinstance(multi, MulticlassAuditReport)
+    assert list(multi.reports) == LABELS
+    for label in LABELS:
+        by_hand = _binary(y, p, g, label, **kw)
+        got = multi.reports[label]
+        assert isinstance(got, AuditReport)
+        # counts, metrics, intervals, smoothed values, p-values, gaps, verdicts
+        pd.testing.assert_frame_equal(got.frame, by_hand.frame, check_exact=True)
+        pd.testing.assert_frame_equal(got.match, by_hand.match, check_exact=True)
+        pd.testing.assert_frame_equal(
+            got.separation, by_hand.separation, check_exact=True
+        )
+        assert got.separation_violated == by_hand.separation_violated
+        # the stacked frame holds the same rows under (group, class)
+        pd.testing.assert_frame_equal(
+            multi.frame.xs(label, level="class"), by_hand.frame, check_exact=True
+        )
+    assert multi.frame.index.names == ["group", "class"]
+    assert multi.frame.shape[0] == 3 * len(LABELS)
+
+
+def test_the_correction_runs_over_every_class():
+    y, p, g = _rows(n=150, seed=1)
+    metrics = ["tpr", "fpr"]
+    multi = audit_predictions(
+        y, p, sensitive_features=g, labels=LABELS, metrics=metrics, **FAST
+    )
+    alone = {
+        k: _binary(y, p, g, k, metrics=metrics, correction="none", **FAST)
+        for k in LABELS
+    }
+    alpha = multi.alpha
+    for m in metrics:
+        raw = np.concatenate([alone[k].frame[f"{m}_match_p"] for k in LABELS])
+        expected = np.split(adjust_pvalues(raw, "holm"), len(LABELS))
+        for k, want in zip(LABELS, expected):
+            f = multi.reports[k].frame
+            np.testing.assert_array_equal(
+                f[f"{m}_match_p"], alone[k].frame[f"{m}_match_p"]
+            )
+            np.testing.assert_array_equal(f[f"{m}_match_p_adjusted"], want)
+            np.testing.assert_array_equal(f[f"{m}_match_reject"], want <= alpha)
+            rows = multi.reports[k].match
+            rows = rows[rows["metric"] == m].set_index("group")
+            np.testing.assert_array_equal(rows.loc[f.index, "p_adjusted"], want)
+        # holm over 3 groups x 3 classes: 9 tests of the metric, not 3
+        per_class = adjust_pvalues(alone[LABELS[0]].frame[f"{m}_match_p"], "holm")
+        smallest = np.nanmin(raw[:3])
+        assert np.nanmin(expected[0]) >= np.nanmin(per_class)
+        assert np.nanmin(expected[0]) >= smallest
+    assert multi.n_tests == 3 * len(LABELS) * len(metrics)
+    assert multi.reports["low"]._n_tests() == multi.n_tests
+    # separation: per rate, one family of the pairs of every class
+    for m in ("tpr", "fpr"):
+        tables = [alone[k].separation for k in LABELS]
+        raw = np.concatenate([t.loc[t["metric"] == m, "p_value"] for t in tables])
+        want = np.split(adjust_pvalues(raw, "holm"), len(LABELS))
+        for k, w in zip(LABELS, want):
+            sep = multi.reports[k].separation
+            got = sep.loc[sep["metric"] == m, "p_adjusted"]
+            np.testing.assert_array_equal(got, w)
+    any_reject = (multi.separation["p_adjusted"] <= alpha).any()
+    assert multi.separation_violated == bool(any_reject)
+    assert set(multi.separation["class"]) == set(LABELS)
+    assert "holm over the 3 groups x 3 classes of each metric" in multi.summary()
+
+
+@pytest.mark.slow
+def test_each_class_is_the_binary_audit_every_metric():
+    y, p, g = _rows(n=300, seed=10)
+    kw = dict(FAST, correction="none", metrics=["fpr", "f1", "npv", "mcc"])
+    multi = audit_predictions(y, p, sensitive_features=g, **kw)
+    for label in LABELS:
+        by_hand = _binary(y, p, g, label, **kw)
+        got = multi.reports[label]
+        pd.testing.assert_frame_equal(got.frame, by_hand.frame, check_exact=True)
+        pd.testing.assert_frame_equal(got.match, by_hand.match, check_exact=True)
+
+
+def test_the_gap_of_one_class_is_found():
+    y, p, g = _rows(n=600, seed=2)
+    multi = audit_predictions(
+        y, p, sensitive_features=g, metrics=["tpr"], tests=("match",), **FAST
+    )
+    verdicts = multi.frame["tpr_verdict"]
+    assert verdicts.loc[("c", "mid")] == "gap"
+    assert multi.frame.loc[("c", "mid"), "tpr"] < 0.5
+    assert "Class 'mid'" in multi.summary()
+    assert any(t.startswith("class 'mid': c (n = ") for t in multi.findings())
+
+
+def test_labels_detected_order_and_counts_inputs():
+    y, p, g = _rows(n=150, seed=4)
+    kw = dict(FAST, metrics=["tpr"], tests=())
+    detected = audit_predictions(y, p, sensitive_features=g, **kw)
+    assert detected.labels.tolist() == sorted(LABELS)  # the sorted classes
+    given = audit_predictions(y, p, sensitive_features=g, labels=LABELS, **kw)
+    assert given.labels.tolist() == LABELS
+    for k in LABELS:  # the order of the classes changes no class's audit
+        pd.testing.assert_frame_equal(
+            given.reports[k].frame, detected.reports[k].frame, check_exact=True
+        )
+    mc = multiclass_confusion_counts(y, p, sensitive_features=g, labels=LABELS)
+    inputs = [
+        (mc, None),
+        (mc, ["high", "low", "mid"]),  # reordered by labels
+        ({grp: c for grp, c in zip(mc.groups, mc.counts)}, LABELS),
+    ]
+    for counts, labels in inputs:
+        r = audit_predictions(counts=counts, labels=labels, **kw)
+        for k in LABELS:
+            pd.testing.assert_frame_equal(
+                r.reports[k].frame,
+                given.reports[k].frame,
+                check_exact=True,
+                check_index_type=False,
+            )
+    arr = audit_predictions(counts=mc.counts, **kw)
+    assert arr.labels.tolist() == [0, 1, 2]
+    np.testing.assert_array_equal(
+        arr.reports[1].frame["tpr"].to_numpy(), given.reports["mid"].frame["tpr"]
+    )
+
+
+def test_binary_input_keeps_the_binary_audit():
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 200)
+    p = np.where(rng.random(200) < 0.8, y, 1 - y)
+    g = rng.choice(["a", "b"], 200)
+    default = audit_predictions(y, p, sensitive_features=g, metrics="tpr", **FAST)
+    assert isinstance(default, AuditReport)
+    explicit = audit_predictions(
+        y, p, sensitive_features=g, pos_label=1, metrics="tpr", **FAST
+    )
+    pd.testing.assert_frame_equal(default.frame, explicit.frame, check_exact=True)
+    # the rows are counted once: the audit of their counts is the same audit
+    table = pd.DataFrame(
+        {
+            "TP": [((y == 1) & (p == 1) & (g == k)).sum() for k in "ab"],
+            "FN": [((y == 1) & (p == 0) & (g == k)).sum() for k in "ab"],
+            "FP": [((y == 0) & (p == 1) & (g == k)).sum() for k in "ab"],
+            "TN": [((y == 0) & (p == 0) & (g == k)).sum() for k in "ab"],
+        },
+        index=pd.Index(["a", "b"], name="group"),
+    )
+    counted = audit_predictions(counts=table, metrics="tpr", **FAST)
+    pd.testing.assert_frame_equal(
+        counted.frame, default.frame, check_exact=True, check_index_type=False
+    )
+    # two classes with labels: the per-class audit, class 1 is the binary one
+    both = audit_predictions(
+        y, p, sensitive_features=g, labels=[0, 1], metrics="tpr", **FAST
+    )
+    assert isinstance(both, MulticlassAuditReport)
+    np.testing.assert_array_equal(
+        both.reports[1].frame["tpr_match_p"], default.frame["tpr_match_p"]
+    )
+
+
+def test_intersections_have_margins_per_class():
+    y, p, g = _rows(n=200, seed=6)
+    sex = np.where(np.arange(200) % 3 == 0, "F", "M")
+    two = pd.DataFrame({"g": g, "sex": sex})
+    multi = audit_predictions(
+        y, p, sensitive_features=two, metrics=["tpr"], tests=(), **FAST
+    )
+    by_hand = audit_predictions(
+        y == "mid",
+        p == "mid",
+        sensitive_features=two,
+        pos_label=True,
+        metrics=["tpr"],
+        tests=(),
+        **FAST,
+    )
+    got = multi.reports["mid"]
+    for a in ("g", "sex"):
+        pd.testing.assert_frame_equal(got.marginals[a], by_hand.marginals[a])
+    pd.testing.assert_frame_equal(got.frame, by_hand.frame, check_exact=True)
+
+
+def test_bad_input_names_the_argument():
+    y, p, g = _rows(n=60, seed=7)
+    with pytest.raises(ValueError, match=r"pos_label='mid'.*multiclass.*Drop"):
+        audit_predictions(y, p, sensitive_features=g, pos_label="mid")
+    with pytest.raises(ValueError, match=r"pos_label=1 .*multiclass"):
+        audit_predictions(y, p, sensitive_features=g, labels=LABELS, pos_label=1)
+    with pytest.raises(ValueError, match=r"y_pred has class\(es\) \['high'\].*labels"):
+        audit_predictions(
+            np.where(y == "high", "low", y),
+            p,
+            sensitive_features=g,
+            labels=["low", "mid"],
+        )
+    with pytest.raises(ValueError, match="labels must list at least two classes"):
+        audit_predictions(y, p, sensitive_features=g, labels=["low"])
+    with pytest.raises(ValueError, match="repeated"):
+        audit_predictions(y, p, sensitive_features=g, labels=["low", "low", "mid"])
+    mc = multiclass_confusion_counts(y, p, sensitive_features=g, labels=LABELS)
+    with pytest.raises(ValueError, match=r"labels=\['low', 'mid'\] must hold"):
+        audit_predictions(counts=mc, labels=["low", "mid"])
+    with pytest.raises(ValueError, match="labels has 2 classes but counts are 3 x 3"):
+        audit_predictions(counts=mc.counts, labels=["x", "y"])
+    with pytest.raises(ValueError, match=r"either rows .* or counts"):
+        audit_predictions(y, p, sensitive_features=g, counts=mc)
+    with pytest.raises(ValueError, match="empty"):
+        audit_predictions(counts=np.zeros((2, 3, 3), dtype=int))
+    # a binary error stays the binary one
+    with pytest.raises(ValueError, match="pos_label"):
+        audit_predictions(
+            [0, 1, 1, 0], [0, 1, 0, 0], sensitive_features=list("aabb"), pos_label=2
+        )
+
+
+def test_outputs_and_unique_html_ids(tmp_path):
+    y, p, g = _rows(n=120, seed=8)
+    multi = audit_predictions(y, p, sensitive_features=g, metrics=["tpr"], **FAST)
+    page = multi.to_html(tmp_path / "report.html", include_plots=False)
+    assert (tmp_path / "report.html").read_text(encoding="utf-8") == page
+    ids = re.findall(r"""\bid=["']([^"']+)["']""", page)
+    assert len(ids) == len(set(ids)) and len(ids) > 20
+    for k in range(3):
+        assert f"id='c{k}'" in page and f"href='#c{k}'" in page
+        assert f'name="c{k}-order"' in page
+        assert f"#c{k}-order-evidence:checked~.view-evidence" in page
+    for target in re.findall(r"href='#([^']+)'", page):
+        assert target in ids
+    assert page.count("<h1>") == 1 and "Class &#x27;mid&#x27;" in page
+    text = multi.to_csv(tmp_path / "groups.csv")
+    back = pd.read_csv(tmp_path / "groups.csv", index_col=[0, 1])
+    assert back.index.names == ["group", "class"] and len(back) == 9
+    assert text.splitlines()[0].startswith("group,class,n,n_pos")
+    payload = json.loads(multi.to_json(tmp_path / "audit.json"))
+    assert payload["classes"] == ["high", "low", "mid"]
+    assert set(payload["findings"]) == {"high", "low", "mid"}
+    assert len(payload["groups"]) == 9
+    assert sum(r["count"] for r in payload["confusion_matrices"]) == 120
+    with pytest.raises(ValueError, match="label='x' is not a class"):
+        multi.plot("x")
+
+
+def test_fairness_audit_of_a_multiclass_model():
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(300, 3))
+    y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=300), [-0.5, 0.5])
+    g = np.where(rng.random(300) < 0.2, "small", "large")
+    audit = FairnessAudit(LogisticRegression(), metrics=["tpr"], **FAST).fit(X, y)
+    report = audit.audit(X, y, sensitive_features=g)
+    assert isinstance(report, MulticlassAuditReport)
+    assert report.labels.tolist() == [0, 1, 2]
+    pred = audit.predict(X)
+    by_hand = _binary(y, pred, g, 2, metrics=["tpr"], correction="none", **FAST)
+    np.testing.assert_array_equal(
+        report.reports[2].frame["tpr_match_p"], by_hand.frame["tpr_match_p"]
+    )
+    fixed = FairnessAudit(
+        LogisticRegression(), metrics=["tpr"], labels=[2, 1, 0], tests=(), **FAST
+    ).fit(X, y)
+    assert fixed.audit(X, y, sensitive_features=g).labels.tolist() == [2, 1, 0]
