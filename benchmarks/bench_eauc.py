@@ -8,8 +8,10 @@ toward the pair's average (a model with eccentricity bias).
 Ours, timed end to end (input checks included):
 
 * :func:`sklearn_smallfair.dyadic.eauc_score` with the training ratings (per-entity
-  means from ``bincount``, the pair averages, one sort of packed eccentricity keys
-  and the area from the ends of each run of equal eccentricities);
+  means from ``bincount`` over one coding of the training and test ids, the pair
+  averages block by block, one sort of eccentricity keys with the row index in
+  their low bits, and the area from the ends of each run of equal eccentricities,
+  the errors recomputed by row);
 * :func:`sklearn_smallfair.dyadic.dks_nonuniformity` on the training ratings
   (per-entity histograms over the distinct ratings).
 
@@ -33,18 +35,26 @@ test rows' eccentricities and ``np.trapezoid`` of their errors in that order
 checking the input, coding the entity ids or computing the means, so they are a
 lower bound of any implementation.
 
+Memory (untimed): the peak of ``tracemalloc`` during one call of ours (and of the
+EAUC floor, for context), the arrays passed in not counted, in units of one float64
+array of the rows (8 bytes per row).
+
 Correctness, before timing: ours and the baselines agree within 1e-9 (relative).
 
 Times and ratios are medians of interleaved repeats (baseline and ours alternating,
 so that both see the same load; the ratio is the median of the per-pair ratios).
 
 Targets: each of EAUC and D_KS under 5 s on 10,000,000 ratings and at least 5x the
-pandas baseline; within 2x of its floor (ratio floor/ours at least 0.5).
+pandas baseline; within 2x of its floor (ratio floor/ours at least 0.5); peak
+temporaries of at most two arrays of the rows (plus less than half of one in
+block- and entity-sized arrays).
 
 Run ``python benchmarks/bench_eauc.py [--quick]`` or through ``run.py``.
 """
 
+import gc
 import sys
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -65,6 +75,7 @@ QUICK = {"n": 1_000_000, "n_users": 48_000, "n_items": 1_800}
 REPEATS = 3
 PAIRS = 3
 TARGET_FLOOR = 0.5
+TARGET_ARRAYS = 2
 
 
 def make_data(n, n_users, n_items, seed=SEED):
@@ -193,7 +204,7 @@ def _floor_row(benchmark, timed, floor_name, notes):
         floor_name,
         timed["baseline_s"],
         ratio=ratio,
-        target=f"floor/ours >= {TARGET_FLOOR:g}",
+        target=f"within 2x: floor/ours >= {TARGET_FLOOR:g}",
         status="PASS" if ratio >= TARGET_FLOOR else "MISS",
         notes=notes,
         pair_ratios=timed["ratios"],
@@ -291,7 +302,9 @@ def run(quick=False, *, log=print):
     log(
         f"[{NAME}] EAUC floor (argsort + trapezoid of {ecc.size:,} rows): "
         f"{floor['baseline_s']:.2f} s, ours {floor['ours_s']:.2f} s, "
-        f"floor/ours {floor['ratio']:.2f}"
+        f"floor/ours {floor['ratio']:.2f} (pairs "
+        f"{', '.join(f'{r:.2f}' for r in floor['ratios'])}; load {floor['load']}); "
+        f"target within 2x: {_met(floor['ratio'] >= TARGET_FLOOR)}"
     )
     rows.append(
         _floor_row(
@@ -299,6 +312,24 @@ def run(quick=False, *, log=print):
             floor,
             "floor: np.argsort(ecc) + np.trapezoid, arrays prepared",
             notes="ours end to end (checks, id coding, means) vs the bare sort",
+        )
+    )
+    ours_peak = peak_bytes(lambda: ours_eauc(train, test))
+    floor_peak = peak_bytes(lambda: floor_eauc(ecc, errors))
+    rows.append(
+        _memory_row(
+            f"EAUC {n:,} ratings",
+            ours_peak,
+            n,
+            log=log,
+            what="eauc_score with the training ratings",
+            notes=(
+                f"peak of tracemalloc during the call; the inputs ({n:,} test rows: "
+                f"{input_bytes(test) / 1e6:,.0f} MB, as many training rows: "
+                f"{input_bytes(train) / 1e6:,.0f} MB) not counted; the bare "
+                f"argsort + trapezoid peaks at {floor_peak / 1e6:,.0f} MB "
+                f"({floor_peak / (8 * ecc.size):.2f} arrays of its rows)"
+            ),
         )
     )
 
@@ -324,6 +355,13 @@ def run(quick=False, *, log=print):
     floor = _common.interleaved(
         lambda: floor_dks(train), lambda: ours_dks(train), PAIRS
     )
+    log(
+        f"[{NAME}] D_KS floor (argsorts of {n:,} user and item ids): "
+        f"{floor['baseline_s']:.2f} s, ours {floor['ours_s']:.2f} s, "
+        f"floor/ours {floor['ratio']:.2f} (pairs "
+        f"{', '.join(f'{r:.2f}' for r in floor['ratios'])}; load {floor['load']}); "
+        f"target within 2x: {_met(floor['ratio'] >= TARGET_FLOOR)}"
+    )
     rows.append(
         _floor_row(
             f"D_KS {n:,} ratings",
@@ -332,7 +370,64 @@ def run(quick=False, *, log=print):
             notes="ours end to end vs two bare sorts of the entity ids",
         )
     )
+    rows.append(
+        _memory_row(
+            f"D_KS {n:,} ratings",
+            peak_bytes(lambda: ours_dks(train)),
+            n,
+            log=log,
+            what="dks_nonuniformity",
+            notes=(
+                f"peak of tracemalloc during the call; the inputs ({n:,} rows: "
+                f"{input_bytes(train) / 1e6:,.0f} MB) not counted"
+            ),
+        )
+    )
     return rows
+
+
+def peak_bytes(func):
+    """Peak memory traced by ``tracemalloc`` during ``func()`` (untimed): the
+    temporaries of the call, the arrays it is given not counted."""
+    func()  # imports and caches before tracing
+    gc.collect()
+    tracemalloc.start()
+    try:
+        func()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def input_bytes(arrays):
+    return sum(a.nbytes for a in arrays)
+
+
+def _met(ok):
+    return "met" if ok else "not met"
+
+
+def _memory_row(benchmark, peak, n, *, log, what, notes):
+    """Peak temporaries in arrays of ``n`` float64 (8 bytes per row): at most two
+    such arrays, plus less than half of one in block- and entity-sized arrays."""
+    arrays = peak / (8 * n)
+    ok = arrays < TARGET_ARRAYS + 0.5
+    log(
+        f"[{NAME}] {what}: peak temporaries {peak / 1e6:,.0f} MB = {arrays:.2f} "
+        f"arrays of {n:,} float64; target at most {TARGET_ARRAYS:g} (+ small): "
+        f"{_met(ok)}"
+    )
+    return _common.make_row(
+        f"{benchmark}, memory",
+        None,
+        None,
+        None,
+        target=f"<= {TARGET_ARRAYS:g} arrays of the rows",
+        status="PASS" if ok else "MISS",
+        notes=f"{peak / 1e6:,.0f} MB = {arrays:.2f} x {8 * n / 1e6:,.0f} MB; {notes}",
+        peak_bytes=peak,
+        peak_arrays=arrays,
+    )
 
 
 def main(argv=None):
