@@ -17,9 +17,17 @@ maximum). Context rows (INFO): ``method="wald"`` (the published test, the same
 vectorized code), and ``method="auto"`` on data where 5 of the groups have 10 to
 40 people, so that their comparisons use the exact test.
 
-Correctness, before anything is timed: the baseline and ours have the same z,
-p-values and adjusted p-values (within 1e-9); ``"auto"`` equals ``"score"`` on the
-large groups.
+The baseline and the three methods (``"auto"``, ``"score"``, ``"wald"``) run back to
+back in interleaved rounds (3; full mode 2, the baseline taking about 4 s), so one
+baseline call per round serves both rows compared with it; each ratio is the median
+of the per-round ratios (see :func:`interleaved_rounds` and :func:`versus`), and
+the context rows are ratios of the same rounds (``"auto"`` with small groups: one
+round). Each method's call is warmed up first, and the baseline on the first
+10,000 rows.
+
+Correctness, on the timed calls: the baseline's last result and ours have the
+same z, p-values and adjusted p-values (within 1e-9) for ``"auto"`` and
+``"score"``; ``"auto"`` used the score test everywhere on the large groups.
 
 Target: 10,000,000 rows and 1,000 groups tested in under 2 s (both methods).
 
@@ -47,13 +55,20 @@ the loop runs on the first 200,000 pairs (``--quick``: 20,000) and its time is
 extrapolated linearly to the full number of pairs (a per-pair loop is linear in
 the pairs).
 
+Timing: 3 interleaved rounds per variance, each running the loop, ours on the
+loop's pairs and ours on all the pairs back to back (for ``"independent"`` also the
+context loop over numpy arrays); in each round the loop's time is extrapolated and
+divided by ours' time of the same round, and the ratio is the median over the
+rounds. A second row per variance gives the ratio on the loop's pairs, without
+extrapolation.
+
 Data: seeded items (1,000,000; ``--quick``: 100,000) with binary labels and groups
 and scores rounded to 0.01 (so some pairs are predicted ties); 10,000,000 pairs
 (``--quick``: 1,000,000) drawn with :func:`make_comparative_pairs`, untimed.
 
-Correctness, before anything is timed: on the baseline's pairs, ours and the loop
-have the same cell counts (exactly) and the same z and p-values (within 1e-9) for
-both variance options.
+Correctness, on the timed calls: on the baseline's pairs, ours and the loop's last
+result have the same cell counts (exactly) and the same z and p-values (within
+1e-9) for both variance options (and the numpy-array loop for the independent one).
 
 Targets: 10,000,000 pairs counted and tested in under 2 s (default variance), and
 at least 100x the extrapolated loop.
@@ -61,18 +76,22 @@ at least 100x the extrapolated loop.
 All pairs (:func:`run_all_pairs`): the default test, which counts every pair of
 items with different labels without forming the pairs (one sort and cumulative
 counts), timed end to end on 1,000,000 items (``--quick``: 100,000) with binary
-labels and with 8 label values, scores rounded to 0.01 and binary groups. Baselines
-in the same run: a brute-force Python double loop over the items, run on the first
-1,000 items (``--quick``: 300) and extrapolated by the ratio of the numbers of
-pairs, after checking that both give the same cell counts; and the previous
-default, ``2 n`` random pairs drawn and counted with the clustered variance.
-Target: all pairs of 1,000,000 items in under 2 s.
+labels and with 8 label values, scores rounded to 0.01 and binary groups. Baselines,
+in 3 interleaved rounds with ours: a brute-force Python double loop over the items,
+run on the first 1,000 items (``--quick``: 300), its time in each round
+extrapolated by the ratio of the numbers of pairs, and its last result checked to
+have the cell counts of ours on those items; and the previous default, ``2 n``
+random pairs drawn and counted with the clustered variance. Target: all pairs of
+1,000,000 items in under 2 s.
 
 Run ``python benchmarks/bench_separation.py [--quick]`` or through ``run.py``.
 """
 
+import gc
 import math
+import statistics
 import sys
+import time
 
 import numpy as np
 
@@ -88,12 +107,77 @@ TARGET_S = 2.0
 TARGET_RATIO = 100.0
 FULL = {"n_items": 1_000_000, "n_pairs": 10_000_000, "loop_pairs": 200_000}
 QUICK = {"n_items": 100_000, "n_pairs": 1_000_000, "loop_pairs": 20_000}
+#: Interleaved pairs of every row whose calls take well under a second.
 REPEATS = 3
 VARIANCES = ("clustered", "independent")
-LABELS_FULL = {"n_rows": 10_000_000, "n_groups": 1_000}
-LABELS_QUICK = {"n_rows": 200_000, "n_groups": 100}
+#: ``pairs``: interleaved rounds of the pandas baseline (about 4 s at 10,000,000
+#: rows) and the three methods; the context row of the small groups gets one
+#: round (ours, with its exact tests, is the slow side there).
+LABELS_FULL = {"n_rows": 10_000_000, "n_groups": 1_000, "pairs": 2}
+LABELS_QUICK = {"n_rows": 200_000, "n_groups": 100, "pairs": 3}
+#: Rows of the untimed warm-up call of the pandas baseline (its first call pays
+#: for pandas' lazily loaded code paths).
+WARMUP_ROWS = 10_000
 #: Sizes of the small groups of the context row (their comparisons are exact).
 SMALL_GROUPS = (10, 17, 25, 32, 40)
+
+
+def interleaved_rounds(calls, repeats, *, setups=None):
+    """Time the callables of ``calls`` (a dict, name -> function) back to back.
+
+    :func:`_common.interleaved` for more than two calls: each of ``repeats`` rounds
+    runs every call once, in the order of ``calls`` rotated by one place per round
+    (for two calls, the alternation of :func:`_common.interleaved`), so the calls
+    of a round see the same load and any two of them give a per-round ratio (see
+    :func:`versus`). One baseline call per round thus serves every row compared
+    with it. ``setups`` (name -> function, untimed) run before that name's calls.
+    The garbage is collected once before each round, not before each call: with
+    pandas and scipy loaded a full collection takes 0.05-0.15 s, longer than most
+    of the calls timed here.
+
+    Returns ``{"times": {name: [seconds of each round]}, "results": {name: last
+    result}, "load": the 1-minute load average at the end}``.
+    """
+    setups = setups or {}
+    names = list(calls)
+    times = {name: [] for name in names}
+    results = {}
+    for k in range(max(1, int(repeats))):
+        shift = k % len(names)
+        gc.collect()
+        for name in names[shift:] + names[:shift]:
+            if name in setups:
+                setups[name]()
+            start = time.perf_counter()
+            results[name] = calls[name]()
+            times[name].append(time.perf_counter() - start)
+    return {"times": times, "results": results, "load": _common.load_average()}
+
+
+def versus(rounds, baseline, ours, *, scale=1.0, fixed_s=0.0):
+    """One row's figures from :func:`interleaved_rounds`, in the form of
+    :func:`_common.interleaved`'s result.
+
+    Each round's baseline figure is ``fixed_s + scale * t``: the time ``t`` of the
+    ``baseline`` call, which may do a part of the work, extrapolated to the whole
+    (``scale``) plus a one-off cost measured once (``fixed_s``). The round's ratio
+    is that figure over the time of ``ours`` in the same round; ``ratio`` is the
+    median of these per-round ratios, ``baseline_s`` the median figure, ``ours_s``
+    the median time of ours and ``part_s`` the median time of the baseline call.
+    """
+    part, own = rounds["times"][baseline], rounds["times"][ours]
+    figures = [fixed_s + scale * t for t in part]
+    ratios = [b / max(o, 1e-12) for b, o in zip(figures, own)]
+    return {
+        "ratio": statistics.median(ratios),
+        "ratios": ratios,
+        "baseline_s": statistics.median(figures),
+        "ours_s": statistics.median(own),
+        "part_s": statistics.median(part),
+        "load": rounds["load"],
+        "baseline_result": rounds["results"][baseline],
+        "ours_result": rounds["results"][ours],
+    }
 
 
 def make_data(n_items, n_pairs, seed=SEED):
@@ -326,58 +410,69 @@ def run_all_pairs(quick=False, *, log=print):
     for levels in ALL_PAIRS_LEVELS:
         y, score, groups = make_all_pairs_data(n, levels)
         small = (y[:n_loop], score[:n_loop], groups[:n_loop])
-        got = ours_all_pairs(*small)
-        expected = all_pairs_loop(as_lists(*small))
+        got = ours_all_pairs(*small)  # what every timed loop call must count
+        list_s, _, items = _common.best_of(lambda small=small: as_lists(*small), 1)
+        ours_all_pairs(y, score, groups)  # untimed warm-ups
+        ours_sampled(y, score, groups)
+        rounds = interleaved_rounds(
+            {
+                "loop": lambda items=items: all_pairs_loop(items),
+                "ours": lambda y=y, s=score, g=groups: ours_all_pairs(y, s, g),
+                "sampled": lambda y=y, s=score, g=groups: ours_sampled(y, s, g),
+            },
+            REPEATS,
+        )
+        res = versus(rounds, "loop", "ours", scale=scale)
+        sampled = versus(rounds, "sampled", "ours")
+        expected = res["baseline_result"]
         _common.check(
             all(np.array_equal(a, b) for a, b in zip(got, expected)),
             f"all pairs, {levels} label values, {n_loop} items: cell counts differ "
             f"(ours n={got[0].tolist()}, correct={got[1].tolist()}; loop "
             f"n={expected[0].tolist()}, correct={expected[1].tolist()})",
         )
-        ours_all_pairs(y, score, groups)  # untimed warm-up
-        ours_s, ours_times, (cells, _) = _common.best_of(
-            lambda y=y, s=score, g=groups: ours_all_pairs(y, s, g), REPEATS
-        )
-        sampled_s, sampled_times, _ = _common.best_of(
-            lambda y=y, s=score, g=groups: ours_sampled(y, s, g), REPEATS
-        )
-        list_s, _, items = _common.best_of(lambda small=small: as_lists(*small), 1)
-        loop_s, _, _ = _common.best_of(lambda items=items: all_pairs_loop(items), 1)
-        base_s = loop_s * scale
-        fast = ours_s < TARGET_S
+        cells = res["ours_result"][0]
+        fast = res["ours_s"] < TARGET_S
         label = "binary labels" if levels == 2 else f"{levels} label values"
         log(
-            f"[{NAME}] all pairs, {label}: ours {ours_s:.3f} s for {n:,} items "
-            f"({int(cells.sum()):,} pairs); loop {loop_s:.3f} s for {n_loop:,} items "
-            f"-> {base_s:.3g} s extrapolated; {2 * n:,} sampled pairs {sampled_s:.3f} s"
+            f"[{NAME}] all pairs, {label}: ours {res['ours_s']:.3f} s for {n:,} items "
+            f"({int(cells.sum()):,} pairs); loop {res['part_s']:.3f} s for "
+            f"{n_loop:,} items -> {res['baseline_s']:.3g} s extrapolated; "
+            f"{2 * n:,} sampled pairs {sampled['baseline_s']:.3f} s (medians of "
+            f"{REPEATS} interleaved rounds)"
         )
         rows.append(
             _common.make_row(
                 f"comparative all pairs, {label}, {n:,} items",
-                ours_s,
+                res["ours_s"],
                 f"all-pairs Python loop (x{scale:.3g} from {n_loop:,} items)",
-                base_s,
+                res["baseline_s"],
+                ratio=res["ratio"],
                 target="" if quick else f"< {TARGET_S:g} s",
                 status="INFO" if quick else ("PASS" if fast else "MISS"),
                 notes=(
-                    f"{int(cells.sum()):,} pairs counted without forming them; the "
-                    f"loop's time on {n_loop:,} items ({loop_s:.3f} s, items as lists "
-                    f"in {list_s:.3f} s, not counted) times the ratio of the numbers "
-                    f"of pairs; same cell counts on the loop's items"
+                    f"{int(cells.sum()):,} pairs counted without forming them; in "
+                    f"each of {REPEATS} interleaved rounds the loop's time on "
+                    f"{n_loop:,} items (median {res['part_s']:.3f} s; items as "
+                    f"lists in {list_s:.3f} s, not counted) times the ratio of the "
+                    f"numbers of pairs, over ours on all {n:,} items; the timed "
+                    f"loop's cell counts equal ours on its items"
                 ),
-                ours_times=ours_times,
+                load=res["load"],
+                pair_ratios=res["ratios"],
                 n_items=n,
                 n_pairs=int(cells.sum()),
                 loop_items=n_loop,
-                loop_seconds=loop_s,
+                loop_seconds=res["part_s"],
             )
         )
         rows.append(
             _common.make_row(
                 f"comparative all pairs, {label}, {n:,} items",
-                ours_s,
+                sampled["ours_s"],
                 f"{2 * n:,} sampled pairs (previous default)",
-                sampled_s,
+                sampled["baseline_s"],
+                ratio=sampled["ratio"],
                 status="INFO",
                 notes=(
                     "context: drawing and counting 2 n random pairs with the "
@@ -385,8 +480,8 @@ def run_all_pairs(quick=False, *, log=print):
                     "changed with the draw; a ratio below 1 is the price of "
                     "counting all n (n - 1) / 2 pairs deterministically"
                 ),
-                ours_times=ours_times,
-                baseline_times=sampled_times,
+                load=sampled["load"],
+                pair_ratios=sampled["ratios"],
                 n_items=n,
             )
         )
@@ -488,33 +583,32 @@ def run_labels(quick=False, *, log=print):
     n_tests = n_groups * (n_groups - 1)
     name = f"{n_rows:,} rows x {n_groups:,} groups"
     log(f"[{NAME}] separation_test: {name}, {n_tests:,} tests")
-    base_s, _, expected = _common.best_of(lambda: labels_baseline(y, pred, groups), 1)
-    frames, times = {}, {}
-    for method in ("score", "auto", "wald"):
-        frames[method] = labels_ours(y, pred, groups, method)  # untimed warm-up
-        times[method] = _common.best_of(
-            lambda m=method: labels_ours(y, pred, groups, m), REPEATS
-        )
-    err = _check_labels(frames["score"], expected, "score")
-    _check_labels(frames["auto"], expected, "auto")
-    _common.check(
-        set(frames["auto"]["method"]) == {"score"},
-        "auto used the exact test on large groups",
-    )
+    part = slice(0, WARMUP_ROWS)
+    labels_baseline(y[part], pred[part], groups[part])  # untimed warm-ups
+    calls = {"baseline": lambda: labels_baseline(y, pred, groups)}
+    for method in ("auto", "score", "wald"):
+        labels_ours(y, pred, groups, method)
+        calls[method] = lambda m=method: labels_ours(y, pred, groups, m)
+    # one baseline call per round serves the rows of both methods
+    rounds = interleaved_rounds(calls, cfg["pairs"])
     rows = []
     for method in ("auto", "score"):
-        ours_s, ours_times, _ = times[method]
-        fast = ours_s < TARGET_S
+        res = versus(rounds, "baseline", method)
+        # the last timed baseline call's z, p and adjusted p against ours
+        err = _check_labels(res["ours_result"], res["baseline_result"], method)
+        fast = res["ours_s"] < TARGET_S
         log(
-            f"[{NAME}] separation_test method={method!r}: {ours_s:.3f} s; "
-            f"baseline {base_s:.3g} s ({base_s / ours_s:.1f}x); z/p within {err:.1e}"
+            f"[{NAME}] separation_test method={method!r}: {res['ours_s']:.3f} s; "
+            f"baseline {res['baseline_s']:.3g} s ({res['ratio']:.1f}x, median of "
+            f"{cfg['pairs']} interleaved rounds); z/p within {err:.1e}"
         )
         rows.append(
             _common.make_row(
                 f"separation_test {method} {name}",
-                ours_s,
+                res["ours_s"],
                 "pandas groupby + per-pair Python loop (score test, Holm)",
-                base_s,
+                res["baseline_s"],
+                ratio=res["ratio"],
                 target=f"< {TARGET_S:g} s",
                 status="PASS" if fast or quick else "MISS",
                 notes=(
@@ -523,47 +617,63 @@ def run_labels(quick=False, *, log=print):
                     f"score test everywhere; z/p within {err:.1e} of the baseline"
                     + ("" if quick else f"; time {'met' if fast else 'missed'}")
                 ),
-                ours_times=ours_times,
+                load=res["load"],
+                pair_ratios=res["ratios"],
                 n_rows=n_rows,
                 n_groups=n_groups,
             )
         )
-    wald_s = times["wald"][0]
-    auto_s = times["auto"][0]
+    _common.check(
+        set(rounds["results"]["auto"]["method"]) == {"score"},
+        "auto used the exact test on large groups",
+    )
+    res = versus(rounds, "wald", "auto")
     rows.append(
         _common.make_row(
             f"separation_test auto {name}",
-            auto_s,
+            res["ours_s"],
             "method='wald' (the published test, same code)",
-            wald_s,
+            res["baseline_s"],
+            ratio=res["ratio"],
             status="INFO",
             notes="the cost of the calibrated default over the published test",
+            load=res["load"],
+            pair_ratios=res["ratios"],
         )
     )
     # context: 5 small groups, whose comparisons use the exact test
     y, pred, groups = make_label_data(n_rows, n_groups, small=SMALL_GROUPS)
-    small_s, small_times, frame = _common.best_of(
-        lambda: labels_ours(y, pred, groups, "auto"), 1
+    res = versus(
+        interleaved_rounds(
+            {
+                "score": lambda: labels_ours(y, pred, groups, "score"),
+                "auto": lambda: labels_ours(y, pred, groups, "auto"),
+            },
+            1,
+        ),
+        "score",
+        "auto",
     )
+    frame = res["ours_result"]
     n_exact = int((frame["method"] == "exact").sum())
-    score_s, _, _ = _common.best_of(lambda: labels_ours(y, pred, groups, "score"), 1)
     log(
-        f"[{NAME}] auto with {len(SMALL_GROUPS)} small groups: {small_s:.3f} s "
-        f"({n_exact:,} exact tests); score only {score_s:.3f} s"
+        f"[{NAME}] auto with {len(SMALL_GROUPS)} small groups: {res['ours_s']:.3f} s "
+        f"({n_exact:,} exact tests); score only {res['baseline_s']:.3f} s"
     )
     rows.append(
         _common.make_row(
             f"separation_test auto, {len(SMALL_GROUPS)} small groups",
-            small_s,
+            res["ours_s"],
             "method='score' (same data)",
-            score_s,
+            res["baseline_s"],
+            ratio=res["ratio"],
             status="INFO",
             notes=(
                 f"{n_groups:,} large groups and {len(SMALL_GROUPS)} of "
                 f"{', '.join(map(str, SMALL_GROUPS))} people: {n_exact:,} of "
-                f"{len(frame):,} tests use the exact test"
+                f"{len(frame):,} tests use the exact test; one pair of calls"
             ),
-            ours_times=small_times,
+            load=res["load"],
             n_exact=n_exact,
         )
     )
@@ -592,24 +702,31 @@ def run_comparative(quick=False, *, log=print):
     )
     rows = []
     prep_s, _, items = _common.best_of(lambda: as_lists(y, score, groups), 1)
+    on_small, all_rounds = {}, {}
     for variance in VARIANCES:
+        ours(y, score, groups, small, variance)  # untimed warm-up
+        ours(y, score, groups, pairs, variance)  # untimed warm-up
+        # one loop call per round serves both rows: ours on the loop's pairs
+        # and ours on all the pairs (the loop's time extrapolated in each round);
+        # the context loop over numpy arrays joins the rounds of "independent"
+        calls = {
+            "loop": lambda v=variance: loop_baseline(items, small, v),
+            "small": lambda v=variance: ours(y, score, groups, small, v),
+            "all": lambda v=variance: ours(y, score, groups, pairs, v),
+        }
+        if variance == "independent":
+            calls["numpy loop"] = lambda: numpy_loop_baseline(y, score, groups, small)
+        rounds = all_rounds[variance] = interleaved_rounds(calls, REPEATS)
+        same = versus(rounds, "loop", "small", fixed_s=prep_s)
+        res = versus(rounds, "loop", "all", scale=scale, fixed_s=prep_s)
+        on_small[variance] = same["ours_result"]
+        # the last timed loop call against ours on the same pairs
         err = check_same(
             f"{variance} variance, {m_loop:,} pairs",
-            ours(y, score, groups, small, variance),
-            loop_baseline(items, small, variance),
+            same["ours_result"],
+            same["baseline_result"],
         )
-        ours(y, score, groups, pairs, variance)  # untimed warm-up
-        ours_s, ours_times, _ = _common.best_of(
-            lambda v=variance: ours(y, score, groups, pairs, v), REPEATS
-        )
-        small_s, small_times, _ = _common.best_of(
-            lambda v=variance: ours(y, score, groups, small, v), REPEATS
-        )
-        loop_s, _, _ = _common.best_of(
-            lambda v=variance: loop_baseline(items, small, v), 1
-        )
-        base_s = prep_s + loop_s * scale
-        ratio = base_s / ours_s
+        ours_s, ratio = res["ours_s"], res["ratio"]
         fast = ours_s < TARGET_S
         if quick:
             target = f">= {TARGET_RATIO:g}x"
@@ -619,16 +736,17 @@ def run_comparative(quick=False, *, log=print):
             ok = fast and ratio >= TARGET_RATIO
         log(
             f"[{NAME}] {variance}: ours {ours_s:.3f} s for {m:,} pairs; loop "
-            f"{loop_s:.3f} s for {m_loop:,} (+ {prep_s:.3f} s for the item lists) "
-            f"-> {base_s:.1f} s extrapolated ({ratio:.0f}x); same counts, z/p "
-            f"within {err:.1e}"
+            f"{res['part_s']:.3f} s for {m_loop:,} (+ {prep_s:.3f} s for the item "
+            f"lists) -> {res['baseline_s']:.1f} s extrapolated ({ratio:.0f}x, median "
+            f"of {REPEATS} interleaved rounds); same counts, z/p within {err:.1e}"
         )
         rows.append(
             _common.make_row(
                 f"comparative {variance} {m:,} pairs",
                 ours_s,
                 f"per-pair Python loop (x{scale:g} from {m_loop:,} pairs)",
-                base_s,
+                res["baseline_s"],
+                ratio=ratio,
                 target=target,
                 status="PASS" if ok else "MISS",
                 notes=(
@@ -639,60 +757,65 @@ def run_comparative(quick=False, *, log=print):
                         f"s), ratio {'met' if ratio >= TARGET_RATIO else 'missed'} "
                         f"(>= {TARGET_RATIO:g}x); "
                     )
-                    + f"binary groups, {cfg['n_items']:,} items; the loop's time on "
-                    f"{m_loop:,} pairs ({loop_s:.3f} s) times {scale:g}, plus "
-                    f"{prep_s:.3f} s once for the item lists; same counts, z/p "
-                    f"within {err:.1e}"
+                    + f"binary groups, {cfg['n_items']:,} items; in each of "
+                    f"{REPEATS} interleaved rounds the loop's time on {m_loop:,} "
+                    f"pairs (median {res['part_s']:.3f} s) times {scale:g}, plus "
+                    f"{prep_s:.3f} s once for the item lists, over ours on all "
+                    f"{m:,}; same counts, z/p within {err:.1e}"
                 ),
-                ours_times=ours_times,
+                load=res["load"],
+                pair_ratios=res["ratios"],
                 n_pairs=m,
                 loop_pairs=m_loop,
-                loop_seconds=loop_s,
+                loop_seconds=res["part_s"],
                 list_seconds=prep_s,
             )
         )
         rows.append(
             _common.make_row(
                 f"comparative {variance} {m_loop:,} pairs",
-                small_s,
+                same["ours_s"],
                 "per-pair Python loop (same pairs)",
-                prep_s + loop_s,
+                same["baseline_s"],
+                ratio=same["ratio"],
                 status="INFO",
-                notes="no extrapolation: both on the loop's pairs",
-                ours_times=small_times,
+                notes=(
+                    "no extrapolation: both on the loop's pairs (the loop's time "
+                    f"plus {prep_s:.3f} s for the item lists)"
+                ),
+                load=same["load"],
+                pair_ratios=same["ratios"],
                 n_pairs=m_loop,
             )
         )
     # context: the loop over numpy arrays, on the loop's pairs, extrapolated too
+    res = versus(all_rounds["independent"], "numpy loop", "all", scale=scale)
     err = check_same(
         f"numpy-array loop, {m_loop:,} pairs",
-        ours(y, score, groups, small, "independent"),
-        numpy_loop_baseline(y, score, groups, small),
-    )
-    np_s, _, _ = _common.best_of(
-        lambda: numpy_loop_baseline(y, score, groups, small), 1
-    )
-    ours_s = next(
-        r["ours_s"] for r in rows if r["benchmark"].startswith("comparative indep")
+        on_small["independent"],
+        res["baseline_result"],
     )
     log(
-        f"[{NAME}] numpy-array loop: {np_s:.3f} s for {m_loop:,} pairs -> "
-        f"{np_s * scale:.1f} s extrapolated ({np_s * scale / ours_s:.0f}x ours)"
+        f"[{NAME}] numpy-array loop: {res['part_s']:.3f} s for {m_loop:,} pairs -> "
+        f"{res['baseline_s']:.1f} s extrapolated ({res['ratio']:.0f}x ours)"
     )
     rows.append(
         _common.make_row(
             f"comparative independent {m:,} pairs",
-            ours_s,
+            res["ours_s"],
             f"loop over numpy arrays (x{scale:g} from {m_loop:,} pairs)",
-            np_s * scale,
+            res["baseline_s"],
+            ratio=res["ratio"],
             status="INFO",
             notes=(
                 "context: the same loop without tolist (numpy scalar per access); "
                 f"same counts, z/p within {err:.1e}"
             ),
+            load=res["load"],
+            pair_ratios=res["ratios"],
             n_pairs=m,
             loop_pairs=m_loop,
-            loop_seconds=np_s,
+            loop_seconds=res["part_s"],
         )
     )
     rows.extend(run_all_pairs(quick, log=log))
