@@ -886,28 +886,64 @@ def eauc_score(
 # =====================================================================================
 # D_KS
 # =====================================================================================
-def _ks_by_entity(codes, size, levels, cdf, n):
+def _distinct_sorted(r):
+    """The distinct values of ``r``, sorted: hashed block by block (a block's table
+    is small), the blocks' distinct values merged."""
+    parts = [pd.unique(r[s : s + _BLOCK]) for s in range(0, r.shape[0], _BLOCK)]
+    return np.unique(np.concatenate(parts))
+
+
+def _level_finder(values, n):
+    """A function giving the rank among the sorted distinct ``values`` of each
+    rating of a block: a table lookup when the values are integers in a short
+    range (stars), else a binary search."""
+    lo, hi = values[0], values[-1]
+    if np.array_equal(values, np.round(values)) and hi - lo < max(4 * n, 1 << 20):
+        lut = np.zeros(int(hi - lo) + 1, dtype=np.intp)
+        lut[(values - lo).astype(np.intp)] = np.arange(values.shape[0])
+        return lambda block: lut[(block - lo).astype(np.intp)]
+    return lambda block: np.searchsorted(values, block)
+
+
+def _ks_histogram(key, size, cdf):
+    """KS statistic of each entity with ratings from its histogram over the ``L``
+    distinct values; ``key`` is ``code * L + level`` of each rating."""
+    L = cdf.shape[0]
+    hist = np.bincount(key, minlength=size * L).reshape(size, L)
+    cum = np.cumsum(hist, axis=1, dtype=np.float64)
+    del hist
+    count = cum[:, -1].copy()
+    seen = count > 0
+    if not seen.all():
+        cum, count = cum[seen], count[seen]
+    cum /= count[:, None]  # the empirical CDF at each distinct value
+    below = np.subtract(cdf[1:], cum[:, :-1])  # F(v) - F_n(v-) beyond the first
+    below = np.maximum(below.max(axis=1, initial=-np.inf), cdf[0])
+    cum -= cdf
+    return np.maximum(cum.max(axis=1), below)
+
+
+def _ks_by_entity(codes, size, r, level_of, cdf, key):
     """One-sample KS statistic against ``cdf`` of each entity's ratings.
 
-    ``codes`` are entity codes in ``0..size-1``, ``levels`` the rank of each
-    rating among the ``L`` distinct values and ``cdf`` the uniform CDF at those
-    values. The empirical CDF jumps only at the distinct values, so the supremum
-    is at a jump: ``max(F_n(v) - F(v), F(v) - F_n(v-))``. With few distinct values
-    the per-entity histogram over them gives it; otherwise the ratings are sorted
+    ``codes`` are entity codes in ``0..size-1``, ``level_of`` gives the rank of
+    ratings among the ``L`` distinct ones (see :func:`_level_finder`) and ``cdf``
+    the uniform CDF at those; ``key`` is a buffer of ``len(r)`` integers. The
+    empirical CDF jumps only at the distinct values, so the supremum is at a
+    jump: ``max(F_n(v) - F(v), F(v) - F_n(v-))``. With few
+    distinct values the per-entity histogram over them gives it (``key`` filled
+    with ``code * L + level`` block by block); otherwise the ratings are sorted
     within entity (one integer sort) and each row's rank gives it.
     """
-    L = cdf.shape[0]
+    L, n = cdf.shape[0], r.shape[0]
     if size * L <= max(4 * n, _KS_HISTOGRAM_CELLS):
-        hist = np.bincount(codes * L + levels, minlength=size * L).reshape(size, L)
-        cum = np.cumsum(hist, axis=1, dtype=np.float64)
-        count = cum[:, -1]
-        seen = count > 0
-        cum = cum[seen] / count[seen, None]
-        before = np.concatenate([np.zeros((cum.shape[0], 1)), cum[:, :-1]], axis=1)
-        above = np.max(cum - cdf, axis=1)
-        below = np.max(cdf - before, axis=1)
-        return np.maximum(above, below)
-    key = codes.astype(np.int64) * L + levels
+        for start in range(0, n, _BLOCK):
+            part = key[start : start + _BLOCK]
+            np.multiply(codes[start : start + _BLOCK], L, out=part)
+            part += level_of(r[start : start + _BLOCK])
+        return _ks_histogram(key, size, cdf)
+    np.multiply(codes, L, out=key)
+    key += level_of(r)
     key.sort()
     entity, rank = np.divmod(key, L)
     starts = _groups(entity)
@@ -970,13 +1006,15 @@ def dks_nonuniformity(y, *, users, items, return_per_entity=False):
             f"the ratings are all equal ({lo:g}), so the uniform distribution over "
             f"their range is undefined; D_KS needs at least two distinct values."
         )
-    levels, values = pd.factorize(r, sort=True)
-    cdf = (np.asarray(values, dtype=np.float64) - lo) / (hi - lo)
-    n = r.shape[0]
+    values = _distinct_sorted(r)
+    cdf = (values - lo) / (hi - lo)
+    key = np.empty(r.shape[0], dtype=np.intp)  # reused for users and items
+    level_of = _level_finder(values, r.shape[0])
     stats = []
     for ids in (u, i):
         c = _Codes(ids)
-        stats.append((c, _ks_by_entity(c.codes, c.size, levels, cdf, n)))
+        stats.append((c, _ks_by_entity(c.codes, c.size, r, level_of, cdf, key)))
+    del key
     total = sum(float(s.sum()) for _, s in stats)
     dks = total / sum(s.shape[0] for _, s in stats)
     if not return_per_entity:

@@ -12,8 +12,15 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
-from sklearn_smallfair.dyadic import _eauc, eauc_score, eccentricity, entity_means
+from sklearn_smallfair.dyadic import (
+    _eauc,
+    dks_nonuniformity,
+    eauc_score,
+    eccentricity,
+    entity_means,
+)
 
 
 def _reference(y, pred, users, items, tr_r, tr_u, tr_i, *, error, tail, unknown):
@@ -167,3 +174,48 @@ def test_temporaries_are_two_arrays_of_the_rows():
         tracemalloc.stop()
     full = 8 * n
     assert 2 * full <= peak < 2.5 * full, peak / full
+
+
+def _dks_plain(y, users, items):
+    """D_KS entity by entity with scipy's one-sample KS test."""
+    lo, hi = y.min(), y.max()
+    uniform = stats.uniform(loc=lo, scale=hi - lo).cdf
+    values = [
+        stats.kstest(y[ids == k], uniform).statistic
+        for ids in (users, items)
+        for k in np.unique(ids)
+    ]
+    return float(np.mean(values))
+
+
+@pytest.mark.parametrize("kind", ["stars", "half_stars", "continuous"])
+@pytest.mark.parametrize("block", [16, 1 << 15])
+def test_dks_in_blocks_matches_scipy(monkeypatch, kind, block):
+    monkeypatch.setattr(_eauc, "_BLOCK", block)
+    rng = np.random.default_rng(5)
+    n = 1500
+    u, i = rng.integers(0, 40, n), rng.integers(0, 25, n)
+    r = 3 + np.sin(u) + rng.normal(size=n)
+    r = {
+        "stars": np.clip(np.round(r), 1, 5),
+        "half_stars": np.clip(np.round(2 * r) / 2, 0.5, 5),
+        "continuous": r,
+    }[kind]
+    got = dks_nonuniformity(r, users=u, items=i)
+    assert got == pytest.approx(_dks_plain(r, u, i), rel=1e-12)
+
+
+def test_dks_temporaries_are_one_array_of_the_rows():
+    """D_KS fills one integer key per rating (reused for users and items); the
+    per-entity histograms are small here (2000 users x 5 stars)."""
+    rng = np.random.default_rng(6)
+    n = 1_500_000
+    u, i = rng.integers(0, 2000, n), rng.integers(0, 300, n)
+    r = np.clip(np.round(3 + rng.normal(size=n)), 1, 5)
+    tracemalloc.start()
+    try:
+        dks_nonuniformity(r, users=u, items=i)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert 8 * n <= peak < 1.5 * 8 * n, peak / (8 * n)
