@@ -186,6 +186,28 @@ def user_stacklevel():
     return level
 
 
+def _is_multiclass_counts(counts):
+    """Whether ``counts`` holds K x K matrices (not binary ``(TP, FN, FP, TN)``
+    rows): a ``MulticlassCounts``, an array of shape ``(n_groups, K, K)``, a
+    mapping of K x K matrices, or a long table with ``true`` and ``predicted``
+    columns."""
+    from collections.abc import Mapping
+
+    from ._multiclass import MulticlassCounts
+
+    if counts is None:
+        return False
+    if isinstance(counts, MulticlassCounts):
+        return True
+    if isinstance(counts, pd.DataFrame):
+        lower = {str(c).lower() for c in counts.columns}
+        return {"true", "predicted"} <= lower
+    if isinstance(counts, Mapping):
+        first = next(iter(counts.values()), None)
+        return first is not None and np.ndim(first) == 2
+    return np.ndim(counts) == 3
+
+
 def _multiclass_table(
     y_true,
     y_pred,
@@ -193,32 +215,28 @@ def _multiclass_table(
     counts,
     metrics,
     smoothing,
+    reference,
     zero_division,
     sample_weight,
     pos_label,
     ci,
+    ci_method,
+    n_draws,
+    random_state,
     labels,
     average,
 ):
-    """group_metrics for multiclass targets, refusing what does not apply yet."""
+    """group_metrics for multiclass targets: multiclass_group_metrics' table."""
     from ._multiclass import multiclass_group_metrics
 
-    refused = {
-        "counts": counts is not None,
-        "smoothing": smoothing is not None,
-        "ci": ci is not None,
-        "pos_label": not (isinstance(pos_label, int) and pos_label == 1),
-    }
-    bad = [name for name, given in refused.items() if given]
-    if bad:
+    if not (isinstance(pos_label, int) and pos_label == 1):
         raise ValueError(
-            f"{', '.join(bad)} do(es) not apply to multiclass targets (labels= with "
-            f"more than two classes, or average=); drop {bad[0]}, or binarize the "
-            f"targets (y == class) for the binary table."
-        )
-    if y_true is None or y_pred is None or sensitive_features is None:
-        raise ValueError(
-            "multiclass targets need y_true, y_pred and sensitive_features (rows)."
+            f"pos_label={pos_label!r} does not apply to multiclass targets (labels= "
+            f"with more than two classes, average=, or K x K counts): each class is "
+            f"the positive class in turn (one row per class, or an average over "
+            f"them). Drop pos_label; for one class's binary table pass "
+            f"y_true == {pos_label!r} and y_pred == {pos_label!r} without labels "
+            f"and average."
         )
     if isinstance(metrics, str):
         metrics = [metrics]
@@ -226,11 +244,18 @@ def _multiclass_table(
         y_true,
         y_pred,
         sensitive_features=sensitive_features,
+        counts=counts,
         labels=labels,
         metrics=list(metrics),
         average=average,
         zero_division=zero_division,
         sample_weight=sample_weight,
+        smoothing=smoothing,
+        reference=reference,
+        ci=ci,
+        ci_method=ci_method,
+        n_draws=n_draws,
+        random_state=random_state,
     )
 
 
@@ -445,7 +470,11 @@ def group_metrics(
     >>> table.attrs["ci_method"]["mcc"], table.attrs["ci_method"]["tpr_smoothed"]
     ('posterior', 'posterior')
     """
-    if average is not None or (labels is not None and len(labels) > 2):
+    if (
+        average is not None
+        or (labels is not None and len(labels) > 2)
+        or _is_multiclass_counts(counts)
+    ):
         return _multiclass_table(
             y_true,
             y_pred,
@@ -453,10 +482,14 @@ def group_metrics(
             counts,
             metrics,
             smoothing,
+            reference,
             zero_division,
             sample_weight,
             pos_label,
             ci,
+            ci_method,
+            n_draws,
+            random_state,
             labels,
             average,
         )

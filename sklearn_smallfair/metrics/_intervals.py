@@ -451,6 +451,65 @@ def _comparison_draws(comparison, sl, key, method, seed, n_draws, group_cells):
     return comparison.matrices(group_cells, drawn)
 
 
+def matrix_draws(method, counts, params, rngs, n_draws):
+    """Draws of K x K matrices, shape ``(G, n_draws, K, K)``.
+
+    ``"posterior"``: independent gammas with parameters ``params`` (G, K, K), the
+    unnormalised Dirichlet draws (every metric of a confusion matrix is
+    homogeneous of degree 0); ``"bootstrap"``: ``n_draws`` multinomial redraws of
+    each group's ``K^2`` cells at its size (the nearest whole size for weighted
+    counts), i.e. the group's people resampled with replacement.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    g, k = counts.shape[0], counts.shape[-1]
+    cells = k * k
+    block = np.empty((g, n_draws, cells))
+    flat = counts.reshape(g, cells)
+    if method == "posterior":
+        flat_params = np.broadcast_to(params, counts.shape).reshape(g, cells)
+        for i, rng in enumerate(rngs):
+            rng.standard_gamma(flat_params[i], size=(n_draws, cells), out=block[i])
+    else:
+        n = flat.sum(axis=-1)
+        sizes = np.rint(n).astype(np.int64)
+        for i, rng in enumerate(rngs):
+            block[i] = rng.multinomial(sizes[i], flat[i] / n[i], size=n_draws)
+    return block.reshape(g, n_draws, k, k)
+
+
+def matrix_interval(
+    func, counts, *, method, alpha, n_draws, seed, labels, key, prior=None
+):
+    """Interval of a function of K x K matrices from draws.
+
+    ``func`` maps matrices ``(..., K, K)`` to values ``(...)`` (non-finite where
+    undefined); ``counts`` (G, K, K). ``method`` is ``"posterior"`` (equal-tailed
+    interval of the Dirichlet posterior ``Dirichlet(c + a)``, ``a`` the Jeffreys
+    1/2 per cell for raw values, ``prior`` (G, K, K) for smoothed ones) or
+    ``"bootstrap"`` (percentiles of stratified bootstrap replicates, each plus
+    ``prior`` when given, i.e. smoothed as the data are). Each group's draws come
+    from the stream keyed by its label and ``key``.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    g, k = counts.shape[0], counts.shape[-1]
+    post_prior = JEFFREYS_PRIOR if prior is None else prior
+    params = np.broadcast_to(counts + post_prior, counts.shape)
+    low = np.full(g, np.nan)
+    high = np.full(g, np.nan)
+    # the same memory per chunk as four-cell draws
+    size = max(1, (_CHUNK_DRAWS * 4) // (n_draws * k * k))
+    for start in range(0, g, size):
+        sl = slice(start, min(start + size, g))
+        rngs = [child_rng(seed, label, key) for label in labels[sl]]
+        cells = matrix_draws(method, counts[sl], params[sl], rngs, n_draws)
+        if method == "bootstrap" and prior is not None:
+            cells += np.asarray(prior, dtype=np.float64)[sl, None]
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            values = np.asarray(func(cells), dtype=np.float64)
+        low[sl], high[sl] = draw_quantiles(values, alpha)
+    return low, high
+
+
 def column_interval(
     metric,
     counts,
