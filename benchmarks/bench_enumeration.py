@@ -11,23 +11,37 @@ the inner loop of ``method="exact"`` in the MATCH test and downsampling experime
   construction of the matrices is timed;
 * warm: the same sweep again without clearing (the cache keeps the 16 most recent
   sizes, so a sweep over 146 sizes gets no hits; the hit count is reported);
-* parts (informational): the enumeration alone (cache cleared), and the pmf alone
-  (``multinomial_logpmf`` + ``exp`` + sum on matrices built beforehand).
+* parts (informational): the time spent in the enumeration and in the pmf
+  (``multinomial_logpmf`` + ``exp`` + sum) within the cold sweeps, read around
+  each size's calls.
 
 Baseline, the naive way, in the same run: the ``(n+1)^3`` grid of (TP, FN, FP) from
 ``np.meshgrid``, masked to ``TP + FN + FP <= n``, then
 ``scipy.stats.multinomial.logpmf``. Full mode runs it for every n within a 120 s
 budget (ascending n; if the budget runs out the sizes done so far form the
-documented subset and ours is timed on the same subset for the ratio); ``--quick``
-runs it for n in 5..60. Correctness: the pmf sums to 1 (to 1e-9) for every n, for
-ours and the baseline, and ours equals the baseline matrix by matrix (same set of
-matrices, log-pmf within 1e-9) for a spread of sizes.
+documented subset); ``--quick`` runs it for n in 5..60.
+
+Timing: the baseline and ours cold (in full mode also ours warm) run back to back
+in 3 interleaved rounds, the order rotated each round; each ratio is the median
+of the per-round ratios (see :func:`interleaved_rounds`). The baseline's first
+call, the first of the first round, sweeps within the budget; every later call of
+the baseline and every call of ours cover exactly the sizes it completed. When
+that is every size, the cold and warm rows carry the ratios; otherwise (always in
+``--quick``) a subset row does, and ours is then timed alone on every size (cold,
+then warm; 3 rounds, ``--quick`` 1).
+
+Correctness: the pmf sums to 1 (to 1e-9) for every n, for ours and for the last
+timed baseline call, whose per-n totals equal ours'; before timing, ours equals
+the baseline matrix by matrix (same set of matrices, log-pmf within 1e-9) for a
+spread of sizes.
 
 Target: ours under 2 s for the cold 5..150 sweep on the reference machine (2 cores).
 
 Run ``python benchmarks/bench_enumeration.py [--quick]`` or through ``run.py``.
 """
 
+import gc
+import statistics
 import sys
 import time
 from math import comb
@@ -46,8 +60,10 @@ TARGET_SECONDS = 2.0
 BASELINE_BUDGET_S = 120.0
 QUICK_BASELINE_SIZES = range(5, 61)
 CHECK_SIZES = (5, 6, 7, 10, 25, 50, 60, 100, 149, 150)
-FULL = {"repeats_ours": 3}
-QUICK = {"repeats_ours": 1}
+#: ``rounds``: interleaved rounds of the baseline and ours; ``repeats_ours``: of
+#: ours alone where the baseline did not cover every size (always in ``--quick``).
+FULL = {"rounds": 3, "repeats_ours": 3}
+QUICK = {"rounds": 3, "repeats_ours": 1}
 SUM_TOL = 1e-9
 
 
@@ -67,36 +83,80 @@ def _cache():
     return _enumerate_cached
 
 
-def ours_sweep(sizes, p=P):
-    """Enumerate and evaluate the pmf for every n; return the pmf total per n."""
+def ours_sweep(sizes, p=P, *, parts=None):
+    """Enumerate and evaluate the pmf for every n; return the pmf total per n.
+
+    With ``parts`` (a list), the seconds spent in the enumeration and in the pmf
+    (``multinomial_logpmf`` + ``exp`` + sum) over the sweep are appended to it as a
+    pair (two ``time.perf_counter`` readings per size: about 0.02 ms per sweep).
+    """
     _common.ensure_package_importable()
     from sklearn_smallfair import enumerate_confusion_matrices, multinomial_logpmf
 
     totals = np.empty(len(sizes))
+    if parts is None:
+        for i, n in enumerate(sizes):
+            counts = enumerate_confusion_matrices(n)
+            totals[i] = np.exp(multinomial_logpmf(counts, p)).sum()
+        return totals
+    clock = time.perf_counter
+    enum_s = pmf_s = 0.0
     for i, n in enumerate(sizes):
+        start = clock()
         counts = enumerate_confusion_matrices(n)
+        middle = clock()
         totals[i] = np.exp(multinomial_logpmf(counts, p)).sum()
+        enum_s += middle - start
+        pmf_s += clock() - middle
+    parts.append((enum_s, pmf_s))
     return totals
 
 
-def ours_enumeration_only(sizes, *, keep=False):
-    """The enumeration part of :func:`ours_sweep`.
+def interleaved_rounds(calls, repeats, *, setups=None):
+    """Time the callables of ``calls`` (a dict, name -> function) back to back.
 
-    Returns the number of matrices, or the list of them with ``keep=True`` (not
-    used for timing: holding every size costs page faults the sweep does not pay).
+    :func:`_common.interleaved` for more than two calls: each of ``repeats`` rounds
+    runs every call once, in the order of ``calls`` rotated by one place per round
+    (for two calls, the alternation of :func:`_common.interleaved`), so the calls
+    of a round see the same load and any two of them give a per-round ratio (see
+    :func:`versus`). ``setups`` (name -> function, untimed) run before that name's
+    calls. The garbage is collected once before each round, not before each call
+    (with pandas and scipy loaded a full collection takes 0.05-0.15 s).
+
+    Returns ``{"times": {name: [seconds of each round]}, "results": {name: last
+    result}, "load": the 1-minute load average at the end}``.
     """
-    from sklearn_smallfair import enumerate_confusion_matrices
+    setups = setups or {}
+    names = list(calls)
+    times = {name: [] for name in names}
+    results = {}
+    for k in range(max(1, int(repeats))):
+        shift = k % len(names)
+        gc.collect()
+        for name in names[shift:] + names[:shift]:
+            if name in setups:
+                setups[name]()
+            start = time.perf_counter()
+            results[name] = calls[name]()
+            times[name].append(time.perf_counter() - start)
+    return {"times": times, "results": results, "load": _common.load_average()}
 
-    if keep:
-        return [enumerate_confusion_matrices(n) for n in sizes]
-    return sum(enumerate_confusion_matrices(n).shape[0] for n in sizes)
 
-
-def ours_pmf_only(matrices, p=P):
-    """The pmf part of :func:`ours_sweep` on matrices built beforehand."""
-    from sklearn_smallfair import multinomial_logpmf
-
-    return np.array([np.exp(multinomial_logpmf(c, p)).sum() for c in matrices])
+def versus(rounds, baseline, ours):
+    """One row's figures from :func:`interleaved_rounds`, in the form of
+    :func:`_common.interleaved`'s result: ``ratio`` is the median over the rounds
+    of the baseline's time over ours' time in the same round."""
+    base, own = rounds["times"][baseline], rounds["times"][ours]
+    ratios = [b / max(o, 1e-12) for b, o in zip(base, own)]
+    return {
+        "ratio": statistics.median(ratios),
+        "ratios": ratios,
+        "baseline_s": statistics.median(base),
+        "ours_s": statistics.median(own),
+        "load": rounds["load"],
+        "baseline_result": rounds["results"][baseline],
+        "ours_result": rounds["results"][ours],
+    }
 
 
 def naive_matrices(n):
@@ -174,6 +234,20 @@ def check_matrices(sizes, p=P):
     return worst
 
 
+def _warm_sweep(sizes, cache, counter):
+    """A sweep over ``sizes`` without clearing the cache; its cache hits and
+    lookups are added to ``counter``."""
+    before = cache.cache_info()
+    totals = ours_sweep(sizes)
+    after = cache.cache_info()
+    hits = after.hits - before.hits
+    counter["hits"] += hits
+    counter["lookups"] += hits + after.misses - before.misses
+    counter["sweeps"] += 1
+    counter["maxsize"] = after.maxsize
+    return totals
+
+
 def run(quick=False, *, log=print):
     """Run the benchmark; return result rows (see ``_common.make_row``)."""
     cfg = QUICK if quick else FULL
@@ -193,82 +267,122 @@ def run(quick=False, *, log=print):
         f"|log-pmf difference| {worst_logpmf:.2e}"
     )
 
-    # ours, cold then warm
-    cold_s, cold_times, totals = _common.best_of(
-        lambda: ours_sweep(sizes), cfg["repeats_ours"], setup=cache.cache_clear
-    )
-    max_err = check_sums("ours", sizes, totals)
-    # the cache now holds what a user's first sweep leaves in it
-    before = cache.cache_info()
-    warm_s, warm_times, totals = _common.best_of(
-        lambda: ours_sweep(sizes), cfg["repeats_ours"]
-    )
-    after = cache.cache_info()
-    hits = after.hits - before.hits
-    lookups = hits + after.misses - before.misses
-    check_sums("ours (warm)", sizes, totals)
-    log(
-        f"[{NAME}] ours: cold best {cold_s:.3f} s, warm best {warm_s:.3f} s "
-        f"({hits} cache hits in {lookups} lookups, maxsize {after.maxsize}); "
-        f"max |sum pmf - 1| {max_err:.1e}"
-    )
-
-    # informational: the two parts of the cold sweep, timed separately
-    enum_s, _, _ = _common.best_of(
-        lambda: ours_enumeration_only(sizes),
-        cfg["repeats_ours"],
-        setup=cache.cache_clear,
-    )
-    held = ours_enumeration_only(sizes, keep=True)
-    pmf_s, _, _ = _common.best_of(lambda: ours_pmf_only(held), cfg["repeats_ours"])
-    held.clear()
-
-    # the naive baseline
+    # The baseline and ours, cold, in interleaved rounds. The baseline's first
+    # call (the first of the first round) sweeps within the budget in full mode;
+    # every later call of either side covers exactly the sizes it completed.
     if quick:
-        base_sizes_req, budget = QUICK_BASELINE_SIZES, None
+        requested, budget = QUICK_BASELINE_SIZES, None
     else:
-        base_sizes_req, budget = sizes, BASELINE_BUDGET_S
-    base_totals, base_sizes, base_s = naive_sweep(base_sizes_req, budget_s=budget)
-    base_err = check_sums("baseline", base_sizes, base_totals)
-    own = ours_sweep(base_sizes)
+        requested, budget = sizes, BASELINE_BUDGET_S
+    state = {"sizes": requested, "budget": budget, "ours_sizes": []}
+
+    def baseline():
+        totals, done, _ = naive_sweep(state["sizes"], budget_s=state["budget"])
+        state.update(sizes=done, budget=None)
+        return totals
+
+    def cold(parts):
+        state["ours_sizes"].append(state["sizes"])
+        return ours_sweep(state["sizes"], parts=parts)
+
+    cold_parts, warm_count = [], {"hits": 0, "lookups": 0, "sweeps": 0}
+    calls = {"baseline": baseline, "cold": lambda: cold(cold_parts)}
+    if not quick:  # the warm sweep joins the rounds when it may get a ratio
+        calls["warm"] = lambda: _warm_sweep(sizes, cache, warm_count)
+    rounds = interleaved_rounds(
+        calls, cfg["rounds"], setups={"cold": cache.cache_clear}
+    )
+    base_sizes = state["sizes"]
     _common.check(
-        np.allclose(own, base_totals, rtol=0, atol=SUM_TOL),
+        all(list(used) == list(base_sizes) for used in state["ours_sizes"]),
+        "ours was timed on other sizes than the baseline",
+    )
+    res = versus(rounds, "baseline", "cold")
+    base_err = check_sums("baseline", base_sizes, res["baseline_result"])
+    _common.check(
+        np.allclose(res["ours_result"], res["baseline_result"], rtol=0, atol=SUM_TOL),
         "per-n pmf totals differ between ours and the baseline",
     )
     full_baseline = list(base_sizes) == list(sizes)
     log(
-        f"[{NAME}] naive baseline on {_size_label(base_sizes)}: {base_s:.3f} s "
-        f"(max |sum pmf - 1| {base_err:.1e})"
+        f"[{NAME}] naive baseline on {_size_label(base_sizes)}: {res['baseline_s']:.3f}"
+        f" s, ours cold {res['ours_s']:.3f} s ({res['ratio']:.2f}x, median of "
+        f"{cfg['rounds']} interleaved rounds; max |sum pmf - 1| {base_err:.1e})"
         + (
             ""
             if full_baseline or quick
             else f"; stopped at the {BASELINE_BUDGET_S:g} s budget"
         )
     )
+    if full_baseline:
+        timed = rounds
+        cold_res, warm_res = res, versus(rounds, "baseline", "warm")
+    else:
+        # ours alone on every size: cold (cache cleared), then warm
+        cold_parts.clear()
+        warm_count.update(hits=0, lookups=0, sweeps=0)
+        timed = interleaved_rounds(
+            {
+                "cold": lambda: ours_sweep(sizes, parts=cold_parts),
+                "warm": lambda: _warm_sweep(sizes, cache, warm_count),
+            },
+            cfg["repeats_ours"],
+            setups={"cold": cache.cache_clear},
+        )
+        cold_res, warm_res = (
+            {
+                "ours_s": statistics.median(timed["times"][name]),
+                "ours_result": timed["results"][name],
+            }
+            for name in ("cold", "warm")
+        )
+    cold_times, warm_times = timed["times"]["cold"], timed["times"]["warm"]
+    max_err = check_sums("ours", sizes, cold_res["ours_result"])
+    check_sums("ours (warm)", sizes, warm_res["ours_result"])
+    hits, lookups = warm_count["hits"], warm_count["lookups"]
+    cold_s, warm_s = cold_res["ours_s"], warm_res["ours_s"]
+    log(
+        f"[{NAME}] ours on {_size_label(sizes)}: cold {cold_s:.3f} s, warm "
+        f"{warm_s:.3f} s (medians; {hits} cache hits in {lookups} lookups, maxsize "
+        f"{warm_count['maxsize']}); max |sum pmf - 1| {max_err:.1e}"
+    )
+    enum_s = statistics.median(e for e, _ in cold_parts)
+    pmf_s = statistics.median(q for _, q in cold_parts)
 
-    baseline = "naive meshgrid + scipy multinomial.logpmf"
+    baseline_name = "naive meshgrid + scipy multinomial.logpmf"
     target = f"< {TARGET_SECONDS:g} s"
     params = {
         "sizes": [sizes[0], sizes[-1]],
         "n_matrices": total,
         "p": P.tolist(),
-        "repeats_ours": cfg["repeats_ours"],
+        "repeats_ours": len(cold_times),
     }
     cache_note = (
-        f"{hits} cache hits in {lookups} lookups over {len(warm_times)} warm sweep(s)"
+        f"{hits} cache hits in {lookups} lookups over {warm_count['sweeps']} warm "
+        f"sweep(s)"
     )
     if hits == 0:
         cache_note += (
-            f": lru_cache(maxsize={after.maxsize}) holds fewer sizes than "
+            f": lru_cache(maxsize={warm_count['maxsize']}) holds fewer sizes than "
             f"the {len(sizes)} of a sweep, so warm = cold"
         )
-    # without a full-range baseline the ratio lives in the subset row below
-    row_baseline, row_base_s = (baseline, base_s) if full_baseline else (None, None)
-    cold_note = (
-        f"{total:,} matrices; pmf sums to 1 within {max_err:.1e}"
-        if full_baseline
-        else f"{total:,} matrices; baseline on a subset, see its row"
-    )
+    if full_baseline:
+        # ratios of the rounds: the baseline against each of ours
+        extra = {
+            "cold": {"ratio": cold_res["ratio"], "pair_ratios": cold_res["ratios"]},
+            "warm": {"ratio": warm_res["ratio"], "pair_ratios": warm_res["ratios"]},
+        }
+        row_baseline, row_base_s = baseline_name, res["baseline_s"]
+        cold_note = (
+            f"{total:,} matrices; pmf sums to 1 within {max_err:.1e}; "
+            f"{len(cold_times)} interleaved rounds of the baseline and ours cold "
+            f"and warm (cache cleared before each cold call)"
+        )
+    else:
+        # without a full-range baseline the ratio lives in the subset row below
+        extra = {"cold": {}, "warm": {}}
+        row_baseline, row_base_s = None, None
+        cold_note = f"{total:,} matrices; baseline on a subset, see its row"
     rows = [
         _common.make_row(
             f"enumeration+pmf {_size_label(sizes)} cold",
@@ -278,7 +392,9 @@ def run(quick=False, *, log=print):
             target=target,
             status="PASS" if cold_s < TARGET_SECONDS else "MISS",
             notes=cold_note,
+            load=timed["load"],
             ours_times=cold_times,
+            **extra["cold"],
             **params,
         ),
         _common.make_row(
@@ -289,17 +405,15 @@ def run(quick=False, *, log=print):
             target=target,
             status="PASS" if warm_s < TARGET_SECONDS else "MISS",
             notes=cache_note,
+            load=timed["load"],
             ours_times=warm_times,
             cache_hits=hits,
             cache_lookups=lookups,
+            **extra["warm"],
             **params,
         ),
     ]
     if not full_baseline:
-        # ours on the same subset, cold, for the ratio
-        sub_s, sub_times, _ = _common.best_of(
-            lambda: ours_sweep(base_sizes), cfg["repeats_ours"], setup=cache.cache_clear
-        )
         why = (
             "quick mode"
             if quick
@@ -308,13 +422,20 @@ def run(quick=False, *, log=print):
         rows.append(
             _common.make_row(
                 f"enumeration+pmf {_size_label(base_sizes)} cold",
-                sub_s,
-                baseline,
-                base_s,
+                res["ours_s"],
+                baseline_name,
+                res["baseline_s"],
+                ratio=res["ratio"],
                 target="-",
                 status="INFO",
-                notes=f"subset ({why}): {n_matrices(base_sizes):,} matrices",
-                ours_times=sub_times,
+                notes=(
+                    f"subset ({why}): {n_matrices(base_sizes):,} matrices; "
+                    f"{cfg['rounds']} interleaved pairs, cache cleared before each "
+                    f"of ours' calls"
+                ),
+                load=res["load"],
+                pair_ratios=res["ratios"],
+                ours_times=rounds["times"]["cold"],
                 baseline_sizes=[base_sizes[0], base_sizes[-1]],
             )
         )
@@ -325,7 +446,11 @@ def run(quick=False, *, log=print):
             None,
             None,
             status="INFO",
-            notes="enumerate_confusion_matrices for every n, cache cleared first",
+            notes=(
+                "enumerate_confusion_matrices for every n within the cold sweeps "
+                "(cache cleared first), timed around each call; median over the "
+                "sweeps"
+            ),
         )
     )
     rows.append(
@@ -335,7 +460,10 @@ def run(quick=False, *, log=print):
             None,
             None,
             status="INFO",
-            notes="multinomial_logpmf + exp + sum on matrices built beforehand",
+            notes=(
+                "multinomial_logpmf + exp + sum within the same cold sweeps, timed "
+                "around each size's call; median over the sweeps"
+            ),
         )
     )
     return rows
@@ -344,7 +472,10 @@ def run(quick=False, *, log=print):
 def main(argv=None):
     """Command line: ``python benchmarks/bench_enumeration.py [--quick]``."""
     return _common.script_main(
-        run, __doc__, "one repeat, and the baseline on n in 5..60 only", argv
+        run,
+        __doc__,
+        "the baseline on n in 5..60 only, and one sweep of ours alone on 5..150",
+        argv,
     )
 
 
