@@ -92,7 +92,8 @@ def _from_counts(counts, labels):
                 "counts has no groups (a MulticlassCounts counted without "
                 "sensitive_features); count it with sensitive_features=..."
             )
-        groups, given, matrices = counts.groups, counts.labels, counts.counts
+        groups = np.asarray(counts.groups)
+        given, matrices = np.asarray(counts.labels), np.asarray(counts.counts)
         if labels is not None:
             position = pd.Index(given.astype(object)).get_indexer(
                 pd.Index(labels.astype(object))
@@ -154,9 +155,12 @@ def multiclass_counts(data, labels):
                 f"pass either rows (y_true, y_pred, sensitive_features) or counts, "
                 f"not both; got counts and {', '.join(given)}."
             )
+        name = "group"
+        if isinstance(counts, MulticlassCounts) and counts.groups is not None:
+            name = getattr(counts.groups, "name", None) or name  # a pandas Index
         groups, labels, matrices = _from_counts(counts, labels)
         _check_no_pos_label(data["pos_label"], labels)
-        return MulticlassCounts(groups, labels, matrices), "group"
+        return MulticlassCounts(groups, labels, matrices), name
     if data["y_true"] is None or data["y_pred"] is None:
         raise ValueError(
             "pass y_true, y_pred and sensitive_features, or counts=<per-group table>."

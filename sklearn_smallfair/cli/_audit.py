@@ -44,15 +44,19 @@ from ._options import (
 NAME = "audit"
 
 _AUDIT_METRICS = ("tpr", "fpr", "ppv")
+#: Most classes of a multiclass audit (a column of scores is not classes).
+_MAX_CLASSES = 100
 _TESTS = ("match", "separation")
 
 _AUDIT_EPILOG = textwrap.dedent(
     """\
     The CSV or Parquet file has one row per person with a column of true labels,
-    a column of predicted labels (binary, e.g. 0/1 or yes/no) and one or more
-    columns of group labels. Several --group options audit the intersections of
-    the groups (e.g. "Black|Female"). The file is read --chunksize rows at a
-    time and only these columns, so its size is not limited by the memory.
+    a column of predicted labels (binary, e.g. 0/1 or yes/no, or multiclass)
+    and one or more columns of group labels. Several --group options audit the
+    intersections of the groups (e.g. "Black|Female"). The file is read
+    --chunksize rows at a time and only these columns, so its size is not
+    limited by the memory. With more than two classes (or --labels), each class
+    is audited one-vs-rest and the p-values are adjusted over every class.
 
     examples:
       smallfair audit --csv predictions.csv --target y --prediction y_pred \\
@@ -64,6 +68,8 @@ _AUDIT_EPILOG = textwrap.dedent(
           --group age_band --tests none --lam 0
       smallfair audit --parquet predictions.parquet --target y \\
           --prediction y_pred --group race --progress
+      smallfair audit --csv triage.csv --target urgency --prediction predicted \\
+          --group site --labels low,mid,high
     """
 )
 
@@ -159,6 +165,14 @@ def add_parser(subparsers):
         help="the positive class (default: 1, or True)",
     )
     parser.add_argument(
+        "--labels",
+        metavar="A,B,C",
+        default=None,
+        help="the classes, comma-separated, in the order of the report: audit "
+        "each class one-vs-rest (default: the binary audit for two classes, "
+        "the sorted classes for more)",
+    )
+    parser.add_argument(
         "--sep",
         type=_separator,
         default=",",
@@ -239,11 +253,15 @@ def _label_values(values, column, path, fmt, start):
     return labels
 
 
+class _Multiclass(Exception):
+    """The label columns hold more than two classes: count K x K matrices."""
+
+
 class _Labels:
     """The distinct labels of a label column over the chunks read so far."""
 
-    def __init__(self, column, path):
-        self.column, self.path = column, path
+    def __init__(self, column, path, binary=True):
+        self.column, self.path, self.binary = column, path, binary
         self.values = pd.Index([])
         self.kinds = set()
 
@@ -261,12 +279,15 @@ class _Labels:
                 f"but binary labels are needed; threshold the scores into class "
                 f"labels first"
             )
-        if len(values) > 2:
+        if len(values) > 2 and self.binary:
+            raise _Multiclass
+        if len(values) > _MAX_CLASSES:
             shown = ", ".join(repr(v) for v in sorted(values.tolist(), key=str)[:10])
             more = ", ..." if len(values) > 10 else ""
             raise CLIError(
-                f"column {self.column!r} of {self.path} must hold binary labels, "
-                f"but has {len(values)} distinct values ({shown}{more})"
+                f"column {self.column!r} of {self.path} must hold class labels, "
+                f"but has {len(values)} distinct values ({shown}{more}); an audit "
+                f"takes at most {_MAX_CLASSES} classes: bin the values into classes"
             )
 
 
@@ -277,10 +298,7 @@ def _pos_label(text, true, pred, names):
     shown = ", ".join(repr(v) for v in sorted(labels.tolist(), key=str))
     columns = f"{names[0]!r} and {names[1]!r}"
     if len(labels) > 2:
-        raise CLIError(
-            f"columns {columns} must share the same two labels; together they have "
-            f"{len(labels)} ({shown})"
-        )
+        raise _Multiclass
     if kinds <= {"b"}:
         if text is None:
             return True
@@ -406,6 +424,141 @@ def _count_file(args, source, fmt, groups, err):
     return pd.DataFrame(counts, index=index, columns=["TP", "FN", "FP", "TN"]), total
 
 
+def _count_classes(args, source, fmt, groups, err):
+    """Read the file chunk by chunk and count each group's K x K matrix (rows
+    true, columns predicted); return ``(MulticlassCounts, number of rows)``.
+
+    Each chunk's table of (group, true class, predicted class) counts is added
+    to the others' by label.
+    """
+    from .._validation import _Coded, _joinable, _sorted_labels
+    from ..metrics import MulticlassCounts
+
+    target, prediction = args.target, args.prediction
+    n_rows, chunks = _io.read_chunks(
+        source,
+        [target, prediction, *groups],
+        fmt=fmt,
+        sep=args.sep,
+        chunksize=args.chunksize,
+        categorical=groups,
+    )
+    progress = _io.Progress(
+        n_rows,
+        enabled=args.progress
+        if args.progress is not None
+        else getattr(err, "isatty", lambda: False)(),
+        err=err,
+    )
+    true = _Labels(target, source, binary=False)
+    pred = _Labels(prediction, source, binary=False)
+    keys = [f"g{k}" for k in range(len(groups))] + ["true", "pred"]
+    table, total = None, 0
+    try:
+        for start, chunk in chunks:
+            columns = {}
+            for key, g in zip(keys, groups):
+                values = _group_values(chunk[g], g, source, fmt, start)
+                if isinstance(values, _Coded):
+                    values = pd.Categorical.from_codes(values.codes, values.categories)
+                columns[key] = values
+            for key, column, labels in (
+                ("true", target, true),
+                ("pred", prediction, pred),
+            ):
+                values = chunk[column]
+                if isinstance(values, _Coded):
+                    values = values.to_numpy()
+                labels.add(
+                    _label_values(values, column, source, fmt, start), values.dtype.kind
+                )
+                columns[key] = values
+            part = pd.DataFrame(columns).groupby(keys, observed=True).size()
+            table = part if table is None else table.add(part, fill_value=0)
+            n = len(columns["true"])
+            total += n
+            progress.update(n)
+    finally:
+        progress.close()
+    found = true.values.append(pred.values).unique()
+    try:
+        found = _sorted_labels(np.asarray(found.tolist()), "the label columns")
+    except TypeError as exc:
+        raise CLIError(f"{source}: {_one_line(exc)}") from None
+    classes = _class_order(args.labels, found, (target, prediction), source)
+    flat = table.reset_index()
+    if len(groups) == 1:
+        label = flat["g0"].to_numpy()
+    else:
+        label = np.array(
+            [
+                "|".join(_joinable(v) for v in row)
+                for row in zip(*(flat[k] for k in keys[:-2]))
+            ],
+            dtype=object,
+        )
+    names = _sorted_labels(pd.unique(label), "the groups")
+    counts = np.zeros((names.shape[0], len(classes), len(classes)), dtype=np.int64)
+    index = pd.Index(classes)
+    np.add.at(
+        counts,
+        (
+            pd.Index(names).get_indexer(label),
+            index.get_indexer(flat["true"]),
+            index.get_indexer(flat["pred"]),
+        ),
+        flat[0].to_numpy(dtype=np.int64),
+    )
+    groups_index = pd.Index(names, name="|".join(groups))
+    return MulticlassCounts(groups_index, np.asarray(classes), counts), total
+
+
+def _class_order(text, found, names, source):
+    """The classes of ``--labels`` (matched to the columns' values), else the
+    sorted classes found."""
+    if text is None:
+        return found.tolist()
+    given = [t.strip() for t in text.split(",")]
+    if len(given) < 2 or any(not t for t in given):
+        raise _UsageError(
+            f"--labels {text!r} must list at least two classes separated by "
+            f"commas, e.g. --labels low,mid,high"
+        )
+    if len(set(given)) != len(given):
+        raise _UsageError(f"--labels {text!r} lists a class more than once")
+    spelled = {}
+    for v in found.tolist():
+        spelled[str(v)] = v
+        if isinstance(v, float) and v.is_integer():
+            spelled[str(int(v))] = v
+        if isinstance(v, (bool, np.bool_)):
+            spelled[str(v).lower()] = v
+    named = [spelled[t] for t in given if t in spelled]
+    missing = [str(v) for v in found.tolist() if not any(v == w for w in named)]
+    if missing:
+        raise CLIError(
+            f"columns {names[0]!r} and {names[1]!r} of {source} have class(es) "
+            f"{', '.join(repr(m) for m in missing)} that are not in --labels "
+            f"{text!r}; add them to --labels or drop those rows"
+        )
+    kinds = {type(v) for v in found.tolist()}
+    out = []
+    for t in given:
+        if t in spelled:
+            out.append(spelled[t])
+        elif kinds <= {int, float, np.int64, np.float64}:  # a class nobody has
+            try:
+                value = float(t)
+            except ValueError:
+                raise _UsageError(
+                    f"--labels names class {t!r}, but the label columns hold numbers"
+                ) from None
+            out.append(int(value) if value.is_integer() else value)
+        else:
+            out.append(t)
+    return out
+
+
 def run(args, out, err=None):
     """Run ``smallfair audit``.
 
@@ -447,15 +600,35 @@ def run(args, out, err=None):
     tests = () if args.tests == ["none"] else tuple(dict.fromkeys(args.tests))
     if "none" in tests:
         raise _UsageError("--tests none cannot be combined with other tests")
-    counts, _ = _count_file(args, source, fmt, groups, err)
+    if args.labels is not None and args.pos_label is not None:
+        raise _UsageError(
+            "--pos-label names the positive class of binary labels; --labels "
+            "audits each class in turn as the positive one, so drop --pos-label"
+        )
+    counts = None
+    if args.labels is None:
+        try:
+            counts, _ = _count_file(args, source, fmt, groups, err)
+        except _Multiclass:  # more than two classes: read again, K x K
+            if args.pos_label is not None:
+                raise _UsageError(
+                    f"--pos-label {args.pos_label!r} names the positive class of "
+                    f"binary labels, but {args.target!r} and {args.prediction!r} "
+                    f"hold more than two classes, each audited in turn as the "
+                    f"positive one: drop --pos-label (--labels a,b,c fixes the "
+                    f"classes' order)"
+                ) from None
+    if counts is None:
+        counts, _ = _count_classes(args, source, fmt, groups, err)
     title = args.title or (
         f"Fairness audit of {args.prediction!r} by {' x '.join(groups)} "
         f"({Path(source).name})"
     )
-    if len(counts) < 2 and args.reference == "rest":
+    names = counts.groups if isinstance(counts, tuple) else counts.index
+    if len(names) < 2 and args.reference == "rest":
         raise CLIError(
             f"the group column(s) {', '.join(repr(g) for g in groups)} of "
-            f"{source} hold a single group ({str(counts.index[0])!r}); an audit "
+            f"{source} hold a single group ({str(names[0])!r}); an audit "
             f"compares each group with the others, so it needs at least two groups"
         )
     with warnings.catch_warnings():
