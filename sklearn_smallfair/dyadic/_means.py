@@ -20,6 +20,8 @@ __all__ = ["EntityMeans", "entity_means"]
 
 # integer ids up to this bound (or 4x the number of ratings) are used as positions
 _DENSE_IDS = 1 << 22
+# initial size of the hash table coding other ids (it grows with the distinct ids)
+_HASH_HINT = 1 << 10
 
 
 def _check_ratings(values, name):
@@ -91,8 +93,14 @@ def _shared_codes(train_ids, ids):
     if _dense_size(train_ids) is not None or train_ids.dtype.kind != ids.dtype.kind:
         return _Codes(train_ids), None
     n = train_ids.shape[0]
-    codes, uniques = pd.factorize(np.concatenate([train_ids, ids]))
-    return _Codes(None, (codes[:n], uniques)), codes[n:]
+    codes, uniques = _factorize(np.concatenate([train_ids, ids]))
+    return _Codes(None, (codes[:n], uniques)), codes[n:].copy()
+
+
+def _factorize(ids):
+    """``pandas.factorize`` with a hash table grown to the number of distinct ids
+    (not sized to the number of rows up front: far less memory, and faster)."""
+    return pd.factorize(ids, size_hint=_HASH_HINT)
 
 
 class _Codes:
@@ -110,7 +118,7 @@ class _Codes:
                 self.size = size
                 self.codes = ids.astype(np.intp, copy=False)
                 return
-            factorized = pd.factorize(ids)
+            factorized = _factorize(ids)
         codes, uniques = factorized
         self.index = pd.Index(uniques)
         self.size = len(uniques)
