@@ -606,3 +606,56 @@ def test_screenshot_and_print_at_60_groups(browser, tmp_path):
         f"--window-size={PRINT_WIDTH},1200",
     )
     assert printed["overflowing"] == []
+
+
+CLASS_CHECKER = """<script id="smallfair-classes">
+window.addEventListener("load", function () {
+  var result = {};
+  Array.prototype.forEach.call(document.querySelectorAll("section.class"),
+    function (s) {
+      var open = Array.prototype.slice.call(s.querySelectorAll(".view")).filter(
+        function (v) { return getComputedStyle(v).display !== "none"; });
+      result[s.id] = {
+        visible: open.map(function (v) { return v.className; }),
+        checked: Array.prototype.map.call(s.querySelectorAll("input:checked"),
+          function (i) { return i.id; }),
+        cells: open.length ? open[0].querySelectorAll("tbody td[title]").length : 0
+      };
+    });
+  var pre = document.createElement("pre");
+  pre.id = "layout";
+  pre.textContent = JSON.stringify(result);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+@pytest.mark.slow
+def test_multiclass_report_sorts_each_class_alone(browser, tmp_path):
+    """One sorting control per class: each class shows one order of its matrix,
+    and checking another order in one class leaves the others as they were."""
+    rng = np.random.default_rng(0)
+    n = 300
+    y = rng.choice(["low", "mid", "high"], n)
+    groups = np.where(rng.random(n) < 0.3, "east", "west")
+    pred = np.where(rng.random(n) < 0.7, y, rng.choice(["low", "mid", "high"], n))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = audit_predictions(
+            y, pred, sensitive_features=groups, labels=["low", "mid", "high"],
+            metrics=["tpr", "fpr"], tests=("match",), n_draws=500,
+        )  # fmt: skip
+        page = report.to_html(include_plots=False)
+    result = _layout(browser, _with_script(page, CLASS_CHECKER), tmp_path, "mc")
+    assert sorted(result) == ["c0", "c1", "c2"]
+    for k in range(3):
+        assert result[f"c{k}"]["visible"] == ["view view-evidence"]
+        assert result[f"c{k}"]["checked"] == [f"c{k}-order-evidence"]
+        assert result[f"c{k}"]["cells"] == 2 * 2
+    by_size = page.replace(
+        ' id="c1-order-evidence" checked>', ' id="c1-order-evidence">'
+    )
+    by_size = by_size.replace(' id="c1-order-size">', ' id="c1-order-size" checked>')
+    result = _layout(browser, _with_script(by_size, CLASS_CHECKER), tmp_path, "mc1")
+    assert result["c1"]["visible"] == ["view view-size"]
+    assert result["c0"]["visible"] == result["c2"]["visible"] == ["view view-evidence"]
