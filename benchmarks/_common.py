@@ -105,6 +105,64 @@ def interleaved(baseline, candidate, repeats, *, setup=None):
     return out
 
 
+def interleaved_rounds(calls, repeats, *, setups=None):
+    """Time the callables of ``calls`` (a dict, name -> function) back to back.
+
+    :func:`interleaved` for more than two calls: each of ``repeats`` rounds
+    runs every call once, in the order of ``calls`` rotated by one place per round
+    (for two calls, the alternation of :func:`interleaved`), so the calls
+    of a round see the same load and any two of them give a per-round ratio (see
+    :func:`versus`). One baseline call per round thus serves every row compared
+    with it. ``setups`` (name -> function, untimed) run before that name's calls.
+    The garbage is collected once before each round, not before each call: with
+    pandas and scipy loaded a full collection takes 0.05-0.15 s, longer than most
+    of the calls timed here.
+
+    Returns ``{"times": {name: [seconds of each round]}, "results": {name: last
+    result}, "load": the 1-minute load average at the end}``.
+    """
+    setups = setups or {}
+    names = list(calls)
+    times = {name: [] for name in names}
+    results = {}
+    for k in range(max(1, int(repeats))):
+        shift = k % len(names)
+        gc.collect()
+        for name in names[shift:] + names[:shift]:
+            if name in setups:
+                setups[name]()
+            start = time.perf_counter()
+            results[name] = calls[name]()
+            times[name].append(time.perf_counter() - start)
+    return {"times": times, "results": results, "load": load_average()}
+
+
+def versus(rounds, baseline, ours, *, scale=1.0, fixed_s=0.0):
+    """One row's figures from :func:`interleaved_rounds`, in the form of
+    :func:`interleaved`'s result.
+
+    Each round's baseline figure is ``fixed_s + scale * t``: the time ``t`` of the
+    ``baseline`` call, which may do a part of the work, extrapolated to the whole
+    (``scale``) plus a one-off cost measured once (``fixed_s``). The round's ratio
+    is that figure over the time of ``ours`` in the same round; ``ratio`` is the
+    median of these per-round ratios, ``baseline_s`` the median figure, ``ours_s``
+    the median time of ours and ``part_s`` the median time of the baseline call.
+    """
+    part, own = rounds["times"][baseline], rounds["times"][ours]
+    figures = [fixed_s + scale * t for t in part]
+    ratios = [b / max(o, 1e-12) for b, o in zip(figures, own)]
+    return {
+        "ratio": statistics.median(ratios),
+        "ratios": ratios,
+        "baseline_s": statistics.median(figures),
+        "ours_s": statistics.median(own),
+        "part_s": statistics.median(part),
+        "load": rounds["load"],
+        "baseline_result": rounds["results"][baseline],
+        "ours_result": rounds["results"][ours],
+    }
+
+
 def make_row(
     benchmark,
     ours_s,

@@ -40,7 +40,6 @@ Target: ours under 2 s for the cold 5..150 sweep on the reference machine (2 cor
 Run ``python benchmarks/bench_enumeration.py [--quick]`` or through ``run.py``.
 """
 
-import gc
 import statistics
 import sys
 import time
@@ -110,53 +109,6 @@ def ours_sweep(sizes, p=P, *, parts=None):
         pmf_s += clock() - middle
     parts.append((enum_s, pmf_s))
     return totals
-
-
-def interleaved_rounds(calls, repeats, *, setups=None):
-    """Time the callables of ``calls`` (a dict, name -> function) back to back.
-
-    :func:`_common.interleaved` for more than two calls: each of ``repeats`` rounds
-    runs every call once, in the order of ``calls`` rotated by one place per round
-    (for two calls, the alternation of :func:`_common.interleaved`), so the calls
-    of a round see the same load and any two of them give a per-round ratio (see
-    :func:`versus`). ``setups`` (name -> function, untimed) run before that name's
-    calls. The garbage is collected once before each round, not before each call
-    (with pandas and scipy loaded a full collection takes 0.05-0.15 s).
-
-    Returns ``{"times": {name: [seconds of each round]}, "results": {name: last
-    result}, "load": the 1-minute load average at the end}``.
-    """
-    setups = setups or {}
-    names = list(calls)
-    times = {name: [] for name in names}
-    results = {}
-    for k in range(max(1, int(repeats))):
-        shift = k % len(names)
-        gc.collect()
-        for name in names[shift:] + names[:shift]:
-            if name in setups:
-                setups[name]()
-            start = time.perf_counter()
-            results[name] = calls[name]()
-            times[name].append(time.perf_counter() - start)
-    return {"times": times, "results": results, "load": _common.load_average()}
-
-
-def versus(rounds, baseline, ours):
-    """One row's figures from :func:`interleaved_rounds`, in the form of
-    :func:`_common.interleaved`'s result: ``ratio`` is the median over the rounds
-    of the baseline's time over ours' time in the same round."""
-    base, own = rounds["times"][baseline], rounds["times"][ours]
-    ratios = [b / max(o, 1e-12) for b, o in zip(base, own)]
-    return {
-        "ratio": statistics.median(ratios),
-        "ratios": ratios,
-        "baseline_s": statistics.median(base),
-        "ours_s": statistics.median(own),
-        "load": rounds["load"],
-        "baseline_result": rounds["results"][baseline],
-        "ours_result": rounds["results"][ours],
-    }
 
 
 def naive_matrices(n):
@@ -289,7 +241,7 @@ def run(quick=False, *, log=print):
     calls = {"baseline": baseline, "cold": lambda: cold(cold_parts)}
     if not quick:  # the warm sweep joins the rounds when it may get a ratio
         calls["warm"] = lambda: _warm_sweep(sizes, cache, warm_count)
-    rounds = interleaved_rounds(
+    rounds = _common.interleaved_rounds(
         calls, cfg["rounds"], setups={"cold": cache.cache_clear}
     )
     base_sizes = state["sizes"]
@@ -297,7 +249,7 @@ def run(quick=False, *, log=print):
         all(list(used) == list(base_sizes) for used in state["ours_sizes"]),
         "ours was timed on other sizes than the baseline",
     )
-    res = versus(rounds, "baseline", "cold")
+    res = _common.versus(rounds, "baseline", "cold")
     base_err = check_sums("baseline", base_sizes, res["baseline_result"])
     _common.check(
         np.allclose(res["ours_result"], res["baseline_result"], rtol=0, atol=SUM_TOL),
@@ -316,12 +268,12 @@ def run(quick=False, *, log=print):
     )
     if full_baseline:
         timed = rounds
-        cold_res, warm_res = res, versus(rounds, "baseline", "warm")
+        cold_res, warm_res = res, _common.versus(rounds, "baseline", "warm")
     else:
         # ours alone on every size: cold (cache cleared), then warm
         cold_parts.clear()
         warm_count.update(hits=0, lookups=0, sweeps=0)
-        timed = interleaved_rounds(
+        timed = _common.interleaved_rounds(
             {
                 "cold": lambda: ours_sweep(sizes, parts=cold_parts),
                 "warm": lambda: _warm_sweep(sizes, cache, warm_count),

@@ -87,11 +87,8 @@ random pairs drawn and counted with the clustered variance. Target: all pairs of
 Run ``python benchmarks/bench_separation.py [--quick]`` or through ``run.py``.
 """
 
-import gc
 import math
-import statistics
 import sys
-import time
 
 import numpy as np
 
@@ -120,64 +117,6 @@ LABELS_QUICK = {"n_rows": 200_000, "n_groups": 100, "pairs": 3}
 WARMUP_GROUPS = 10
 #: Sizes of the small groups of the context row (their comparisons are exact).
 SMALL_GROUPS = (10, 17, 25, 32, 40)
-
-
-def interleaved_rounds(calls, repeats, *, setups=None):
-    """Time the callables of ``calls`` (a dict, name -> function) back to back.
-
-    :func:`_common.interleaved` for more than two calls: each of ``repeats`` rounds
-    runs every call once, in the order of ``calls`` rotated by one place per round
-    (for two calls, the alternation of :func:`_common.interleaved`), so the calls
-    of a round see the same load and any two of them give a per-round ratio (see
-    :func:`versus`). One baseline call per round thus serves every row compared
-    with it. ``setups`` (name -> function, untimed) run before that name's calls.
-    The garbage is collected once before each round, not before each call: with
-    pandas and scipy loaded a full collection takes 0.05-0.15 s, longer than most
-    of the calls timed here.
-
-    Returns ``{"times": {name: [seconds of each round]}, "results": {name: last
-    result}, "load": the 1-minute load average at the end}``.
-    """
-    setups = setups or {}
-    names = list(calls)
-    times = {name: [] for name in names}
-    results = {}
-    for k in range(max(1, int(repeats))):
-        shift = k % len(names)
-        gc.collect()
-        for name in names[shift:] + names[:shift]:
-            if name in setups:
-                setups[name]()
-            start = time.perf_counter()
-            results[name] = calls[name]()
-            times[name].append(time.perf_counter() - start)
-    return {"times": times, "results": results, "load": _common.load_average()}
-
-
-def versus(rounds, baseline, ours, *, scale=1.0, fixed_s=0.0):
-    """One row's figures from :func:`interleaved_rounds`, in the form of
-    :func:`_common.interleaved`'s result.
-
-    Each round's baseline figure is ``fixed_s + scale * t``: the time ``t`` of the
-    ``baseline`` call, which may do a part of the work, extrapolated to the whole
-    (``scale``) plus a one-off cost measured once (``fixed_s``). The round's ratio
-    is that figure over the time of ``ours`` in the same round; ``ratio`` is the
-    median of these per-round ratios, ``baseline_s`` the median figure, ``ours_s``
-    the median time of ours and ``part_s`` the median time of the baseline call.
-    """
-    part, own = rounds["times"][baseline], rounds["times"][ours]
-    figures = [fixed_s + scale * t for t in part]
-    ratios = [b / max(o, 1e-12) for b, o in zip(figures, own)]
-    return {
-        "ratio": statistics.median(ratios),
-        "ratios": ratios,
-        "baseline_s": statistics.median(figures),
-        "ours_s": statistics.median(own),
-        "part_s": statistics.median(part),
-        "load": rounds["load"],
-        "baseline_result": rounds["results"][baseline],
-        "ours_result": rounds["results"][ours],
-    }
 
 
 def make_data(n_items, n_pairs, seed=SEED):
@@ -414,7 +353,7 @@ def run_all_pairs(quick=False, *, log=print):
         list_s, _, items = _common.best_of(lambda small=small: as_lists(*small), 1)
         ours_all_pairs(y, score, groups)  # untimed warm-ups
         ours_sampled(y, score, groups)
-        rounds = interleaved_rounds(
+        rounds = _common.interleaved_rounds(
             {
                 "loop": lambda items=items: all_pairs_loop(items),
                 "ours": lambda y=y, s=score, g=groups: ours_all_pairs(y, s, g),
@@ -422,8 +361,8 @@ def run_all_pairs(quick=False, *, log=print):
             },
             REPEATS,
         )
-        res = versus(rounds, "loop", "ours", scale=scale)
-        sampled = versus(rounds, "sampled", "ours")
+        res = _common.versus(rounds, "loop", "ours", scale=scale)
+        sampled = _common.versus(rounds, "sampled", "ours")
         expected = res["baseline_result"]
         _common.check(
             all(np.array_equal(a, b) for a, b in zip(got, expected)),
@@ -590,10 +529,10 @@ def run_labels(quick=False, *, log=print):
         labels_ours(y, pred, groups, method)
         calls[method] = lambda m=method: labels_ours(y, pred, groups, m)
     # one baseline call per round serves the rows of both methods
-    rounds = interleaved_rounds(calls, cfg["pairs"])
+    rounds = _common.interleaved_rounds(calls, cfg["pairs"])
     rows = []
     for method in ("auto", "score"):
-        res = versus(rounds, "baseline", method)
+        res = _common.versus(rounds, "baseline", method)
         # the last timed baseline call's z, p and adjusted p against ours
         err = _check_labels(res["ours_result"], res["baseline_result"], method)
         fast = res["ours_s"] < TARGET_S
@@ -627,7 +566,7 @@ def run_labels(quick=False, *, log=print):
         set(rounds["results"]["auto"]["method"]) == {"score"},
         "auto used the exact test on large groups",
     )
-    res = versus(rounds, "wald", "auto")
+    res = _common.versus(rounds, "wald", "auto")
     rows.append(
         _common.make_row(
             f"separation_test auto {name}",
@@ -643,8 +582,8 @@ def run_labels(quick=False, *, log=print):
     )
     # context: 5 small groups, whose comparisons use the exact test
     y, pred, groups = make_label_data(n_rows, n_groups, small=SMALL_GROUPS)
-    res = versus(
-        interleaved_rounds(
+    res = _common.versus(
+        _common.interleaved_rounds(
             {
                 "score": lambda: labels_ours(y, pred, groups, "score"),
                 "auto": lambda: labels_ours(y, pred, groups, "auto"),
@@ -716,9 +655,9 @@ def run_comparative(quick=False, *, log=print):
         }
         if variance == "independent":
             calls["numpy loop"] = lambda: numpy_loop_baseline(y, score, groups, small)
-        rounds = all_rounds[variance] = interleaved_rounds(calls, REPEATS)
-        same = versus(rounds, "loop", "small", fixed_s=prep_s)
-        res = versus(rounds, "loop", "all", scale=scale, fixed_s=prep_s)
+        rounds = all_rounds[variance] = _common.interleaved_rounds(calls, REPEATS)
+        same = _common.versus(rounds, "loop", "small", fixed_s=prep_s)
+        res = _common.versus(rounds, "loop", "all", scale=scale, fixed_s=prep_s)
         on_small[variance] = same["ours_result"]
         # the last timed loop call against ours on the same pairs
         err = check_same(
@@ -789,7 +728,7 @@ def run_comparative(quick=False, *, log=print):
             )
         )
     # context: the loop over numpy arrays, on the loop's pairs, extrapolated too
-    res = versus(all_rounds["independent"], "numpy loop", "all", scale=scale)
+    res = _common.versus(all_rounds["independent"], "numpy loop", "all", scale=scale)
     err = check_same(
         f"numpy-array loop, {m_loop:,} pairs",
         on_small["independent"],
