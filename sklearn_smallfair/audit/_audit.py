@@ -639,7 +639,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Training data.
         y : array-like of shape (n_samples,)
-            Binary labels.
+            Class labels.
         **fit_params
             Passed to the estimator's ``fit``.
 

@@ -297,6 +297,17 @@ def test_outputs_and_unique_html_ids(tmp_path):
     assert sum(r["count"] for r in payload["confusion_matrices"]) == 120
     with pytest.raises(ValueError, match="label='x' is not a class"):
         multi.plot("x")
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = multi.plot("mid")
+    assert len([a for a in fig.axes if a.get_visible()]) == 1  # one metric
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert any(text.startswith("c") for text in labels)
+    plt.close(fig)
 
 
 def test_fairness_audit_of_a_multiclass_model():
