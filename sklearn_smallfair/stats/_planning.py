@@ -44,6 +44,7 @@ from scipy.special import ndtri
 from .._confusion import FN, FP
 from .._params import Number, StrOptions, Whole, validate_params
 from ..metrics import get_metric
+from ._large_n import large, large_power, large_range
 from ._match_laws import (
     _binomial_run,
     _cdf,
@@ -238,7 +239,8 @@ class _LinearTail:
         a, c, d = (
             np.broadcast_to(np.asarray(v, np.int64), (G,))[:, None] for v in (a, c, d)
         )
-        big = np.abs(c).max() * self.K.max() + np.abs(a).max()
+        # Python integers: the bound itself may exceed 2^63 (10^12 * 2^50)
+        big = int(np.abs(c).max()) * int(self.K.max()) + int(np.abs(a).max())
         if big < 2**62:  # no overflow: plain integer division
             return np.clip((a + c * self.K) // d, -1, self.K + 1)
         return _floor_div(a, c, self.K, d, self.zeros, self.K)
@@ -280,6 +282,12 @@ class _Law:
         self.tail = _LinearTail(n, p, i, j, joint=True)
         self.pq = np.broadcast_to(p[..., i] + p[..., j], n.shape)
         bits = min(62, math.ceil(2 * math.log2(max(2, int(n.max())))) + 1)
+        # only the window's denominators matter: when the bits of n make K 2^D
+        # too large for the exact runs (_Runs.usable), the bits of the largest K
+        # of the window separate its scores as well
+        kmax = int(np.where(self.tail.valid, self.tail.K, 0).max())
+        if kmax << bits >= 2**61:
+            bits = min(bits, math.ceil(2 * math.log2(max(2, kmax))) + 1)
         self.den = np.full(n.shape, 1 << bits, np.int64)
         self.lo, self.hi = np.zeros_like(n), self.den.copy()
 
@@ -442,9 +450,27 @@ def null_range(metric, n, p, level):
     tail probability of at most ``level``, so with ``level = (1 - ci) / 2`` it is
     outside exactly when the exact two-sided p-value is at most ``1 - ci``.
     Binomial metrics, joint ratios and ``mb``; ``n`` (G,) int64 >= 1, ``p`` (G,
-    4) proportions under which the metric can be defined.
+    4) proportions under which the metric can be defined. Joint ratios and
+    ``mb`` whose counts have a variance of at least
+    :data:`._large_n.LARGE_VARIANCE` (groups of about a million people) take
+    the range of the Edgeworth law (:func:`._large_n.large_range`, ``O(1)``
+    per group, within one lattice step of the exact range).
     """
-    law = _Law(metric, np.asarray(n, np.int64), np.asarray(p, np.float64))
+    n = np.asarray(n, np.int64)
+    p = np.asarray(p, np.float64)
+    big = large(metric, n, p)
+    if not big.any():
+        return _exact_range(metric, n, p, level)
+    lo, hi = np.empty(n.shape), np.empty(n.shape)
+    lo[big], hi[big] = large_range(metric, n[big], p[big], level)
+    if not big.all():
+        lo[~big], hi[~big] = _exact_range(metric, n[~big], p[~big], level)
+    return lo, hi
+
+
+def _exact_range(metric, n, p, level):
+    """:func:`null_range` by the exact law (the windowed sums)."""
+    law = _Law(metric, n, p)
     x_lo = _critical(law, level, "lower") + 1  # first x outside the lower tail
     x_hi = _critical(law, level, "upper") - 1  # last x outside the upper tail
     if law.fam in ("binomial", "mb"):
@@ -454,8 +480,10 @@ def null_range(metric, n, p, level):
     # in [x / den, (x + 1) / den) in the upper one: the largest score c / K <=
     # x_lo / den and the smallest >= x_hi / den
     K, valid, den = law.tail.K, law.tail.valid, law.den[:, None]
-    down = (x_lo[:, None] * K) // den
-    up = -((-x_hi[:, None] * K) // den)
+    zeros = np.zeros_like(K)
+    # floor(x K / den) and ceil(x K / den) in exact integers (x K may pass 2^63)
+    down = _floor_div(zeros, x_lo[:, None], K, den, zeros, K)
+    up = -_floor_div(zeros, -x_hi[:, None], K, den, -K, zeros)
     with np.errstate(invalid="ignore", divide="ignore"):
         lo = np.where(valid & (down >= 0), down / K, -np.inf).max(axis=1)
         hi = np.where(valid & (up <= K), up / K, np.inf).min(axis=1)
@@ -463,11 +491,19 @@ def null_range(metric, n, p, level):
 
 
 def _power(metric, p0, p1, n, alpha, alternative):
-    """Exact power at the sizes ``n`` (int64 array)."""
-    null, alt = _Law(metric, n, p0), _Law(metric, n, p1)
+    """Exact power at the sizes ``n`` (int64 array); the Edgeworth law's power
+    (:func:`._large_n.large_power`) at the sizes where :func:`._large_n.large`."""
     sides = {"two-sided": ("lower", "upper"), "less": ("lower",)}
     sides = sides.get(alternative, ("upper",))
     level = alpha / 2 if alternative == "two-sided" else alpha
+    big = large(metric, n, p0)
+    if big.any():
+        power = np.empty(n.shape)
+        power[big] = large_power(metric, n[big], p0, p1, level, sides)
+        if not big.all():
+            power[~big] = _power(metric, p0, p1, n[~big], alpha, alternative)
+        return power
+    null, alt = _Law(metric, n, p0), _Law(metric, n, p1)
     power = np.zeros(n.shape)
     for side in sides:
         x = _critical(null, level, side)
