@@ -14,6 +14,7 @@ import pandas as pd
 from scipy.special import xlogy
 from sklearn.base import clone
 from sklearn.utils.parallel import Parallel, delayed
+from threadpoolctl import threadpool_limits
 
 from .._confusion import (
     _format_bytes,
@@ -44,6 +45,7 @@ from .._validation import (
 )
 from ..exceptions import CheckpointWarning
 from ..metrics import Metric, get_metric, get_metrics
+from ..metrics._registry import _values_sharing_sums
 from ..smoothing import CrossPriorSmoothing
 from ._split import _check_sizes
 
@@ -377,16 +379,27 @@ def _log_const(n, counts, sampling):
     return -_log_binomial(counts.sum(axis=1), n)
 
 
-def _row_bytes(n_groups, order):
-    """Memory of one support row in a block: its parts, and per group its
-    probability, smoothed cells, value and power-sum temporaries."""
-    return 8 * (8 + n_groups * (10 + order))
+def _row_bytes(n_groups, order, n_estimators=1, n_metrics=1):
+    """Memory of one support row in a block: its parts, its smoothed cells,
+    metric values and power-sum columns for the estimators shared by all
+    groups, and per group its probability and, for the estimators with a
+    reference per group, its own smoothed cells, values and power-sum terms."""
+    e, m = n_estimators, n_metrics
+    shared = 8 + e * (4 + 5 * m)
+    per_group = 10 + order + e * (6 + 3 * m)
+    return 8 * (shared + n_groups * per_group)
 
 
-def _block_rows(n_groups, order, memory_budget):
+def _plan_metrics(plan):
+    """Most metrics sharing one support in ``plan`` (evaluated together)."""
+    return max(len(metrics) for _, metrics in plan)
+
+
+def _block_rows(n_groups, order, memory_budget, n_estimators=1, n_metrics=1):
     """Rows of a block: ``_BLOCK`` (group, row) pairs (they stay in the cache),
     fewer if ``memory_budget`` holds fewer, never fewer than ``_ROWS_MIN``."""
-    fit = int(memory_budget) // (2 * _row_bytes(n_groups, order))
+    row = _row_bytes(n_groups, order, n_estimators, n_metrics)
+    fit = int(memory_budget) // (2 * row)
     return int(max(_ROWS_MIN, min(max(_BLOCK // n_groups, _ROWS_MIN), fit)))
 
 
@@ -471,8 +484,268 @@ def _pair_block(acc, e, scale, offset, firsts, metrics, shift, pairs, order):
         t += total
 
 
+_SETTLE = True
+
+
+def _settle_allocator():
+    """Free one 16 MiB array: glibc's malloc then serves the blocks' temporaries
+    (below 16 MiB) from its heap and keeps up to 32 MiB of it, instead of mapping
+    fresh memory (page faults: a third of the time) for every block."""
+    np.empty(16 << 20, dtype=np.uint8)
+
+
+def _affine_forms(estimators, sizes, refs):
+    """Each estimator's affine form per size: ``None`` for raw counts, else
+    ``(per_group, scale, offset)`` with scale ``(S,)`` and offset ``(S, 4)``
+    without a reference, ``(S, G)`` and ``(S, G, 4)`` with one."""
+    forms = []
+    for est in estimators:
+        if est is None:
+            forms.append(None)
+            continue
+        per_size = [_coefficients(est, n, refs, _SINGLES) for n in sizes]
+        scale = np.stack([s[..., 0] for s, _ in per_size])
+        offset = np.stack([o for _, o in per_size])
+        forms.append((bool(est.requires_reference), scale, offset))
+    return forms
+
+
+def _shared_block(
+    acc, pos, forms, offsets, chosen, firsts, metrics, part_f, weight, shift
+):
+    """Power sums of the estimators without a reference on one block: every
+    metric's values once for all groups, then all the groups' sums of all
+    (estimator, metric) pairs as one product ``weight (G, U) @ rows (U, K)``.
+
+    The values are shifted by one common centre per metric (the mean of the
+    groups' targets) and re-centred per group after the sums.
+    """
+    n_est, n_rows = len(chosen), part_f.shape[1]
+    cells = np.zeros((4, n_est, n_rows))
+    for i, e in enumerate(chosen):
+        form = forms[e]
+        for j, c in enumerate(firsts):
+            if form is None:
+                cells[c, i] = part_f[j]
+            else:
+                np.multiply(form[1][pos], part_f[j], out=cells[c, i])
+                cells[c, i] += offsets[e][pos, c]
+    values = _values_sharing_sums([m for _, m in metrics], *cells)
+    # columns: the weights' total, then per (metric, estimator) u = v - centre and
+    # u^2 over defined values, and where some value is undefined, the defined and
+    # undefined indicators
+    centres = [float(np.mean(shift[:, j])) for j, _ in metrics]
+    u = [v - c for v, c in zip(values, centres, strict=True)]
+    u2 = [a * a for a in u]
+    finite = [np.isfinite(a.sum(axis=1)) for a in u2]  # every value defined
+    n_cols = 1 + sum(int((2 + 2 * ~f).sum()) for f in finite)
+    columns = np.empty((n_cols, n_rows))
+    columns[0] = 1.0
+    layout = []  # (metric position, estimator position, column of u, of flags)
+    at = 1
+    for a in range(len(metrics)):
+        for i in range(n_est):
+            if finite[a][i]:
+                columns[at] = u[a][i]
+                columns[at + 1] = u2[a][i]
+                layout.append((a, i, at, 0))
+                at += 2
+            else:
+                defined = np.isfinite(values[a][i])
+                np.copyto(columns[at], np.where(defined, u[a][i], 0.0))
+                np.multiply(columns[at], columns[at], out=columns[at + 1])
+                columns[at + 2] = defined
+                np.logical_not(defined, out=columns[at + 3], casting="unsafe")
+                layout.append((a, i, at, at + 2))
+                at += 4
+    sums = columns @ weight.T  # (K, G)
+    total = sums[0]
+    a_of, _, at_of, flag_of = (np.array(x) for x in zip(*layout, strict=True))
+    p = np.stack(
+        [
+            np.where(flag_of[:, None] > 0, sums[flag_of], total),
+            sums[at_of],
+            sums[at_of + 1],
+        ],
+        axis=1,
+    )  # (L, 3, G)
+    delta = shift[:, [metrics[a][0] for a in a_of]].T - np.array(centres)[a_of, None]
+    moments = np.empty_like(p)
+    moments[:, 0] = p[:, 0]
+    moments[:, 1] = p[:, 1] - delta * p[:, 0]
+    moments[:, 2] = p[:, 2] - 2.0 * delta * p[:, 1] + delta * delta * p[:, 0]
+    for row, (a, i, _, flags) in enumerate(layout):
+        s, und, t = acc[(metrics[a][0], chosen[i])]
+        s[pos] += moments[row]
+        if flags:
+            und[pos] += sums[flags + 1]
+        t[pos] += total
+
+
+def _own_block(
+    acc, pos, forms, offsets, chosen, firsts, metrics, part_f, weight, keep, shift
+):
+    """Power sums of the estimators with a reference per group on one block: each
+    group's smoothed matrices on the rows kept for it (the (group, row) pairs of
+    ``keep``, group by group), every estimator at once, and the sums per group
+    by ``np.add.reduceat`` over the groups' runs of pairs."""
+    n_rows = keep.shape[1]
+    per_group = np.count_nonzero(keep, axis=1)
+    flat = np.flatnonzero(keep)
+    if not flat.size:
+        return
+    row = flat % n_rows
+    w = weight.ravel()[flat]
+    parts = part_f[:, row]
+    present = np.flatnonzero(per_group)
+    starts = (np.cumsum(per_group) - per_group)[present]
+    n_est, n_pairs = len(chosen), flat.size
+    # x = scale * parts + offset (the smoother's own arithmetic), the offsets
+    # of the cells that are not the first of a block being 0
+    scale = np.stack([forms[e][1][pos] for e in chosen])  # (E, G)
+    scale = np.repeat(scale, per_group, axis=1)
+    offset = np.stack([offsets[e][pos].T for e in chosen], axis=1)  # (4, E, G)
+    cells = np.repeat(offset, per_group, axis=2)
+    product = np.empty((n_est, n_pairs))
+    for j, c in enumerate(firsts):
+        np.multiply(scale, parts[j], out=product)
+        cells[c] += product
+    values = _values_sharing_sums([m for _, m in metrics], *cells)
+    rows = np.empty((1 + 2 * n_est * len(metrics), n_pairs))
+    rows[0] = w
+    targets = np.repeat(shift[:, [j for j, _ in metrics]].T, per_group, axis=1)
+    for a, v in enumerate(values):
+        d = v
+        d -= targets[a]
+        wd = rows[1 + 2 * a * n_est : 1 + (2 * a + 1) * n_est]
+        np.multiply(w, d, out=wd)
+        np.multiply(wd, d, out=rows[1 + (2 * a + 1) * n_est : 1 + 2 * (a + 1) * n_est])
+    sums = np.add.reduceat(rows, starts, axis=1)  # (K, groups present)
+    total = sums[0]
+    for a, ((j, _), v) in enumerate(zip(metrics, values, strict=True)):
+        for i, e in enumerate(chosen):
+            s, u, t = acc[(j, e)]
+            one = sums[1 + 2 * a * n_est + i], sums[1 + (2 * a + 1) * n_est + i]
+            if np.isfinite(one[0]).all() and np.isfinite(one[1]).all():
+                s[pos, 0, present] += total
+                s[pos, 1, present] += one[0]
+                s[pos, 2, present] += one[1]
+            else:  # some value undefined: its weight counted apart
+                defined = np.isfinite(v[i])
+                wd = np.where(defined, w, 0.0)
+                dd = np.where(defined, v[i], 0.0)  # v holds v - target here
+                f = wd * dd
+                part = np.stack([wd, f, f * dd, np.where(defined, 0.0, w)])
+                part = np.add.reduceat(part, starts, axis=1)
+                s[pos, :, present] += part[:3].T
+                u[pos, present] += part[3]
+            t[pos, present] += total
+
+
 def _exact_task(sizes, counts, refs, shift, plan, estimators, sampling, budget):
     """Exact power sums of every size of a task, block by block.
+
+    For each support (metrics sharing their blocks) the rows of all the task's
+    sizes are generated by rank in blocks (:func:`_blocks`, one size each). Per
+    block: every group's log-probabilities from per-part tables; the rows whose
+    probability is below ``NEGLECTED_MASS / rows(n)`` for every group are dropped
+    (so at most ``NEGLECTED_MASS`` of probability is left out per group and
+    size). The estimators without a reference (raw counts, additive smoothing)
+    give the same values for every group: each metric is evaluated once per row
+    and the groups' power sums of every (metric, estimator) come from one matrix
+    product with the groups' probabilities (:func:`_shared_block`). The
+    estimators with a reference per group (Cross-Prior Smoothing) are evaluated
+    on each group's kept rows (:func:`_own_block`). The metrics of a support are
+    evaluated together, their common sums computed once
+    (:func:`~sklearn_smallfair.metrics._registry._values_sharing_sums`). Returns
+    ``{(metric, estimator): (sums, undefined, total)}`` over ``(size, group)``
+    keys, ``sums`` of shape ``(3, S * G)``.
+    """
+    order = 2
+    if _SETTLE:
+        _settle_allocator()
+    sizes = [int(n) for n in sizes]
+    n_groups, n_sizes = counts.shape[0], len(sizes)
+    counts = np.asarray(counts, dtype=np.float64)
+    top = max(sizes)
+    forms = _affine_forms(estimators, sizes, refs)
+    shared = [e for e, f in enumerate(forms) if f is None or not f[0]]
+    own = [e for e, f in enumerate(forms) if f is not None and f[0]]
+    rows = _block_rows(n_groups, order, budget, len(estimators), _plan_metrics(plan))
+    acc = {}
+    for blocks, metrics in plan:
+        k = len(blocks)
+        firsts = [b[0] for b in blocks]
+        block_counts = np.stack([counts[:, list(b)].sum(axis=1) for b in blocks], 1)
+        table = _log_tables(block_counts, top, sampling)
+        const = np.stack([_log_const(n, counts, sampling) for n in sizes])  # (S, G)
+        floor = np.log(NEGLECTED_MASS) - np.log(
+            np.array([float(comb(n + k - 1, k - 1)) for n in sizes])
+        )
+        offsets = [None if f is None else _collapse(f[2], blocks) for f in forms]
+        for j, _ in metrics:
+            for e in range(len(estimators)):
+                acc[(j, e)] = (
+                    np.zeros((n_sizes, order + 1, n_groups)),
+                    np.zeros((n_sizes, n_groups)),
+                    np.zeros((n_sizes, n_groups)),
+                )
+        parts_tables = [np.ascontiguousarray(table[:, j]) for j in range(k)]
+        for block in _blocks(sizes, k, rows):
+            ((pos, n, start, stop),) = block
+            parts = _support_rows(n, k, start, stop)
+            logw = np.take(parts_tables[0], parts[:, 0], axis=1)
+            for j in range(1, k):
+                logw += np.take(parts_tables[j], parts[:, j], axis=1)
+            logw += const[pos][:, None]
+            keep = logw >= floor[pos]
+            used = np.flatnonzero(keep.any(axis=0))
+            if not used.size:
+                continue
+            if used.size < parts.shape[0]:
+                parts, logw, keep = parts[used], logw[:, used], keep[:, used]
+            part_f = parts.T.astype(np.float64)
+            weight = np.exp(logw)
+            if shared:
+                _shared_block(
+                    acc,
+                    pos,
+                    forms,
+                    offsets,
+                    shared,
+                    firsts,
+                    metrics,
+                    part_f,
+                    weight,
+                    shift,
+                )
+            if own:
+                _own_block(
+                    acc,
+                    pos,
+                    forms,
+                    offsets,
+                    own,
+                    firsts,
+                    metrics,
+                    part_f,
+                    weight,
+                    keep,
+                    shift,
+                )
+    return {
+        key: (np.moveaxis(s, 0, 1).reshape(order + 1, -1), u.ravel(), t.ravel())
+        for key, (s, u, t) in acc.items()
+    }
+
+
+def _exact_task_per_metric(
+    sizes, counts, refs, shift, plan, estimators, sampling, budget
+):
+    """Exact power sums of every size of a task, block by block, each metric's
+    formula and power sums evaluated on their own: the reference for
+    :func:`_exact_task` (same blocks, same rows, same values; the sums are only
+    grouped differently).
 
     For each support (metrics sharing their blocks) the rows of all the task's
     sizes are generated by rank in blocks (:func:`_blocks`). Per block: every
@@ -701,7 +974,9 @@ def _run_task(
     if method == "exact":
         finite = np.isfinite(targets)
         shift = np.where(finite, targets, 0.0)
-        with np.errstate(all="ignore"):
+        # one BLAS thread: the groups' sums are matrix products whose bits would
+        # otherwise depend on the thread count (and so on n_jobs)
+        with np.errstate(all="ignore"), threadpool_limits(limits=1, user_api="blas"):
             acc = _exact_task(
                 sizes, counts, refs, shift, plan, estimators, sampling, memory_budget
             )
@@ -791,25 +1066,30 @@ def _size_bytes(rows, n_groups):
     return rows * (12 + 2 * n_groups) * 8
 
 
-def _exact_bytes(n, n_groups, plan):
+def _exact_bytes(n, n_groups, plan, n_estimators=1):
     """Least memory of the exact sums at size ``n`` in one job: the per-part
     log-probability tables of the largest support and one block of ``_ROWS_MIN``
     rows (see :func:`_block_rows`)."""
     parts = max(len(blocks) for blocks, _ in plan)
     tables = 8 * n_groups * parts * (n + 1) * 2
-    return tables + 2 * _ROWS_MIN * _row_bytes(n_groups, 2)
+    row = _row_bytes(n_groups, 2, n_estimators, _plan_metrics(plan))
+    return tables + 2 * _ROWS_MIN * row
 
 
-def _check_work(sizes, n_groups, plan, method, n_draws, budget=MEMORY_BUDGET):
+def _check_work(
+    sizes, n_groups, plan, method, n_draws, budget=MEMORY_BUDGET, n_estimators=1
+):
     """Refuse a call whose work exceeds ``MAX_WORK`` or one of whose sizes needs
     more memory than ``budget`` (``memory_budget``), saying which parameter to
     change."""
     loads = [_size_load(int(n), plan, method, n_draws) for n in sizes]
     if method == "exact":
         n = int(max(sizes))
-        need = _exact_bytes(n, n_groups, plan)
+        need = _exact_bytes(n, n_groups, plan, n_estimators)
         if need > budget:
-            largest = _largest_n(lambda m: _exact_bytes(m, n_groups, plan) <= budget)
+            largest = _largest_n(
+                lambda m: _exact_bytes(m, n_groups, plan, n_estimators) <= budget
+            )
             raise ValueError(
                 f"memory_budget: the exact sums of size {n} for {n_groups} group(s) "
                 f"need at least {_format_bytes(need)} per job (their probability "
@@ -1444,7 +1724,15 @@ def downsampling_experiment(
             ) from exc
     base_seed = resolve_seed(random_state)
     budget = MEMORY_BUDGET if memory_budget is None else int(memory_budget)
-    _check_work(sizes, len(groups), _plan(metrics), method, n_draws, budget)
+    _check_work(
+        sizes,
+        len(groups),
+        _plan(metrics),
+        method,
+        n_draws,
+        budget,
+        len(estimators),
+    )
 
     # ---- tasks: chunks of sizes, all groups at once ----
     whole = np.asarray(counts, dtype=np.float64)

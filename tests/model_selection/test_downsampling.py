@@ -372,10 +372,13 @@ def test_exact_memory_budget_too_small(no_work, metrics):
 
     largest = int(message.split("use sizes up to ")[1].split(",")[0])
     plan = _downsampling._plan(get_metrics(metrics, single_group=True))
-    assert _downsampling._exact_bytes(largest, 2, plan) <= 1 << 20
-    assert _downsampling._exact_bytes(largest + 1, 2, plan) > 1 << 20
+    # two groups, the two default estimators
+    assert _downsampling._exact_bytes(largest, 2, plan, 2) <= 1 << 20
+    assert _downsampling._exact_bytes(largest + 1, 2, plan, 2) > 1 << 20
     with pytest.raises(ValueError, match="memory_budget"):
-        _downsampling._check_work(np.array([largest + 1]), 2, plan, "exact", 1, 1 << 20)
+        _downsampling._check_work(
+            np.array([largest + 1]), 2, plan, "exact", 1, 1 << 20, 2
+        )
 
 
 def test_exact_large_size_is_bounded_by_work_not_memory(no_work):

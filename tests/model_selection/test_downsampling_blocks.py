@@ -178,3 +178,51 @@ def test_neglected_rows_leave_out_at_most_their_bound():
     assert np.all(dropped <= _downsampling.NEGLECTED_MASS)
     # and the skipped rows are most of the support at this size
     assert np.all((logw < floor).mean(axis=1) > 0.5)
+
+
+def test_metrics_sharing_sums_equal_their_formulas_bit_for_bit():
+    # every single-group metric, on integer and smoothed cells with zeros, ties
+    # (TPR == FPR) and tiny offsets, as the engine evaluates them together
+    from sklearn_smallfair.metrics._registry import _values_sharing_sums
+
+    rng = np.random.default_rng(3)
+    cells = rng.integers(0, 6, size=(3, 20_000, 4)).astype(np.float64)
+    cells[1] += 1e-10
+    cells[2] = cells[2] * (7 / 27) + rng.random((20_000, 4)) * 2.5
+    cells[:, :50] = 0.0
+    metrics = [get_metric(m) for m in metric_names(n_groups=1)]
+    for order in (metrics, metrics[::-1], [get_metric("pt")], [get_metric("mcc")]):
+        values = _values_sharing_sums(order, *np.moveaxis(cells, -1, 0))
+        for m, v in zip(order, values, strict=True):
+            assert np.array_equal(v, m.func(cells), equal_nan=True), m.name
+
+
+def test_engine_equals_per_metric_evaluation(monkeypatch):
+    # the published groups, every metric, the published estimators: the engine
+    # sharing values between groups and sums between metrics against each
+    # metric and estimator evaluated on its own (the previous engine)
+    counts, reference = load_published_groups()
+    kw = dict(
+        counts=counts,
+        reference=reference,
+        metrics=metric_names(n_groups=1),
+        estimators={
+            "eps_0": AdditiveSmoothing(0.0),
+            "eps_1e-10": AdditiveSmoothing(1e-10),
+            "eps_1": AdditiveSmoothing(1.0),
+            "cps_5": CrossPriorSmoothing(5),
+            "cps_10": CrossPriorSmoothing(10),
+            "cps_20": CrossPriorSmoothing(20),
+        },
+        sizes=[1, 5, 31, 64],
+    )
+    fast = downsampling_experiment(**kw)
+    monkeypatch.setattr(
+        _downsampling, "_exact_task", _downsampling._exact_task_per_metric
+    )
+    reference_run = downsampling_experiment(**kw)
+    cols = ["mse", "bias", "variance", "p_undefined"]
+    got, want = fast[cols].to_numpy(), reference_run[cols].to_numpy()
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert (fast["p_undefined"] > 0).any() and np.isnan(got).any()
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12, equal_nan=True)
