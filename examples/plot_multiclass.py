@@ -8,7 +8,7 @@ groups, one of them small. We compute each group's one-vs-rest metrics per class
 count the K x K confusion matrices on which the metrics are undefined, smooth the
 small group's matrix toward the others with Cross-Prior Smoothing, and ask the
 multiclass MATCH test whether each group's scores are consistent with the rest of
-the population at its size.
+the population at its size. Last, the fairness audit takes each class in turn.
 """
 
 # %%
@@ -23,6 +23,7 @@ from math import comb
 import matplotlib.pyplot as plt
 import numpy as np
 
+from sklearn_smallfair.audit import audit_predictions
 from sklearn_smallfair.metrics import (
     count_undefined,
     multiclass_confusion_counts,
@@ -152,4 +153,22 @@ print(
     whole.frame[["group", "n", "score", "reference_score", "p_value", "method"]].round(
         3
     )
+)
+
+# %%
+# The whole audit, class by class
+# -------------------------------
+# :func:`~sklearn_smallfair.audit.audit_predictions` audits each class
+# one-vs-rest with the binary audit (raw and smoothed values with intervals,
+# MATCH, separation, the smallest gap detectable at each group's size) and
+# adjusts the p-values over every class together. ``report.to_html(path)``
+# writes the same as one page with a section per class.
+report = audit_predictions(
+    y_true, y_pred, sensitive_features=groups, labels=labels, metrics=["tpr", "fpr"]
+)
+print(report.summary().splitlines()[0])
+print(
+    report.frame.xs("c")[
+        ["n_pos", "tpr", "tpr_smoothed", "tpr_match_p_adjusted", "tpr_verdict"]
+    ].round(3)
 )
