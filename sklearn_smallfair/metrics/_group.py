@@ -334,6 +334,10 @@ def group_metrics(
     counts : DataFrame, mapping or array-like of shape (n_groups, 4), default=None
         Per-group confusion matrices instead of rows (for published tables); see
         :func:`~sklearn_smallfair.check_group_counts` for the accepted forms.
+        K x K matrices (an array of shape ``(n_groups, K, K)``, a mapping of
+        K x K matrices, a :class:`~sklearn_smallfair.metrics.MulticlassCounts`
+        or its ``to_frame()`` table) give the multiclass table, as
+        :func:`~sklearn_smallfair.metrics.multiclass_group_metrics` reads them.
     metrics : str or sequence of str, default=("tpr", "fpr")
         Names or aliases from :func:`metric_names`. Two-group metrics (``ofi``,
         ``te``) compare each group (first) with its reference (second).
@@ -352,7 +356,9 @@ def group_metrics(
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights; ``n``, ``n_pos``, ``n_neg`` are then weighted sums.
     pos_label : int, float, bool or str, default=1
-        The positive class.
+        The positive class. Multiclass targets have none (each class is the
+        positive class in turn): passing one is an error that names the
+        binarized call.
     ci : float or None, default=None
         Level of an interval for every metric column, in (0, 1) (e.g. 0.95): adds
         ``<metric>_ci_low`` and ``<metric>_ci_high`` (and
@@ -390,11 +396,14 @@ def group_metrics(
         and the metric, so a group's interval does not depend on the other groups
         or their order.
     labels : array-like of shape (n_classes,), default=None
-        Multiclass targets: the class order. With more than two ``labels``, or
-        with ``average``, the table is
+        Multiclass targets: the class order (with K x K ``counts``, the names of
+        their rows and columns, default ``0 .. K - 1``). With more than two
+        ``labels``, with ``average`` or with K x K ``counts``, the table is
         :func:`~sklearn_smallfair.metrics.multiclass_group_metrics`'s: one row per
-        (group, class) (a ``MultiIndex``), or one per group with ``average``; see
-        :ref:`multiclass`. Binary input without them is unchanged.
+        (group, class) (a ``MultiIndex``), or one per group with ``average``;
+        ``smoothing`` smooths the K x K matrices (``transform_matrices``) and
+        ``ci`` gives a class the binary interval of its one-vs-rest matrix; see
+        :ref:`multiclass_group_options`. Binary input without them is unchanged.
     average : {"macro", "weighted", "micro"} or None, default=None
         Multiclass targets: average the one-vs-rest metrics over the classes, as
         in scikit-learn, and allow the whole-matrix metrics (``"accuracy"``,
@@ -469,6 +478,26 @@ def group_metrics(
     b             0.667                0.027                 1.000
     >>> table.attrs["ci_method"]["mcc"], table.attrs["ci_method"]["tpr_smoothed"]
     ('posterior', 'posterior')
+
+    Multiclass groups from their K x K matrices (rows true, columns predicted),
+    per class with Wilson intervals, or one row per group:
+
+    >>> counts = {"a": [[3, 1, 0], [0, 2, 1], [1, 0, 2]],
+    ...           "b": [[30, 6, 2], [5, 40, 7], [2, 6, 25]]}
+    >>> table = group_metrics(counts=counts, labels=["low", "mid", "high"],
+    ...                       metrics="tpr", ci=0.95)
+    >>> table.loc["a", ["tpr", "tpr_ci_low", "tpr_ci_high"]].round(3)
+             tpr  tpr_ci_low  tpr_ci_high
+    class
+    low    0.750       0.301        0.954
+    mid    0.667       0.208        0.939
+    high   0.667       0.208        0.939
+    >>> group_metrics(counts=counts, metrics=["accuracy", "kappa"],
+    ...               average="weighted")[["accuracy", "kappa"]].round(3)
+           accuracy  kappa
+    group
+    a         0.700  0.545
+    b         0.772  0.652
     """
     if (
         average is not None

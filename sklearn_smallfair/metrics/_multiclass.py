@@ -709,13 +709,19 @@ def _smooth(smoothing, counts, reference, groups):
     if smoothing.requires_reference:
         ref = _reference_matrices(counts, reference, groups)
         flat_ref = ref.reshape(g, k * k)
+    from ._group import user_stacklevel
+
     est = clone(smoothing)
     lam = None
-    if isinstance(est, CrossPriorSmoothing):
-        if isinstance(est.lam, str):  # "auto": the Dirichlet-multinomial fit
-            est.set_params(lam=CrossPriorSmoothing._learn(flat, flat_ref))
-        lam = float(est.lam)
-    matrices = est.transform_matrices(counts, ref)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if isinstance(est, CrossPriorSmoothing):
+            if isinstance(est.lam, str):  # "auto": the Dirichlet-multinomial fit
+                est.set_params(lam=CrossPriorSmoothing._learn(flat, flat_ref))
+            lam = float(est.lam)
+        matrices = est.transform_matrices(counts, ref)
+    for caught_warning in caught:  # the references' warnings, at the user's call
+        warnings.warn(caught_warning.message, stacklevel=user_stacklevel())
     # every smoother is affine, scale * c + offset: the prior is offset / scale
     scale, offset = est._coefficients(flat.sum(axis=1, keepdims=True), flat_ref, k * k)
     prior = np.broadcast_to(offset / scale, flat.shape).reshape(g, k, k)
