@@ -291,6 +291,32 @@ def test_intervals_reproducible_and_group_keyed():
     assert not np.allclose(other["kappa_ci_low"], one["kappa_ci_low"])
 
 
+def test_weighted_rows():
+    t, p, g = _rows(8)
+    cps = CrossPriorSmoothing(lam=5, min_reference=0)
+    kw = dict(labels=LABELS, metrics=["tpr", "mb"], smoothing=cps, ci=0.9)
+    weighted = _quiet(
+        group_metrics,
+        t,
+        p,
+        sensitive_features=g,
+        sample_weight=np.full(len(t), 2.0),
+        random_state=0,
+        **kw,
+    )
+    res = multiclass_confusion_counts(t, p, sensitive_features=g, labels=LABELS)
+    doubled = _quiet(
+        group_metrics,
+        counts=dict(zip(res.groups, 2 * res.counts)),
+        random_state=0,
+        **kw,
+    )
+    # weights of 2 are the counts doubled: same values, smoothing and intervals
+    pd.testing.assert_frame_equal(weighted, doubled, check_dtype=False, rtol=1e-12)
+    plain = _quiet(group_metrics, t, p, sensitive_features=g, **kw)
+    np.testing.assert_allclose(weighted["tpr"], plain["tpr"], rtol=1e-12)
+
+
 def test_macro_intervals_withheld_with_one_warning():
     t, p, g = _rows(6)
     with pytest.warns(UserWarning, match="no interval") as record:
