@@ -365,6 +365,16 @@ def test_errors_name_the_argument_and_the_fix():
         group_metrics(counts=c, metrics=["mb"], ci=0.9, ci_method="wilson")
     with pytest.raises(ValueError, match=r"without the column\(s\) \['count'\]"):
         group_metrics(counts=pd.DataFrame({"true": [0], "predicted": [1]}))
+    frame = multiclass_confusion_counts(t, p, sensitive_features=g).to_frame()
+    with pytest.raises(ValueError, match=r"class\(es\) \['high'\].*add them"):
+        group_metrics(counts=frame, labels=["low", "mid", "other"])
+    with pytest.raises(TypeError, match="'count' column must hold numbers"):
+        group_metrics(counts=frame.assign(count="x"))
+    with pytest.raises(ValueError, match="'count' column must hold finite"):
+        group_metrics(counts=frame.assign(count=-1))
+    # without a group column the table is one group
+    one = group_metrics(counts=frame.drop(columns="group"), metrics="tpr")
+    np.testing.assert_array_equal(one.index.get_level_values("group"), [0, 0, 0])
     with pytest.raises(ValueError, match="not 'rest', 'total', a group label"):
         group_metrics(counts=c, smoothing=CrossPriorSmoothing(2), reference="zz")
 
