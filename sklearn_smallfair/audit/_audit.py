@@ -227,7 +227,10 @@ def audit_predictions(
         ``CrossPriorSmoothing(lam=10)``.
     reference : {"rest", "total"}, group label or array-like, default="rest"
         The reference of each group (see
-        :func:`~sklearn_smallfair.reference_counts`).
+        :func:`~sklearn_smallfair.reference_counts`). For multiclass targets,
+        counts are the reference's ``K x K`` matrix (or one per group, shape
+        ``(n_groups, K, K)``), whose one-vs-rest matrices are the classes'
+        references.
     tests : sequence of {"match", "separation"}, default=("match", "separation")
         Tests to run.
     alpha : float, default=0.05

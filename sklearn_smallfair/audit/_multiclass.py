@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from .._confusion import reference_counts
+from .._confusion import _is_explicit_counts, reference_counts
 from .._validation import (
     _feature_columns,
     check_paired_targets,
@@ -219,7 +219,8 @@ def audit_multiclass(counted, data, settings, title):
     mc, name = counted
     groups, labels = mc.groups, mc.labels
     ovr = one_vs_rest(mc.counts)  # (G, K, 4)
-    raw = dict(settings, correction=None)  # adjusted below, over every class
+    per_class = _class_settings(settings, ovr.shape[0], labels)
+    raw = [dict(s, correction=None) for s in per_class]  # adjusted below
     margins = _intersectional(data)
     reports = []
     with warnings.catch_warnings():  # one warning for every class, below
@@ -232,7 +233,7 @@ def audit_multiclass(counted, data, settings, title):
                     ovr[:, k],
                     name,
                     class_data,
-                    raw,
+                    raw[k],
                     f"{title}: class {label}",
                     decide=False,
                 )
@@ -256,8 +257,8 @@ def audit_multiclass(counted, data, settings, title):
                 r.match.loc[at, "reject"] = p[where] <= alpha
         for k, r in enumerate(reports):
             cms = ovr[:, k]
-            ref = reference_counts(cms, settings["reference"], groups=groups)
-            decide_match(r.frame, resolved, cms, ref, settings, n_tests)
+            ref = reference_counts(cms, per_class[k]["reference"], groups=groups)
+            decide_match(r.frame, resolved, cms, ref, per_class[k], n_tests)
             last = [c for c in r.frame.columns if c.startswith("separation_p_")]
             first = [c for c in r.frame.columns if c not in last]
             r.frame = r.frame[first + last]
@@ -290,6 +291,26 @@ def audit_multiclass(counted, data, settings, title):
         n_tests=n_tests,
         title=title,
     )
+
+
+def _class_settings(settings, n_groups, labels):
+    """Each class's settings: an explicit reference of ``K x K`` counts becomes
+    the class's one-vs-rest ``(TP, FN, FP, TN)`` reference."""
+    reference = settings["reference"]
+    if not _is_explicit_counts(reference):
+        return [settings] * labels.shape[0]
+    ref = np.asarray(reference, dtype=np.float64)
+    k = labels.shape[0]
+    if ref.shape not in ((k, k), (n_groups, k, k)):
+        raise ValueError(
+            f"reference given as counts must hold the reference's {k} x {k} "
+            f"matrix (rows true, columns predicted, in the order of the classes "
+            f"{format_labels(labels)}), shape ({k}, {k}), or one per group, shape "
+            f"({n_groups}, {k}, {k}); got shape {ref.shape}. Binary (TP, FN, FP, "
+            f"TN) cells do not say which class they are of."
+        )
+    ovr = one_vs_rest(ref)  # (..., K, 4)
+    return [dict(settings, reference=ovr[..., j, :]) for j in range(k)]
 
 
 def _warn_undefined(reports, labels, resolved):

@@ -19,7 +19,7 @@ from sklearn_smallfair.exceptions import (
     ReferenceWarning,
     UndefinedGroupMetricWarning,
 )
-from sklearn_smallfair.metrics import multiclass_confusion_counts
+from sklearn_smallfair.metrics import multiclass_confusion_counts, one_vs_rest
 from sklearn_smallfair.stats import adjust_pvalues
 
 LABELS = ["low", "mid", "high"]
@@ -237,6 +237,25 @@ def test_intersections_have_margins_per_class():
     for a in ("g", "sex"):
         pd.testing.assert_frame_equal(got.marginals[a], by_hand.marginals[a])
     pd.testing.assert_frame_equal(got.frame, by_hand.frame, check_exact=True)
+
+
+def test_an_explicit_reference_is_a_k_by_k_matrix():
+    y, p, g = _rows(n=150, seed=11)
+    ref = np.array([[50, 10, 5], [8, 60, 12], [4, 9, 40]])  # rows true, in LABELS
+    kw = dict(FAST, metrics=["tpr"], tests=("match",), correction="none")
+    multi = audit_predictions(
+        y, p, sensitive_features=g, labels=LABELS, reference=ref, **kw
+    )
+    for k, label in enumerate(LABELS):
+        by_hand = _binary(y, p, g, label, reference=one_vs_rest(ref)[k], **kw)
+        pd.testing.assert_frame_equal(
+            multi.reports[label].frame, by_hand.frame, check_exact=True
+        )
+    np.testing.assert_allclose(
+        multi.frame.xs("mid", level="class")["tpr_reference"], 60 / 80
+    )
+    with pytest.raises(ValueError, match=r"reference given as counts .* 3 x 3"):
+        audit_predictions(y, p, sensitive_features=g, reference=[1, 2, 3, 4], **kw)
 
 
 def test_bad_input_names_the_argument():
