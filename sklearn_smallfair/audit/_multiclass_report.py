@@ -378,6 +378,7 @@ class MulticlassAuditReport:
             "<th>Verdicts (group x metric)</th><th>Separation</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table></div></section>"
         )
+        overview += self._matrices_html()
         n_groups = len(first.frame)
         meta = (
             f"sklearn-smallfair {__version__}; {len(self.labels)} classes, "
@@ -396,6 +397,56 @@ class MulticlassAuditReport:
             write_atomic(path, text, what="the HTML report", force=force)
         return text
 
+    def _matrices_html(self):
+        """The groups' K x K confusion matrices, side by side (folded for many
+        groups)."""
+        from ._html import FOLD_GROUPS, esc
+
+        names = [esc(_class_name(x)) for x in self.labels]
+        head = "".join(f"<th>{x}</th>" for x in names)
+        tables = []
+        for group, matrix in zip(self.counts.groups, self.counts.counts):
+            body = "".join(
+                f"<tr><th scope='row'>{names[i]}</th>"
+                + "".join(
+                    f"<td{' class=diag' if i == j else ''}>{_count(v)}</td>"
+                    for j, v in enumerate(row)
+                )
+                + "</tr>"
+                for i, row in enumerate(matrix)
+            )
+            tables.append(
+                f"<table class='data cm'><caption>{esc(_plain(group))} "
+                f"(n = {_count(matrix.sum())})</caption><thead><tr>"
+                f"<th>true \\ predicted</th>{head}</tr></thead><tbody>{body}"
+                "</tbody></table>"
+            )
+        text = (
+            "<p>Rows: the true class; columns: the predicted class. The diagonal "
+            "holds the correct predictions; class <em>k</em>'s one-vs-rest "
+            "matrix takes row <em>k</em> (its people) and column <em>k</em> (its "
+            "predictions).</p>"
+        )
+        block = f"<div class='side'>{''.join(tables)}</div>"
+        if len(tables) > FOLD_GROUPS:
+            block = (
+                f"<details><summary>The {len(tables)} groups' matrices</summary>"
+                f"{block}</details>"
+            )
+        return (
+            f"<section id='matrices'><h2>Confusion matrices</h2>{text}{block}</section>"
+        )
+
+
+def _count(value):
+    value = float(value)
+    return f"{int(value):,}" if value.is_integer() else f"{value:,.2f}"
+
+
+def _plain(group):
+    value = group.item() if isinstance(group, np.generic) else group
+    return str(value)
+
 
 _CSS = """
 nav.classes{position:sticky;top:0;background:#fff;z-index:2;padding:.4rem 0;
@@ -404,4 +455,6 @@ nav.classes a{margin-right:.8rem;font-weight:600}
 section.class{margin-top:2.5rem}
 section.class>h2{font-size:1.35rem;background:#f6f8fa;padding:.3rem .5rem}
 section.class h3{font-size:1.1rem;border-bottom:1px solid #d0d7de}
+table.cm{margin:.5rem 0}table.cm caption{font-weight:600;text-align:left}
+table.cm td.diag{background:#d3eed9}
 """

@@ -305,6 +305,14 @@ def test_outputs_and_unique_html_ids(tmp_path):
     for target in re.findall(r"href='#([^']+)'", page):
         assert target in ids
     assert page.count("<h1>") == 1 and "Class &#x27;mid&#x27;" in page
+    # every group's 3 x 3 matrix, its diagonal marked
+    assert page.count("<table class='data cm'>") == 3
+    assert page.count("<td class=diag>") == 9
+    first = multi.counts.counts[0]
+    row = "".join(
+        f"<td{' class=diag' if j == 0 else ''}>{v}</td>" for j, v in enumerate(first[0])
+    )
+    assert row in page
     text = multi.to_csv(tmp_path / "groups.csv")
     back = pd.read_csv(tmp_path / "groups.csv", index_col=[0, 1])
     assert back.index.names == ["group", "class"] and len(back) == 9
