@@ -23,9 +23,15 @@ The files are generated once (seeded) in ``--workdir`` (default
 1,000,000 (about 0.5 GB of Parquet; pyarrow is needed). The audit reads ``y``,
 ``pred`` and the intersection ``race x sex``.
 
+The 100,000,000-row file is written one row group of 1,000,000 rows at a
+time: the generator never holds more than one row group in memory. ``--quick``
+runs the same measurement on 200,000 CSV rows and 2,000,000 Parquet rows (a few
+seconds, no targets); ``--csv-rows 0`` leaves the CSV runs out and
+``--parquet-rows 0`` the Parquet one.
+
 Not part of ``run.py``: it takes several minutes. Run::
 
-    python benchmarks/bench_cli_io.py [--baseline PATH] [--csv-rows N]
+    python benchmarks/bench_cli_io.py [--quick] [--baseline PATH] [--csv-rows N]
         [--parquet-rows N] [--workdir DIR]
 """
 
@@ -52,6 +58,8 @@ RACE_P = np.array([0.06, 0.30, 0.15, 0.004, 0.036, 0.45])
 SEXES = np.array(["Female", "Male"])
 TARGET_MEMORY_GB = 2.0
 TARGET_SECONDS = 120.0
+QUICK_CSV_ROWS = 200_000
+QUICK_PARQUET_ROWS = 2_000_000
 
 
 def _rows(rng, n):
@@ -232,14 +240,19 @@ def run(
             ours["seconds"] < TARGET_SECONDS
             and ours["peak_rss_mb"] < TARGET_MEMORY_GB * 1024
         )
+        full = parquet_rows >= 100_000_000  # the size the targets are set for
         rows.append(
             _common.make_row(
                 f"audit {parquet_rows:,}-row Parquet",
                 ours["seconds"],
                 None,
                 None,
-                target=f"< {TARGET_SECONDS:.0f} s, < {TARGET_MEMORY_GB:.0f} GB",
-                status="PASS" if ok else "MISS",
+                target=(
+                    f"< {TARGET_SECONDS:.0f} s, < {TARGET_MEMORY_GB:.0f} GB"
+                    if full
+                    else ""
+                ),
+                status=("PASS" if ok else "MISS") if full else "INFO",
                 notes=f"peak RSS {ours['peak_rss_mb']:.0f} MB, CPU "
                 f"{ours['cpu_seconds']:.0f} s",
                 cpu_s=ours["cpu_seconds"],
@@ -255,7 +268,13 @@ def main(argv=None):
     parser.add_argument("--csv-rows", type=int, default=5_000_000)
     parser.add_argument("--parquet-rows", type=int, default=100_000_000)
     parser.add_argument("--workdir", default=None)
+    parser.add_argument(
+        "--quick", action="store_true", help="200,000 CSV and 2,000,000 Parquet rows"
+    )
     args = parser.parse_args(argv)
+    if args.quick:
+        args.csv_rows = min(args.csv_rows, QUICK_CSV_ROWS)
+        args.parquet_rows = min(args.parquet_rows, QUICK_PARQUET_ROWS)
     rows = run(
         baseline=args.baseline,
         csv_rows=args.csv_rows,
