@@ -351,9 +351,10 @@ def _keys_area(keys):
     The sorted keys list the rows by eccentricity up to its low ``bits`` bits
     (ties by row). They are read in chunks of whole runs of equal high bits, so
     that every eccentricity of a chunk is above every one of the chunk before;
-    a chunk's exact eccentricities and errors are gathered by row, put in order
-    within the chunk, and give the distinct eccentricities with their largest and
-    smallest error (see :func:`_ordered_area`). A run of equal high bits longer
+    a chunk's exact eccentricities and errors are gathered by row, the runs whose
+    exact eccentricities are out of order are sorted, and the chunk gives the
+    distinct eccentricities with their largest and smallest error (see
+    :func:`_ordered_area`). A run of equal high bits longer
     than a few chunks (many rows with one eccentricity) is read in pieces whose
     extremes are merged. Only chunk-sized arrays are made.
     """
@@ -364,7 +365,8 @@ def _keys_area(keys):
     one = np.uint64(1)
 
     def extremes(start, stop):
-        rows = (key[start:stop] & mask).view(np.int64)
+        part = key[start:stop]
+        rows = (part & mask).view(np.int64)
         e = np.take(keys.ecc, rows)
         err = np.take(keys.p, rows)
         err -= np.take(keys.y, rows)
@@ -372,6 +374,16 @@ def _keys_area(keys):
             np.abs(err, out=err)
         else:
             err *= err
+        down = np.flatnonzero(e[1:] < e[:-1])
+        if down.shape[0]:  # out of order within runs of equal high bits: sort those
+            top = part >> shift
+            bad = top[down]  # sorted, as top is
+            size = top.shape[0] + 1
+            edge = np.bincount(np.searchsorted(top, bad), minlength=size)
+            edge -= np.bincount(np.searchsorted(top, bad, "right"), minlength=size)
+            idx = np.flatnonzero(np.cumsum(edge[:-1]) > 0)  # rows of those runs
+            order = idx[np.lexsort((e[idx], top[idx]))]
+            e[idx], err[idx] = e[order], err[order]
         return _extremes(e, err, err)
 
     total, last = 0.0, None  # twice the area; the last group's (value, largest)
