@@ -226,6 +226,32 @@ _SCORE_FUNCTIONS = {
 }
 
 
+def mover_mean_interval(k, m, alpha, method="wilson"):
+    """Interval of the mean of independent proportions ``k / m`` over the last axis.
+
+    Zou and Donner's MOVER (method of variance estimates recovery, the
+    construction of Newcombe's interval for a difference): with each
+    proportion's own interval ``(l_i, u_i)`` (``method``: Wilson, Clopper-Pearson
+    or Jeffreys) and weights ``w = 1 / K'`` over the ``K'`` proportions with
+    ``m > 0``, ``mean - sqrt(sum w^2 (p_i - l_i)^2)`` to ``mean + sqrt(sum w^2
+    (u_i - p_i)^2)``. NaN where no proportion has ``m > 0``.
+    """
+    k = np.asarray(k, dtype=np.float64)
+    m = np.asarray(m, dtype=np.float64)
+    low, high = _SCORE_FUNCTIONS[method](k, m, alpha)
+    present = m > 0
+    count = present.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(present, k / np.where(present, m, 1.0), 0.0)
+        w = present / count[..., None]
+        mean = (w * p).sum(axis=-1)
+        down = np.sqrt((np.where(present, w * (p - low), 0.0) ** 2).sum(axis=-1))
+        up = np.sqrt((np.where(present, w * (high - p), 0.0) ** 2).sum(axis=-1))
+    lo = np.clip(mean - down, 0.0, 1.0)
+    hi = np.clip(mean + up, 0.0, 1.0)
+    return np.where(count > 0, lo, np.nan), np.where(count > 0, hi, np.nan)
+
+
 def newcombe_interval(k1, m1, k2, m2, alpha):
     """Newcombe's hybrid score interval for ``k1/m1 - k2/m2`` (method 10, 1998).
 

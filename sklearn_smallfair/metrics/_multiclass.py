@@ -42,6 +42,7 @@ from ..smoothing import BaseSmoothing
 from ._intervals import CI_METHODS as _CI_METHODS
 from ._intervals import DEFAULT_N_DRAWS as _DEFAULT_N_DRAWS
 from ._intervals import MAX_N_DRAWS as _MAX_N_DRAWS
+from ._intervals import mover_mean_interval
 from ._registry import _apply_zero_division, get_metric
 
 __all__ = [
@@ -743,17 +744,52 @@ def matrix_prior(n_classes):
     return 2.0 / (n_classes * n_classes)
 
 
-#: Averages whose intervals are not reported: the unweighted mean over classes
-#: (and balanced accuracy, the macro-averaged TPR) gives a small class as much
-#: weight as a large one, and no interval here covered near its level for small
-#: groups (at n = 30, K = 3, on three laws: macro F1 0.87 to 0.92 with posterior
-#: draws and 0.88 to 0.94 with the bootstrap, macro TPR 0.92 to 0.94 and 0.89 to
-#: 0.93; benchmarks/bench_multiclass_coverage.py, and the user guide's table).
+#: Macro averages (and balanced accuracy, the macro-averaged TPR) give a small
+#: class as much weight as a large one, and neither posterior draws nor the
+#: bootstrap covered near the level for small groups (at n = 30, K = 3, on three
+#: laws: macro F1 0.87 to 0.92 with posterior draws and 0.88 to 0.94 with the
+#: bootstrap, macro TPR 0.92 to 0.94 and 0.89 to 0.93;
+#: benchmarks/bench_multiclass_coverage.py and the user guide's table). Only the
+#: macro means of rates of one row or one column of the matrix get an interval,
+#: the MOVER of the classes' binomial intervals (:func:`_mover_metric`).
 _NO_INTERVAL = "macro"
 
 
 def _has_interval(label, avg):
+    """Whether a column has posterior and bootstrap intervals."""
     return not (avg == _NO_INTERVAL or label == "balanced_accuracy")
+
+
+def _mover_metric(label, reg, avg):
+    """The per-class rate whose macro mean has a MOVER interval, or ``None``.
+
+    A rate over one row of the matrix (``TP + FN``: TPR, FNR) or one column
+    (``TP + FP``: PPV, FDR): given the rows' (columns') totals, the rows
+    (columns) of a multinomial matrix are independent, so the classes' rates are
+    independent binomial proportions and the MOVER of their intervals applies.
+    """
+    if label == "balanced_accuracy":
+        return get_metric("tpr")
+    if avg != _NO_INTERVAL or reg is None or reg.family != "joint_ratio":
+        return None
+    if set(reg.denominator) in ({TP, FN}, {TP, FP}):
+        return reg
+    return None
+
+
+#: ``ci_method`` values that give a macro mean its MOVER interval.
+_MOVER_METHODS = ("auto", "wilson", "jeffreys", "clopper-pearson")
+
+
+def _row_or_column_rates(metric, counts):
+    """``(k, m)`` (G, K): each class's diagonal cell and its row (``TP + FN``) or
+    column (``TP + FP``) total, the binomial counts of the rate ``metric``."""
+    c = np.asarray(counts, dtype=np.float64)
+    ovr = one_vs_rest(c)
+    return (
+        ovr[..., list(metric.numerator)].sum(axis=-1),
+        ovr[..., list(metric.denominator)].sum(axis=-1),
+    )
 
 
 def _matrix_ci_methods(name):
@@ -919,8 +955,14 @@ def multiclass_group_metrics(
         :func:`~sklearn_smallfair.metrics.group_metrics` gives for
         ``counts=`` those matrices (and, smoothed, their one-vs-rest prior).
         Averaged and whole-matrix columns: accuracy (the trace over ``n``) has
-        the binomial intervals; the others posterior or bootstrap intervals of
-        the K x K matrix (see ``ci_method``).
+        the binomial intervals; the macro TPR, FNR, PPV and FDR and balanced
+        accuracy the MOVER of the classes' binomial intervals (method
+        ``"mover-wilson"``...; the classes' rates are independent given the rows'
+        or columns' totals); the other macro averages none (NaN bounds and one
+        warning: no interval covered near its level for small groups); the rest
+        posterior or bootstrap intervals of the K x K matrix (see
+        ``ci_method``). See :ref:`multiclass_group_options` for their measured
+        coverage.
     ci_method : {"auto", "clopper-pearson", "wilson", "jeffreys", "posterior", \
             "bootstrap"}, default="auto"
         As in :func:`~sklearn_smallfair.metrics.group_metrics`. ``"posterior"``
@@ -929,8 +971,10 @@ def multiclass_group_metrics(
         ``"bootstrap"`` redraws the group's people (multinomial over its ``K^2``
         cells), smoothed like the data for smoothed columns; ``"auto"``: Wilson
         for proportions (per-class rates, accuracy), posterior otherwise and for
-        every smoothed column. The closed-form methods are refused for averages
-        and for balanced accuracy, R_K and kappa, which are not proportions.
+        every smoothed column. The closed-form methods are refused for the
+        weighted and micro averages and for R_K and kappa, which are not
+        proportions; for the MOVER columns they choose the classes' intervals,
+        and ``"posterior"`` and ``"bootstrap"`` give them none.
     n_draws : int in [100, 10**6], default=2000
         Posterior draws or bootstrap replicates per group and column.
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
@@ -1066,11 +1110,20 @@ def multiclass_group_metrics(
                 elif not np.isnan(zero_division):
                     values = np.where(undefined, zero_division, values)
             columns[column] = values
+            mover = _mover_metric(label, reg, avg)
             if ci is not None and not _has_interval(label, avg):
-                columns[f"{column}_ci_low"] = np.full(values.shape, np.nan)
-                columns[f"{column}_ci_high"] = np.full(values.shape, np.nan)
-                methods[column] = "none"
-                withheld.append(column)
+                if mover is not None and not suffix and ci_method in _MOVER_METHODS:
+                    score = "wilson" if ci_method == "auto" else ci_method
+                    k, m = _row_or_column_rates(mover, counts)
+                    low, high = mover_mean_interval(k, m, 1.0 - ci, score)
+                    columns[f"{column}_ci_low"] = np.where(undefined, np.nan, low)
+                    columns[f"{column}_ci_high"] = np.where(undefined, np.nan, high)
+                    methods[column] = f"mover-{score}"
+                else:
+                    columns[f"{column}_ci_low"] = np.full(values.shape, np.nan)
+                    columns[f"{column}_ci_high"] = np.full(values.shape, np.nan)
+                    methods[column] = "none"
+                    withheld.append(column)
             elif ci is not None:
                 low, high, methods[column] = _column_ci(
                     metric,
@@ -1096,8 +1149,10 @@ def multiclass_group_metrics(
             f"small class like a large one, and neither posterior draws nor the "
             f"bootstrap covered 95 % intervals near their level for small groups "
             f"(macro F1 0.87 to 0.94, macro TPR 0.89 to 0.94 at n = 30 and K = "
-            f"3). Use the per-class intervals "
-            f"(average=None, binomial intervals of each one-vs-rest matrix), or "
+            f"3). Only the raw macro TPR, FNR, PPV and FDR and balanced accuracy "
+            f"have one, with ci_method 'auto', 'wilson', 'jeffreys' or "
+            f"'clopper-pearson' (the MOVER of the classes' binomial intervals). "
+            f"Otherwise use the per-class intervals (average=None), or "
             f"average='weighted' or 'micro'.",
             UserWarning,
             stacklevel=2,

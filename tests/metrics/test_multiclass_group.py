@@ -317,25 +317,81 @@ def test_weighted_rows():
     np.testing.assert_allclose(weighted["tpr"], plain["tpr"], rtol=1e-12)
 
 
-def test_macro_intervals_withheld_with_one_warning():
+def test_macro_intervals_mover_or_withheld_with_one_warning():
     t, p, g = _rows(6)
+    metrics = ["tpr", "f1", "balanced_accuracy", "kappa"]
     with pytest.warns(UserWarning, match="no interval") as record:
         table = group_metrics(
             t,
             p,
             sensitive_features=g,
             average="macro",
-            metrics=["tpr", "f1", "balanced_accuracy", "kappa"],
+            metrics=metrics,
             ci=0.95,
             random_state=0,
         )
     assert sum("no interval" in str(w.message) for w in record) == 1
     message = str(next(w.message for w in record if "no interval" in str(w.message)))
-    assert "tpr, f1, balanced_accuracy" in message and "average=None" in message
-    for m in ("tpr", "f1", "balanced_accuracy"):
-        assert table[f"{m}_ci_low"].isna().all()
-        assert table.attrs["ci_method"][m] == "none"
+    assert "for f1 (NaN" in message and "average=None" in message
+    assert table["f1_ci_low"].isna().all() and table["f1_ci_high"].isna().all()
+    assert table.attrs["ci_method"]["f1"] == "none"
+    assert table.attrs["ci_method"]["tpr"] == "mover-wilson"
+    assert table.attrs["ci_method"]["balanced_accuracy"] == "mover-wilson"
     assert table["kappa_ci_low"].notna().all()
+    # every class is in every group: balanced accuracy is the macro TPR
+    np.testing.assert_allclose(table["balanced_accuracy_ci_low"], table["tpr_ci_low"])
+    # posterior draws and the bootstrap: withheld
+    with pytest.warns(UserWarning, match="for tpr, f1, balanced_accuracy"):
+        drawn = group_metrics(
+            t,
+            p,
+            sensitive_features=g,
+            average="macro",
+            metrics=metrics,
+            ci=0.95,
+            ci_method="bootstrap",
+            random_state=0,
+        )
+    assert drawn["tpr_ci_low"].isna().all()
+
+
+@pytest.mark.parametrize("method", ["auto", "jeffreys", "clopper-pearson"])
+def test_macro_mover_by_hand(method):
+    # a class absent from group 1's truth: its TPR is left out of the mean
+    c = np.array([[[6, 2, 1], [1, 5, 2], [0, 2, 7]], [[3, 0, 1], [2, 2, 0], [0, 0, 0]]])
+    table = _quiet(
+        group_metrics,
+        counts=c,
+        metrics=["tpr", "ppv", "fdr"],
+        average="macro",
+        ci=0.9,
+        ci_method=method,
+    )
+    score = {"auto": "wilson"}.get(method, method)
+    from sklearn_smallfair.metrics._intervals import _SCORE_FUNCTIONS
+
+    diag = np.diagonal(c, axis1=1, axis2=2).astype(float)
+    for name, k, m in (
+        ("tpr", diag, c.sum(axis=2)),
+        ("ppv", diag, c.sum(axis=1)),
+        ("fdr", c.sum(axis=1) - diag, c.sum(axis=1)),
+    ):
+        assert table.attrs["ci_method"][name] == f"mover-{score}"
+        for i in range(2):
+            ok = m[i] > 0
+            ki, mi = k[i][ok], m[i][ok].astype(float)
+            lo, hi = _SCORE_FUNCTIONS[score](ki, mi, 0.1)
+            w = 1.0 / ok.sum()
+            mean = np.mean(ki / mi)
+            assert table[name].iloc[i] == pytest.approx(mean, rel=1e-12)
+            expect_lo = mean - np.sqrt(np.sum((w * (ki / mi - lo)) ** 2))
+            expect_hi = mean + np.sqrt(np.sum((w * (hi - ki / mi)) ** 2))
+            assert table[f"{name}_ci_low"].iloc[i] == pytest.approx(
+                max(expect_lo, 0.0), rel=1e-12, abs=1e-15
+            )
+            assert table[f"{name}_ci_high"].iloc[i] == pytest.approx(
+                min(expect_hi, 1.0), rel=1e-12
+            )
 
 
 def test_errors_name_the_argument_and_the_fix():
@@ -391,7 +447,10 @@ def _coverage(law, method, seed, n=30, n_groups=600):
         (None, ["tpr", "ppv"]),
         ("weighted", ["tpr", "ppv", "accuracy", "kappa", "mcc"]),
         ("micro", ["fpr"]),
+        ("macro", ["tpr", "ppv", "balanced_accuracy"] if method == "auto" else []),
     ):
+        if not metrics:
+            continue
         table = _quiet(
             multiclass_group_metrics,
             counts=counts,
@@ -404,7 +463,7 @@ def _coverage(law, method, seed, n=30, n_groups=600):
             zero_division=np.nan,
         )
         for m in metrics:
-            whole = m in ("accuracy", "kappa", "mcc")
+            whole = m in ("accuracy", "kappa", "mcc", "balanced_accuracy")
             truth = multiclass_metric(m, law, average=None if whole else avg)
             if avg is None:
                 truth = np.tile(truth, n_groups)
