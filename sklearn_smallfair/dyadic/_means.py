@@ -106,7 +106,10 @@ def _factorize(ids):
 class _Codes:
     """Dense integer codes of entity ids seen in training.
 
-    ``encode(ids)`` maps ids to ``0..size-1``, and ids not seen to ``-1``.
+    ``encode(ids)`` maps ids to ``0..size-1``, and ids not seen to ``-1``. Made
+    from ``factorized`` (``(codes, uniques)`` of the training and evaluated ids
+    together, see :func:`_shared_codes`), the codes also cover evaluated ids
+    without training ratings, whose count is 0.
     """
 
     def __init__(self, ids, factorized=None):
