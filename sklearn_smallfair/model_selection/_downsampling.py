@@ -356,9 +356,27 @@ def _support_rows(n, k, start, stop):
     # four parts: TP = a first, then the three parts of n - a (as for k = 3)
     a = np.arange(n + 1, dtype=np.int64)
     first = np.concatenate([[0], np.cumsum((n - a + 2) * (n - a + 1) // 2)])
-    tp = np.searchsorted(first, t, side="right") - 1
-    s, i = _triangle(t - first[tp])
-    return np.stack([tp, i, s - i, n - tp - s], axis=1)
+    if comb(n + 2, 2) > _CACHE_ROWS:
+        tp = np.searchsorted(first, t, side="right") - 1
+        s, i = _triangle(t - first[tp])
+        return np.stack([tp, i, s - i, n - tp - s], axis=1)
+    # the rows of one TP are consecutive: TP repeated, and the rank within the
+    # three parts of n - TP read from the (cached) compositions of n into three
+    # parts, whose rank r gives (n - s, i, s - i) whatever the total
+    if not t.size:
+        return np.empty((0, 4), dtype=np.int64)
+    lo = int(np.searchsorted(first, start, side="right")) - 1
+    hi = int(np.searchsorted(first, stop - 1, side="right")) - 1
+    edges = np.clip(first[lo : hi + 2], start, stop)
+    runs = np.diff(edges)
+    tp = np.repeat(np.arange(lo, hi + 1, dtype=np.int64), runs)
+    rank = t - np.repeat(first[lo : hi + 1], runs)
+    three = _compositions(n, 3)[rank]
+    out = np.empty((t.size, 4), dtype=np.int64)
+    out[:, 0] = tp
+    out[:, 1:3] = three[:, 1:]
+    np.subtract(three[:, 0], tp, out=out[:, 3])
+    return out
 
 
 def _log_tables(block_counts, top, sampling):
@@ -589,17 +607,15 @@ def _own_block(
     group's smoothed matrices on the rows kept for it (the (group, row) pairs of
     ``keep``, group by group), every estimator at once, and the sums per group
     by ``np.add.reduceat`` over the groups' runs of pairs."""
-    n_rows = keep.shape[1]
     per_group = np.count_nonzero(keep, axis=1)
-    flat = np.flatnonzero(keep)
-    if not flat.size:
+    _, row = np.nonzero(keep)  # group-major
+    if not row.size:
         return
-    row = flat % n_rows
-    w = weight.ravel()[flat]
+    w = weight[keep]
     parts = part_f[:, row]
     present = np.flatnonzero(per_group)
     starts = (np.cumsum(per_group) - per_group)[present]
-    n_est, n_pairs = len(chosen), flat.size
+    n_est, n_pairs = len(chosen), row.size
     # x = scale * parts + offset (the smoother's own arithmetic), the offsets
     # of the cells that are not the first of a block being 0
     scale = np.stack([forms[e][1][pos] for e in chosen])  # (E, G)
