@@ -85,8 +85,14 @@ def _table(argv, tmp_path, capsys, name):
 
 def test_audit_multiclass_csv_parquet_and_chunks(triage, tmp_path, capsys):
     path, frame = triage
-    whole, out = _table(_argv(path, "--labels", "low,mid,high"), tmp_path, capsys, "w")
+    whole, out = _table(
+        _argv(path, "--labels", "low,mid,high", "--matrix-metrics", "kappa"),
+        tmp_path,
+        capsys,
+        "w",
+    )
     assert "3 classes ('low', 'mid', 'high'), each audited one-vs-rest" in out
+    assert "Whole-matrix kappa (MATCH, holm over the groups)" in out
     assert "holm over the 2 groups x 3 classes of each metric" in out
     assert whole.index.names == ["site", "class"]
     assert list(whole.index) == [(s, k) for s in ("east", "west") for k in LABELS]
@@ -110,13 +116,21 @@ def test_audit_multiclass_csv_parquet_and_chunks(triage, tmp_path, capsys):
     )
     # chunks of 7 rows (a class or a group absent from some chunks): the same
     chunks, out_chunks = _table(
-        _argv(path, "--labels", "low,mid,high", "--chunksize", "7"),
+        _argv(
+            path,
+            "--labels",
+            "low,mid,high",
+            "--chunksize",
+            "7",
+            "--matrix-metrics",
+            "kappa",
+        ),
         tmp_path,
         capsys,
         "c",
     )
     pd.testing.assert_frame_equal(whole, chunks)
-    assert out.splitlines()[:3] == out_chunks.splitlines()[:3]
+    assert out.splitlines()[:4] == out_chunks.splitlines()[:4]
     # without --labels: the sorted classes, each class's audit unchanged
     detected, _ = _table(_argv(path), tmp_path, capsys, "d")
     assert list(detected.index.get_level_values("class")[:3]) == sorted(LABELS)
@@ -125,6 +139,7 @@ def test_audit_multiclass_csv_parquet_and_chunks(triage, tmp_path, capsys):
     )
     payload = json.loads((tmp_path / "w.json").read_text(encoding="utf-8"))
     assert payload["classes"] == LABELS
+    assert [r["site"] for r in payload["whole_matrix"]] == ["east", "west"]
     counts = multiclass_confusion_counts(
         frame["y"], frame["pred"], sensitive_features=frame["site"], labels=LABELS
     )
@@ -188,6 +203,12 @@ def test_audit_multiclass_errors(triage, tmp_path, capsys):
     assert_error(code, err, 2, "--pos-label", "--labels")
     code, _, err = run([*_argv(path, "--labels", "low,mid"), *out], capsys)
     assert_error(code, err, 1, "class(es) 'high' that are not in --labels")
+    binary = frame.assign(y=frame["y"] == "low", pred=frame["pred"] == "low")
+    binary.to_csv(tmp_path / "binary.csv", index=False)
+    code, _, err = run(
+        [*_argv(tmp_path / "binary.csv", "--matrix-metrics", "kappa"), *out], capsys
+    )
+    assert_error(code, err, 2, "--matrix-metrics", "two classes")
     code, _, err = run([*_argv(path, "--labels", "low"), *out], capsys)
     assert_error(code, err, 2, "--labels 'low' must list at least two classes")
     code, _, err = run([*_argv(path, "--labels", "low,low,mid,high"), *out], capsys)

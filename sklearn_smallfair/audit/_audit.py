@@ -34,6 +34,7 @@ from ..metrics import Metric, compute_metric, get_metrics, group_metrics
 from ..smoothing import BaseSmoothing, CrossPriorSmoothing
 from ..stats import match_test, separation_test
 from ._detectable import detectable_gaps, verdicts
+from ._multiclass import check_matrix_metrics
 from ._report import AuditReport
 
 __all__ = ["FairnessAudit", "audit_predictions"]
@@ -165,6 +166,7 @@ def _reference_intervals(metric, n, ref, alpha, n_draws, rng):
         "sample_weight": ["array-like", None],
         "pos_label": [*POS_LABEL, None],
         "labels": ["array-like", None],
+        "matrix_metrics": [str, list, tuple, None],
         "title": [str],
     }
 )
@@ -184,6 +186,7 @@ def audit_predictions(
     sample_weight=None,
     pos_label=None,
     labels=None,
+    matrix_metrics=None,
     n_draws=20_000,
     random_state=0,
     title="Fairness audit",
@@ -254,6 +257,13 @@ def audit_predictions(
         (also for two classes: one audit per class as the positive one). By
         default binary targets get the binary audit and targets with more than
         two classes the per-class audit over their sorted classes.
+    matrix_metrics : sequence of {"accuracy", "balanced_accuracy", "mcc", \
+"kappa"}, default=None
+        Multiclass targets only: metrics of each group's whole ``K x K`` matrix
+        (:func:`~sklearn_smallfair.metrics.multiclass_metric`), raw and
+        smoothed, against the reference's, with the multiclass MATCH test
+        (:func:`~sklearn_smallfair.stats.multiclass_match_test`, one family of
+        the groups per metric), in :attr:`MulticlassAuditReport.matrix`.
     n_draws : int, default=20_000
         Monte Carlo draws per group for the reference ranges.
     random_state : int, numpy Generator, RandomState, SeedSequence or None, \
@@ -295,6 +305,7 @@ default=0
         reference=reference,
         n_draws=n_draws,
         seed=resolve_seed(random_state),
+        matrix_metrics=check_matrix_metrics(matrix_metrics),
     )
     data = dict(
         y_true=y_true,
@@ -309,6 +320,12 @@ default=0
         from ._multiclass import audit_multiclass
 
         return audit_multiclass(counted, data, settings, title)
+    if settings["matrix_metrics"]:
+        raise ValueError(
+            f"matrix_metrics={list(settings['matrix_metrics'])} are metrics of "
+            f"multiclass confusion matrices, but these targets are binary; pass "
+            f"labels=[...] to audit each class, or drop matrix_metrics."
+        )
     groups, cms, name = counted
     data["pos_label"] = _BINARY_POS_LABEL if pos_label is None else pos_label
     report = _audit_counts(groups, cms, name, data, settings, title)
@@ -561,6 +578,10 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         The classes of a per-class audit, in order (see
         :func:`audit_predictions`); default: the classes of the audit data,
         binary targets getting the binary audit.
+    matrix_metrics : sequence of str, default=None
+        Multiclass only: metrics of each group's whole confusion matrix
+        (``"accuracy"``, ``"balanced_accuracy"``, ``"mcc"``, ``"kappa"``), see
+        :func:`audit_predictions`.
     prefit : bool, default=False
         ``estimator`` is already fitted: :meth:`fit` does not refit it. Without
         a call to :meth:`fit`, :meth:`audit` uses a fitted ``estimator`` as it
@@ -602,6 +623,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         "estimator": [HasMethods(["fit", "predict"])],
         **_AUDIT_PARAMETERS,
         "labels": ["array-like", None],
+        "matrix_metrics": [str, list, tuple, None],
         "prefit": BOOLEAN,
     }
 
@@ -617,6 +639,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         correction="holm",
         reference="rest",
         labels=None,
+        matrix_metrics=None,
         prefit=False,
         n_draws=20_000,
         random_state=0,
@@ -630,6 +653,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         self.correction = correction
         self.reference = reference
         self.labels = labels
+        self.matrix_metrics = matrix_metrics
         self.prefit = prefit
         self.n_draws = n_draws
         self.random_state = random_state
@@ -766,6 +790,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
             ci=self.ci,
             correction=self.correction,
             labels=self.labels,
+            matrix_metrics=self.matrix_metrics,
             n_draws=self.n_draws,
             random_state=self.random_state,
             title=title or "Fairness audit",

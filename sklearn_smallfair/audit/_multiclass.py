@@ -22,6 +22,7 @@ from .._validation import (
 )
 from ..exceptions import UndefinedGroupMetricWarning
 from ..metrics import MulticlassCounts, multiclass_confusion_counts, one_vs_rest
+from ..metrics._multiclass import MULTICLASS_METRICS
 from ..stats import adjust_pvalues
 from ..stats._results import floor_pvalues
 
@@ -283,7 +284,11 @@ def audit_multiclass(counted, data, settings, title):
         r.correction = correction
         r.n_tests = n_tests
     _warn_undefined(reports, labels, resolved)
+    matrix = None
+    if settings.get("matrix_metrics"):
+        matrix = _matrix_table(mc, name, settings)
     return MulticlassAuditReport(
+        matrix=matrix,
         reports=dict(zip(labels.tolist(), reports)),
         labels=labels,
         counts=mc,
@@ -311,6 +316,103 @@ def _class_settings(settings, n_groups, labels):
         )
     ovr = one_vs_rest(ref)  # (..., K, 4)
     return [dict(settings, reference=ovr[..., j, :]) for j in range(k)]
+
+
+def check_matrix_metrics(matrix_metrics):
+    """The whole-matrix metrics asked for, checked: a tuple (empty for None)."""
+    if matrix_metrics is None:
+        return ()
+    if isinstance(matrix_metrics, str):
+        matrix_metrics = (matrix_metrics,)
+    out = tuple(dict.fromkeys(matrix_metrics))
+    unknown = [m for m in out if m not in MULTICLASS_METRICS]
+    if unknown:
+        raise ValueError(
+            f"matrix_metrics must name metrics of the whole K x K matrix, "
+            f"{list(MULTICLASS_METRICS)}; got unknown {unknown}."
+        )
+    return out
+
+
+def _matrix_reference(counts, reference, groups):
+    """Each group's reference ``K x K`` matrix, shape ``(G, K, K)``."""
+    total = counts.sum(axis=0)
+    if _is_explicit_counts(reference):
+        ref = np.asarray(reference, dtype=np.float64)
+        return np.broadcast_to(ref, counts.shape).astype(np.float64)
+    if isinstance(reference, str) and reference == "rest":
+        return (total[None] - counts).astype(np.float64)
+    if isinstance(reference, str) and reference == "total":
+        return np.broadcast_to(total, counts.shape).astype(np.float64)
+    position = pd.Index(groups).get_indexer([reference])[0]
+    if position < 0:  # pragma: no cover - the per-class audit refused it first
+        raise ValueError(f"reference={reference!r} is not a group.")
+    return np.broadcast_to(counts[position], counts.shape).astype(np.float64)
+
+
+def _matrix_table(mc, name, settings):
+    """Per group, each whole-matrix metric: raw (with its interval), smoothed,
+    the reference's value and range, and its MATCH test (one family of the
+    groups per metric)."""
+    from sklearn.base import clone
+
+    from .._random import child_seed
+    from ..metrics import multiclass_metric
+    from ..stats import multiclass_match_test
+
+    groups, labels, counts = mc.groups, mc.labels, mc.counts
+    ref = _matrix_reference(counts, settings["reference"], groups)
+    table = pd.DataFrame(
+        {"n": counts.sum(axis=(1, 2))}, index=pd.Index(groups, name=name)
+    )
+    smoothing = settings["smoothing"]
+    smoothed = None
+    if smoothing is not None:
+        smoothed = clone(smoothing).transform_matrices(counts, ref)
+    position = np.arange(groups.shape[0])
+    for m in settings["matrix_metrics"]:
+        table[m] = multiclass_metric(m, counts, zero_division=np.nan)
+        table[f"{m}_smoothed"] = (
+            table[m]
+            if smoothed is None
+            else multiclass_metric(m, smoothed, zero_division=np.nan)
+        )
+        table[f"{m}_reference"] = multiclass_metric(m, ref, zero_division=np.nan)
+        if "match" not in settings["tests"]:
+            continue
+        res = multiclass_match_test(
+            counts=counts,
+            labels=labels,
+            reference=settings["reference"]
+            if isinstance(settings["reference"], str)
+            or _is_explicit_counts(settings["reference"])
+            else int(pd.Index(groups).get_indexer([settings["reference"]])[0]),
+            metric=m,
+            correction=settings["correction"],
+            alpha=settings["alpha"],
+            ci=settings["level"],
+            n_draws=settings["n_draws"],
+            random_state=child_seed(settings["seed"], "matrix", m),
+        ).frame
+        at = res["group"].to_numpy(dtype=np.int64)
+        for column, source in (
+            ("ci_low", "score_ci_low"),
+            ("ci_high", "score_ci_high"),
+            ("interval_low", "reference_range_low"),
+            ("interval_high", "reference_range_high"),
+            ("match_p", "p_value"),
+            ("match_p_adjusted", "p_adjusted"),
+        ):
+            values = np.full(position.shape[0], np.nan)
+            values[at] = res[source].to_numpy(dtype=float)
+            table[f"{m}_{column}"] = values
+        reject = np.zeros(position.shape[0], dtype=bool)
+        reject[at] = res["reject"].to_numpy(dtype=bool)
+        table[f"{m}_match_reject"] = reject
+        table[f"{m}_match_method"] = pd.Series(
+            res["method"].to_numpy(), index=table.index[at]
+        )
+    return table
 
 
 def _warn_undefined(reports, labels, resolved):

@@ -51,6 +51,13 @@ class MulticlassAuditReport:
         Whether the separation test rejects equal TPR or FPR for some class.
     n_tests : int
         The number of MATCH tests (every group, class and metric).
+    matrix : pandas.DataFrame or None
+        With ``matrix_metrics``: one row per group, for each whole-matrix metric
+        ``m``: ``m`` (raw), ``m_ci_low``/``m_ci_high``, ``m_smoothed`` (the
+        smoothed ``K x K`` matrix's), ``m_reference``,
+        ``m_interval_low``/``m_interval_high`` (the reference's range at the
+        group's size), ``m_match_p``, ``m_match_p_adjusted`` (over the groups),
+        ``m_match_reject`` and ``m_match_method``.
     metrics, alpha, ci, correction, smoothing, reference : as in AuditReport
     title : str
         Title of the report.
@@ -80,13 +87,24 @@ class MulticlassAuditReport:
     Name: tpr, dtype: float64
     """
 
-    def __init__(self, *, reports, labels, counts, separation_violated, n_tests, title):
+    def __init__(
+        self,
+        *,
+        reports,
+        labels,
+        counts,
+        separation_violated,
+        n_tests,
+        title,
+        matrix=None,
+    ):
         self.reports = reports
         self.labels = np.asarray(labels)
         self.counts = counts
         self.separation_violated = separation_violated
         self.n_tests = n_tests
         self.title = title
+        self.matrix = matrix
         first = next(iter(reports.values()))
         self.metrics = list(first.metrics)
         self.alpha = first.alpha
@@ -206,6 +224,7 @@ class MulticlassAuditReport:
                     else "no violation detected for any class."
                 )
             )
+        lines += self._matrix_lines()
         small = []
         predicted_all = self.counts.counts.sum(axis=(0, 1))
         for k, (label, r) in enumerate(self.reports.items()):
@@ -239,6 +258,84 @@ class MulticlassAuditReport:
             "it is inconclusive at this size."
         )
         return "\n".join(lines)
+
+    def _matrix_lines(self):
+        """One line per whole-matrix metric: the groups it rejects (or none)."""
+        t = self.matrix
+        if t is None:
+            return []
+        ref = {"rest": "everyone else", "total": "everyone"}.get(
+            self.reference, "the reference"
+        )
+        lines = []
+        for m in self.matrix_metrics:
+            if f"{m}_match_reject" not in t:
+                continue
+            hits = [
+                f"{display_label(_plain(g))} (n = {int(r['n'])}): {r[m]:.3f} vs "
+                f"{r[f'{m}_reference']:.3f} for {ref} (adjusted p = "
+                f"{r[f'{m}_match_p_adjusted']:.3g})"
+                for g, r in t[t[f"{m}_match_reject"]].iterrows()
+            ]
+            lines.append(
+                f"Whole-matrix {m} (MATCH, {self.correction or 'no correction'} over "
+                f"the groups): "
+                + ("; ".join(hits) if hits else "no group unlikely under the reference")
+                + "."
+            )
+        return lines
+
+    @property
+    def matrix_metrics(self):
+        """The whole-matrix metrics of :attr:`matrix` (empty without)."""
+        if self.matrix is None:
+            return []
+        from ._multiclass import MULTICLASS_METRICS
+
+        return [m for m in self.matrix.columns if m in MULTICLASS_METRICS]
+
+    def _matrix_html(self):
+        t = self.matrix
+        if t is None:
+            return ""
+        from ._html import esc
+
+        tables = []
+        for m in self.matrix_metrics:
+            heads = (
+                f"<th>Group</th><th>People</th><th>{m} [{self.ci:.0%} CI]</th>"
+                f"<th>{m} smoothed</th><th>{m} of reference</th>"
+                f"<th>{m} reference range</th><th>{m} adjusted p</th>"
+            )
+            rows = []
+            for g, r in t.iterrows():
+                p = r.get(f"{m}_match_p_adjusted", np.nan)
+                cls = " class='v-gap'" if r.get(f"{m}_match_reject", False) else ""
+                rows.append(
+                    f"<tr><th scope='row'>{esc(_plain(g))}</th>"
+                    f"<td>{int(r['n']):,}</td>"
+                    f"<td{cls}>{num(r[m])} [{num(r.get(f'{m}_ci_low', np.nan))}, "
+                    f"{num(r.get(f'{m}_ci_high', np.nan))}]</td>"
+                    f"<td>{num(r[f'{m}_smoothed'])}</td>"
+                    f"<td>{num(r[f'{m}_reference'])}</td>"
+                    f"<td>{num(r.get(f'{m}_interval_low', np.nan))} to "
+                    f"{num(r.get(f'{m}_interval_high', np.nan))}</td>"
+                    f"<td{cls}>{num(p)}</td></tr>"
+                )
+            tables.append(
+                f"<div class='scroll'><h3>{m}</h3><table class='data'><thead><tr>"
+                f"{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+            )
+        return (
+            "<section id='whole-matrix'><h2>Whole-matrix metrics</h2>"
+            "<p>Metrics of each group's whole confusion matrix against its "
+            "reference's, with the multiclass MATCH test (red: rejected after the "
+            f"{html.escape(str(self.correction or 'no'))} correction over the "
+            "groups of each metric). The reference range is the central "
+            f"{1 - self.alpha:.0%} range of the metric under the reference's "
+            "proportions at the group's size.</p>"
+            f"<div class='side'>{''.join(tables)}</div></section>"
+        )
 
     # -- plots ---------------------------------------------------------------------
     def plot(self, label=None, *, metrics=None, figsize=None, ax=None):
@@ -315,6 +412,9 @@ class MulticlassAuditReport:
             "separation_violated": self.separation_violated,
             "groups": records(self.frame.reset_index()),
             "confusion_matrices": records(self.counts.to_frame()),
+            "whole_matrix": None
+            if self.matrix is None
+            else records(self.matrix.reset_index()),
             "match": records(self.match),
             "separation": records(self.separation),
         }
@@ -378,7 +478,7 @@ class MulticlassAuditReport:
             "<th>Verdicts (group x metric)</th><th>Separation</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table></div></section>"
         )
-        overview += self._matrices_html()
+        overview += self._matrix_html() + self._matrices_html()
         n_groups = len(first.frame)
         meta = (
             f"sklearn-smallfair {__version__}; {len(self.labels)} classes, "
@@ -436,6 +536,11 @@ class MulticlassAuditReport:
         return (
             f"<section id='matrices'><h2>Confusion matrices</h2>{text}{block}</section>"
         )
+
+
+def num(x):
+    """``0.826``; ``undefined`` for NaN."""
+    return "undefined" if np.isnan(x) else f"{x:.3g}"
 
 
 def _count(value):

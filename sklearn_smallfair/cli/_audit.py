@@ -173,6 +173,16 @@ def add_parser(subparsers):
         "the sorted classes for more)",
     )
     parser.add_argument(
+        "--matrix-metrics",
+        nargs="+",
+        default=None,
+        choices=("accuracy", "balanced_accuracy", "mcc", "kappa"),
+        metavar="NAME",
+        help="multiclass only: metrics of each group's whole confusion matrix, "
+        "tested with the multiclass MATCH test (accuracy, balanced_accuracy, "
+        "mcc, kappa)",
+    )
+    parser.add_argument(
         "--sep",
         type=_separator,
         default=",",
@@ -606,6 +616,7 @@ def run(args, out, err=None):
             "audits each class in turn as the positive one, so drop --pos-label"
         )
     counts = None
+    matrix_metrics = getattr(args, "matrix_metrics", None)
     if args.labels is None:
         try:
             counts, _ = _count_file(args, source, fmt, groups, err)
@@ -620,6 +631,12 @@ def run(args, out, err=None):
                 ) from None
     if counts is None:
         counts, _ = _count_classes(args, source, fmt, groups, err)
+    elif matrix_metrics:
+        raise _UsageError(
+            f"--matrix-metrics are metrics of multiclass confusion matrices, but "
+            f"{args.target!r} and {args.prediction!r} hold two classes; pass "
+            f"--labels to audit each class, or drop --matrix-metrics"
+        )
     title = args.title or (
         f"Fairness audit of {args.prediction!r} by {' x '.join(groups)} "
         f"({Path(source).name})"
@@ -644,6 +661,7 @@ def run(args, out, err=None):
             correction=None if args.correction == "none" else args.correction,
             random_state=args.seed,
             title=title,
+            matrix_metrics=matrix_metrics,
         )
     _agg_backend()
     force = args.force

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 
+from sklearn_smallfair._random import child_seed, resolve_seed
 from sklearn_smallfair.audit import (
     AuditReport,
     FairnessAudit,
@@ -19,8 +20,13 @@ from sklearn_smallfair.exceptions import (
     ReferenceWarning,
     UndefinedGroupMetricWarning,
 )
-from sklearn_smallfair.metrics import multiclass_confusion_counts, one_vs_rest
-from sklearn_smallfair.stats import adjust_pvalues
+from sklearn_smallfair.metrics import (
+    multiclass_confusion_counts,
+    multiclass_metric,
+    one_vs_rest,
+)
+from sklearn_smallfair.smoothing import CrossPriorSmoothing
+from sklearn_smallfair.stats import adjust_pvalues, multiclass_match_test
 
 LABELS = ["low", "mid", "high"]
 FAST = dict(n_draws=500, random_state=3)
@@ -256,6 +262,45 @@ def test_an_explicit_reference_is_a_k_by_k_matrix():
     )
     with pytest.raises(ValueError, match=r"reference given as counts .* 3 x 3"):
         audit_predictions(y, p, sensitive_features=g, reference=[1, 2, 3, 4], **kw)
+
+
+def test_whole_matrix_metrics_by_hand():
+    y, p, g = _rows(n=200, seed=12)
+    multi = audit_predictions(
+        y, p, sensitive_features=g, labels=LABELS, metrics=["tpr"],
+        tests=("match",), matrix_metrics=["accuracy", "kappa"], **FAST,
+    )  # fmt: skip
+    t = multi.matrix
+    mc = multiclass_confusion_counts(y, p, sensitive_features=g, labels=LABELS)
+    rest = mc.counts.sum(axis=0) - mc.counts
+    smoothed = CrossPriorSmoothing(lam=10.0).transform_matrices(mc.counts, rest)
+    for m in ("accuracy", "kappa"):
+        np.testing.assert_array_equal(t[m], multiclass_metric(m, mc.counts))
+        np.testing.assert_array_equal(t[f"{m}_reference"], multiclass_metric(m, rest))
+        np.testing.assert_array_equal(
+            t[f"{m}_smoothed"], multiclass_metric(m, smoothed)
+        )
+        # the multiclass MATCH test, with the audit's seed for the metric
+        seed = child_seed(resolve_seed(FAST["random_state"]), "matrix", m)
+        test = multiclass_match_test(
+            counts=mc.counts, labels=LABELS, metric=m, n_draws=FAST["n_draws"],
+            ci=0.95, random_state=seed,
+        ).frame  # fmt: skip
+        for col, src in (("match_p", "p_value"), ("match_p_adjusted", "p_adjusted"),
+                         ("ci_low", "score_ci_low"),
+                         ("interval_high", "reference_range_high")):  # fmt: skip
+            np.testing.assert_array_equal(t[f"{m}_{col}"], test[src])
+        assert (t[f"{m}_match_reject"] == (t[f"{m}_match_p_adjusted"] <= 0.05)).all()
+    assert t.loc["c", "accuracy_match_reject"]  # group c's "mid" goes to "low"
+    assert "Whole-matrix accuracy" in multi.summary()
+    page = multi.to_html(include_plots=False)
+    assert "<section id='whole-matrix'>" in page and page.count("<h3>kappa</h3>") == 1
+    assert len(json.loads(multi.to_json())["whole_matrix"]) == 3
+    with pytest.raises(ValueError, match=r"matrix_metrics .*\['tpr'\]"):
+        audit_predictions(y, p, sensitive_features=g, matrix_metrics=["tpr"])
+    with pytest.raises(ValueError, match="these targets are binary"):
+        audit_predictions(y == "low", p == "low", sensitive_features=g,
+                          matrix_metrics="accuracy")  # fmt: skip
 
 
 def test_bad_input_names_the_argument():
