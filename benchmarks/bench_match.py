@@ -32,6 +32,12 @@ written here that evaluates the same sum the plain way, in the same process:
   150 people, each against the rest (target under 2 s), against a per-group loop
   of the O(n) sum over every k with ``scipy.stats.binom`` (the code before).
   ``--quick`` times the loop on 1,000 of the groups (ours too, for the ratio).
+  The 10^7 call includes the group's ``reference_range`` columns (``ci=0.95``),
+  which at that size come from the Edgeworth law
+  (:func:`sklearn_smallfair.stats._large_n.large_range`, O(1) per group); a
+  row of its own times that range against the exact law's search
+  (``_planning._exact_range``, the windowed sums), which it must match within
+  one lattice step ``1 / (n (p_TP + p_FN))``.
 
 * **sample size** (:func:`~sklearn_smallfair.stats.match_sample_size`,
   ``metric="tpr"``): the smallest group size from which the exact test keeps 80 %
@@ -593,6 +599,37 @@ def run_sample_size(cfg, log):
     )
 
 
+def _null_range_row(cfg, log):
+    """The reference range of one group of 10^7: Edgeworth law against the
+    exact law's search."""
+    from sklearn_smallfair.metrics import get_metric
+    from sklearn_smallfair.stats._planning import _exact_range, null_range
+
+    tpr = get_metric("tpr")
+    n = np.array([HUGE_N], np.int64)
+    p = (REFERENCE / REFERENCE.sum())[None, :]
+    ours_s, ours_times, got = _common.best_of(
+        lambda: null_range(tpr, n, p, 0.025), cfg["repeats_ours"]
+    )
+    base_s, _, expected = _common.best_of(lambda: _exact_range(tpr, n, p, 0.025), 1)
+    step = 1.0 / (HUGE_N * (p[0, TP] + p[0, FN]))
+    err = max(abs(got[0][0] - expected[0][0]), abs(got[1][0] - expected[1][0]))
+    _common.check(err <= step, f"null range: off by {err / step:.3g} lattice steps")
+    log(
+        f"[{NAME}] null range tpr {_fmt_n(HUGE_N)}: ours {ours_s:.4f} s, exact "
+        f"search {base_s:.3f} s (max difference {err / step:.3f} lattice steps)"
+    )
+    return _common.make_row(
+        f"null range tpr {_fmt_n(HUGE_N)}",
+        ours_s,
+        "the exact law's search (windowed sums)",
+        base_s,
+        notes=f"Edgeworth law; within {err / step:.3f} lattice steps of the exact",
+        ours_times=ours_times,
+        n=HUGE_N,
+    )
+
+
 def run_any_size(cfg, log):
     """(d) n = 10^7, n = 10^12 and 20,000 groups, with ``method="auto"``."""
     rows = []
@@ -622,6 +659,7 @@ def run_any_size(cfg, log):
             n=HUGE_N,
         )
     )
+    rows.append(_null_range_row(cfg, log))
     giant = make_group(GIANT_N)
     mine, used = ours_auto(giant)
     exact_res, _ = ours_auto(giant, "exact")
