@@ -234,27 +234,31 @@ class _LinearTail:
         self.theta = theta
         self.zeros = np.zeros_like(self.K)
 
-    def _m(self, a, c, d):
-        G = self.K.shape[0]
+    def _m(self, a, c, d, rows):
+        K = self.K[rows]
+        G = K.shape[0]
         a, c, d = (
             np.broadcast_to(np.asarray(v, np.int64), (G,))[:, None] for v in (a, c, d)
         )
         # Python integers: the bound itself may exceed 2^63 (10^12 * 2^50)
-        big = int(np.abs(c).max()) * int(self.K.max()) + int(np.abs(a).max())
+        big = int(np.abs(c).max()) * int(K.max()) + int(np.abs(a).max())
         if big < 2**62:  # no overflow: plain integer division
-            return np.clip((a + c * self.K) // d, -1, self.K + 1)
-        return _floor_div(a, c, self.K, d, self.zeros, self.K)
+            return np.clip((a + c * K) // d, -1, K + 1)
+        return _floor_div(a, c, K, d, self.zeros[rows], K)
 
-    def lower(self, a, c, d):
-        path = self._m(a, c, d)
-        tail = _path_tail(path, self.K, self.valid, self.theta, lower=True)
-        return (self.w * tail).sum(axis=1)
+    def _sum(self, path, rows, lower):
+        K, valid, theta = self.K[rows], self.valid[rows], self.theta[rows]
+        tail = _path_tail(path, K, valid, theta, lower=lower)
+        return (self.w[rows] * tail).sum(axis=1)
 
-    def upper(self, a, c, d):
+    def lower(self, a, c, d, rows=slice(None)):
+        """On the groups ``rows`` (all by default; each group's sum is the same
+        whichever groups are computed with it)."""
+        return self._sum(self._m(a, c, d, rows), rows, lower=True)
+
+    def upper(self, a, c, d, rows=slice(None)):
         # P(X >= m) is _path_tail's P(X >= path + 1) on the path m - 1
-        path = self._m(a, c, d) - 1
-        tail = _path_tail(path, self.K, self.valid, self.theta, lower=False)
-        return (self.w * tail).sum(axis=1)
+        return self._sum(self._m(a, c, d, rows) - 1, rows, lower=False)
 
 
 class _Law:
@@ -307,21 +311,24 @@ class _Law:
             sd = np.sqrt(t.theta * (1.0 - t.theta) / np.maximum(n * self.pq, 1.0))
         return t.theta * self.den, sd * self.den
 
-    def lower(self, x):
-        """``P(S <= s(x))``."""
+    def lower(self, x, rows=slice(None)):
+        """``P(S <= s(x))`` on the groups ``rows`` (``x`` of their shape)."""
         if self.fam == "binomial":
-            return _cdf(x, self.n, self.q)
+            q = np.broadcast_to(self.q, self.n.shape)[rows]
+            return _cdf(x, self.n[rows], q)
         if self.fam == "mb":  # FP <= floor((x + t) / 2)
-            return self.tail.lower(x, 1, 2)
-        return self.tail.lower(0, x, self.den)
+            return self.tail.lower(x, 1, 2, rows)
+        return self.tail.lower(0, x, self.den[rows], rows)
 
-    def upper(self, x):
-        """``P(S >= s(x))``."""
+    def upper(self, x, rows=slice(None)):
+        """``P(S >= s(x))`` on the groups ``rows``."""
         if self.fam == "binomial":
-            return _sf(x, self.n, self.q)
+            q = np.broadcast_to(self.q, self.n.shape)[rows]
+            return _sf(x, self.n[rows], q)
         if self.fam == "mb":  # FP >= ceil((x + t) / 2)
-            return self.tail.upper(x + 1, 1, 2)
-        return self.tail.upper(self.den - 1, x, self.den)
+            return self.tail.upper(x + 1, 1, 2, rows)
+        den = self.den[rows]
+        return self.tail.upper(den - 1, x, den, rows)
 
 
 def _largest(f, lo, hi, level, guess, scale, region=None):
@@ -370,11 +377,16 @@ def _largest(f, lo, hi, level, guess, scale, region=None):
         bisect = (step >= 3) & (2 * width > widths[-2])
         mid = np.where(bisect, L + width // 2, np.floor(x).astype(np.int64))
         mid = np.where(active, np.clip(mid, L + 1, H - 1), lo)
-        value = f(mid)
+        # only the groups still searched are evaluated (the others' values are
+        # not used)
+        rows = np.flatnonzero(active) if not active.all() else slice(None)
+        value = np.zeros(mid.shape)
+        value[rows] = f(mid[rows], rows)
         if region is None:
             first = last = mid
         else:
-            first, last = region(mid)
+            first, last = mid.copy(), mid.copy()
+            first[rows], last[rows] = region(mid[rows], rows)
         z = ndtri(np.clip(value, 1e-300, 1.0 - 1e-16))
         ok = value <= level
         upL, upH = active & ok, active & ~ok
@@ -409,21 +421,22 @@ class _Runs:
         kmax = int(np.where(law.tail.valid, law.tail.K, 0).max())
         return kmax * int(law.den.max()) < 2**61
 
-    def __call__(self, x):
-        K, den, big = self.K, self.den, np.iinfo(np.int64).max
+    def __call__(self, x, rows=slice(None)):
+        K, den, big = self.K[rows], self.den[rows], np.iinfo(np.int64).max
+        valid = self.valid[rows]
         if self.side == "lower":
             m = (x[:, None] * K) // den
             a = -((-m * den) // K)
             b = -((-(m + 1) * den) // K) - 1
-            first = np.where(self.valid, a, -big).max(axis=1)
-            last = np.where(self.valid, b, big).min(axis=1)
+            first = np.where(valid, a, -big).max(axis=1)
+            last = np.where(valid, b, big).min(axis=1)
             return first, last
         xs = -x  # upper tail at y = -x
         u = -((-xs[:, None] * K) // den)
         a = ((u - 1) * den) // K + 1
         b = (u * den) // K
-        first = np.where(self.valid, a, -big).max(axis=1)
-        last = np.where(self.valid, b, big).min(axis=1)
+        first = np.where(valid, a, -big).max(axis=1)
+        last = np.where(valid, b, big).min(axis=1)
         return -last, -first
 
 
@@ -437,7 +450,13 @@ def _critical(law, level, side):
         return _largest(law.lower, law.lo, law.hi, level, mean + shift, sd, runs)
     runs = _Runs(law, "upper") if joint else None
     return -_largest(
-        lambda y: law.upper(-y), -law.hi, -law.lo, level, -mean + shift, sd, runs
+        lambda y, rows: law.upper(-y, rows),
+        -law.hi,
+        -law.lo,
+        level,
+        -mean + shift,
+        sd,
+        runs,
     )
 
 
