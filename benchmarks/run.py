@@ -29,6 +29,7 @@ from pathlib import Path
 try:  # imported as part of the ``benchmarks`` package
     from . import (
         _common,
+        bench_audit_counting,
         bench_audit_detectable,
         bench_counting,
         bench_coverage,
@@ -42,6 +43,7 @@ try:  # imported as part of the ``benchmarks`` package
     )
 except ImportError:  # run as a script, or imported from the benchmarks folder
     import _common
+    import bench_audit_counting
     import bench_audit_detectable
     import bench_counting
     import bench_coverage
@@ -62,6 +64,7 @@ BENCHMARKS = {
     bench_eauc.NAME: bench_eauc,
     bench_coverage.NAME: bench_coverage,
     bench_audit_detectable.NAME: bench_audit_detectable,
+    bench_audit_counting.NAME: bench_audit_counting,
     bench_counting.NAME: bench_counting,
     bench_multiclass.NAME: bench_multiclass,
 }
