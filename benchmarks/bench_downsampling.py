@@ -26,6 +26,15 @@ on the value being defined, against the whole-group (unsmoothed) target.
   (full: 6, ``--quick``: 1; after an untimed warm-up call) and extrapolated
   linearly to the 1,460 cells (it would take about 40 minutes); single process.
   ``--quick`` times the exact experiment on sizes 5..30 only (no target).
+* **exact engine against the per-metric evaluation**: the same call
+  (``method="exact"``, 10 groups, 19 metrics, 6 estimators, ``n_jobs=1``, one
+  process) on sizes 5, 10, ..., 150 (``--quick``: 5, 10, ..., 40), with the
+  engine (values shared between groups, sums between metrics and estimators)
+  and with the previous one swapped in (``_exact_task_per_metric``: the same
+  blocks and rows, each metric's formula and power sums evaluated on their own,
+  each group's Cross-Prior Smoothing sums by ``bincount``); the ratio is the
+  median of per-pair ratios of interleaved repeats (2; ``--quick``: 3), and the
+  two tables must agree within 1e-12.
 * **Monte Carlo at 1,000,000 draws per size**: ``method="montecarlo"`` for one
   group (COMPAS|Black), ``mcc`` and CPS ``lam=10``, ``n_jobs=1``, sizes 5..150
   (``--quick``: 5, 50, 150), against the numpy baseline for the same group, metric

@@ -226,3 +226,30 @@ def test_engine_equals_per_metric_evaluation(monkeypatch):
     assert np.array_equal(np.isnan(got), np.isnan(want))
     assert (fast["p_undefined"] > 0).any() and np.isnan(got).any()
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("sampling", ["multinomial", "hypergeometric"])
+def test_row_bound_never_drops_a_kept_row(sampling):
+    # the (TP, FN + FP) bound skips rows before their probabilities: only rows
+    # that no group keeps, and at n = 90 a good share of them
+    # the last group is smaller than n = 90: without replacement its rows have
+    # no probability (NaN log-probabilities), which must not hide the others'
+    k = np.array([[273, 170, 1043, 1692], [13, 26, 31, 275], [0, 4, 9, 20]])
+    counts = k if sampling == "hypergeometric" else k.astype(np.float64)
+    for n in (1, 7, 90):
+        table = _downsampling._log_tables(counts, n, sampling)
+        const = _downsampling._log_const(n, counts, sampling)
+        parts = enumerate_confusion_matrices(n)
+        bound = _downsampling._row_bound(table, const, n)[
+            parts[:, 0], parts[:, 1] + parts[:, 2]
+        ]
+        with np.errstate(invalid="ignore"):
+            logw = _downsampling._logpmf_by_group(parts, counts, sampling)
+        logw = np.where(np.isnan(logw), -np.inf, logw)
+        floor = np.log(_downsampling.NEGLECTED_MASS) - np.log(parts.shape[0])
+        kept = (logw >= floor).any(axis=0)
+        assert np.all(bound[kept] >= logw[:, kept].max(axis=0) - 1e-9)
+        skipped = bound < floor - _downsampling._BOUND_MARGIN
+        assert not (skipped & kept).any()
+        if n == 90:
+            assert skipped.mean() > 0.2
