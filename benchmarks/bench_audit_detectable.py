@@ -19,16 +19,19 @@ the MATCH test) of the 60 groups, to show the detectable gaps' share of it.
 
 Target: at least 5x the per-size exact search at 60 groups.
 
-Groups of millions (second row): the 12 sizes of the race x sex groups of the
-100,000,000-row file of ``bench_cli_io.py`` (200,000 to 22,500,000 people;
-``--quick``: the same sizes divided by 100), whose counts mostly have a
+Groups of millions (second row): the 12 sizes of the race x sex groups of
+``bench_cli_io.py``'s file at 10,000,000 rows (20,000 to 2,250,000 people;
+``--quick``: 1,000,000 rows; ``--large-rows N``: N rows, e.g. 100000000 for
+the 100,000,000-row file, where the exact law takes minutes), whose counts
+mostly have a
 variance above ``LARGE_VARIANCE`` so their powers come from the Edgeworth law
 in O(1) per group. Baseline, in the same run: the same call with the exact law
 at every size (``LARGE_VARIANCE`` set to infinity), the windowed sums of
 O(sqrt(n)) terms. Checked before the ratio: the gaps agree within one step of
 the grid (10 %).
 
-Run ``python benchmarks/bench_audit_detectable.py [--quick]`` or through ``run.py``.
+Run ``python benchmarks/bench_audit_detectable.py [--quick] [--large-rows N]`` or
+through ``run.py``.
 """
 
 import sys
@@ -96,7 +99,7 @@ def _check(ours, exact):
         )
 
 
-def run(quick=False, *, log=print):
+def run(quick=False, *, log=print, large_rows=None):
     """Time ours and the baseline; return the result rows."""
     n_groups = 8 if quick else 60
     sizes = _sizes(n_groups)
@@ -119,7 +122,7 @@ def run(quick=False, *, log=print):
             status="PASS" if ratio >= TARGET else "MISS",
         )
     ]
-    rows.append(_large_row(quick, log))
+    rows.append(_large_row(quick, log, large_rows))
     from sklearn_smallfair.audit import audit_predictions
 
     rng = np.random.default_rng(0)
@@ -147,7 +150,7 @@ def run(quick=False, *, log=print):
     return rows
 
 
-def _large_row(quick, log):
+def _large_row(quick, log, rows=None):
     """Detectable gaps at groups of millions: Edgeworth law against exact law."""
     from unittest import mock
 
@@ -155,7 +158,8 @@ def _large_row(quick, log):
     from sklearn_smallfair.stats import _large_n
 
     race = np.array([0.06, 0.30, 0.15, 0.004, 0.036, 0.45])  # bench_cli_io
-    sizes = np.round(np.repeat(race, 2) * (10**6 if quick else 10**8) / 2)
+    rows = rows or (10**6 if quick else 10**7)
+    sizes = np.round(np.repeat(race, 2) * rows / 2)
     sizes = sizes.astype(np.int64)
     # the file's matrix of everybody (TP, FN, FP, TN): prevalence 0.33, 80 %
     # of the predictions right
@@ -194,5 +198,9 @@ def _large_row(quick, log):
 
 
 if __name__ == "__main__":
-    for row in run(quick="--quick" in sys.argv[1:]):
+    args = sys.argv[1:]
+    large = (
+        int(args[args.index("--large-rows") + 1]) if "--large-rows" in args else None
+    )
+    for row in run(quick="--quick" in args, large_rows=large):
         print(row)
