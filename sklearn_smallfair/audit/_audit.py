@@ -443,7 +443,7 @@ def _audit_counts(groups, cms, name, data, settings, title, *, decide=True):
             reject[at] = rows["reject"].to_numpy(dtype=bool)
             frame[f"{m}_match_reject"] = reject
         if decide:
-            n_tests = int(match["p_value"].notna().sum())
+            n_tests = match.groupby("metric")["p_value"].count().to_dict()
             decide_match(frame, resolved, cms, ref, settings, n_tests)
 
     separation = violated = None
@@ -492,15 +492,16 @@ def _audit_counts(groups, cms, name, data, settings, title, *, decide=True):
 def decide_match(frame, resolved, cms, ref, settings, n_tests):
     """Per metric: ``<m>_detectable_gap`` and ``<m>_verdict`` of ``frame``.
 
-    ``n_tests`` is the number of tests of the correction's family.
+    ``n_tests`` maps each metric to the number of tests of its correction
+    family (the MATCH test adjusts each metric's p-values on their own).
     """
     alpha, correction = settings["alpha"], settings["correction"]
-    # one gap among the tests is rejected at alpha / n_tests by holm,
-    # bonferroni and fdr_bh alike
-    single = alpha / max(n_tests, 1) if correction else alpha
     planning = cms.sum(axis=0) if _is_rest(settings["reference"]) else ref
     n_int = np.rint(cms.sum(axis=1)).astype(np.int64)
     for m in resolved:
+        # one gap among the metric's tests is rejected at alpha / n_tests by
+        # holm, bonferroni and fdr_bh alike
+        single = alpha / max(n_tests.get(m, 0), 1) if correction else alpha
         # the smaller of the two directions, as match_min_detectable_effect
         gap = detectable_gaps(m, planning, n_int, np.zeros(len(frame)), alpha=single)
         frame[f"{m}_detectable_gap"] = gap

@@ -412,7 +412,7 @@ def _groups_table(report):
                 f[f"{m}_match_p_adjusted"],
                 f"{L} adjusted p",
                 f"MATCH test p-value of the group's {L} against the reference, "
-                f"adjusted for the {report._n_tests()} tests "
+                f"adjusted for the {report._n_tests(m)} tests of {L} "
                 f"({report.correction or 'no correction'})",
             )
             add(

@@ -241,14 +241,14 @@ def audit_multiclass(counted, data, settings, title):
             )
     alpha, correction = settings["alpha"], settings["correction"]
     resolved = settings["resolved"]
-    n_tests = 0
+    n_tests = {}
     if "match" in settings["tests"]:
         for m in resolved:
             raw_p = np.concatenate(
                 [r.frame[f"{m}_match_p"].to_numpy() for r in reports]
             )
             adjusted = floor_pvalues(adjust_pvalues(raw_p, correction))
-            n_tests += int((~np.isnan(raw_p)).sum())
+            n_tests[m] = int((~np.isnan(raw_p)).sum())
             for r, p in zip(reports, np.split(adjusted, len(reports))):
                 r.frame[f"{m}_match_p_adjusted"] = p
                 r.frame[f"{m}_match_reject"] = p <= alpha  # NaN: not rejected

@@ -49,8 +49,9 @@ class MulticlassAuditReport:
         The separation tests of every class, with a ``class`` column.
     separation_violated : bool or None
         Whether the separation test rejects equal TPR or FPR for some class.
-    n_tests : int
-        The number of MATCH tests (every group, class and metric).
+    n_tests : dict
+        Per metric, the number of MATCH tests of its correction family (its
+        tests of every group and class).
     matrix : pandas.DataFrame or None
         With ``matrix_metrics``: one row per group, for each whole-matrix metric
         ``m``: ``m`` (raw), ``m_ci_low``/``m_ci_high``, ``m_smoothed`` (the
@@ -154,6 +155,13 @@ class MulticlassAuditReport:
             f"{self.correction} over the {n_groups} groups x {len(self.labels)} "
             f"classes of each metric"
         )
+
+    def _tests_per_metric(self):
+        """``"; MATCH tests: tpr 12, fpr 12"``: each metric's family size."""
+        if not self.correction or not self.n_tests:
+            return ""
+        sizes = ", ".join(f"{m} {n}" for m, n in self.n_tests.items())
+        return f"; MATCH tests per family: {sizes}"
 
     def findings(self):
         """Every class's findings (:meth:`AuditReport.findings`), each sentence
@@ -472,7 +480,7 @@ class MulticlassAuditReport:
             "<section id='classes'><h2>Classes</h2>"
             f"<p>Each class is audited one-vs-rest. The p-values are adjusted "
             f"together for every class ({html.escape(self._family())}"
-            f"{'' if not self.correction else f'; {self.n_tests} MATCH tests'}).</p>"
+            f"{self._tests_per_metric()}).</p>"
             "<div class='scroll'><table class='data'><thead><tr><th>Class</th>"
             "<th>People of the class</th><th>Predicted as it</th>"
             "<th>Verdicts (group x metric)</th><th>Separation</th></tr></thead>"

@@ -160,7 +160,8 @@ def _cell(report, group, row, metric):
                 f"; its value lies outside the reference's {1 - report.alpha:.0%} "
                 f"range at this size ({_fmt(r_low)} to {_fmt(r_high)}) and its "
                 f"unadjusted p = {_fmt_p(p)} is below alpha, but not after the "
-                f"{report.correction} adjustment for {report._n_tests()} tests "
+                f"{report.correction} adjustment for the {report._n_tests(metric)} "
+                f"{label} tests "
                 f"(multiplicity)"
             )
         else:
@@ -197,7 +198,8 @@ class AuditReport:
         (the smaller of the two, signed), that the audit detects at the group's
         size with 80 % power: the exact MATCH test's power
         (:func:`~sklearn_smallfair.stats.match_power`) at the level at which the
-        correction rejects a single gap among the tests, ``alpha / n_tests`` for
+        correction rejects a single gap among the metric's tests (each metric's
+        p-values are adjusted on their own), ``alpha / n_tests`` for
         holm, bonferroni and fdr_bh; NaN when no gap is detectable at that size or
         the metric has no exact law) and ``m_verdict`` (``"gap"``: rejected;
         ``"no gap detected"``: not rejected and the group's interval holds the
@@ -296,14 +298,16 @@ class AuditReport:
             self.reference, "the reference"
         )
 
-    def _n_tests(self):
-        """The number of MATCH tests of the correction's family (those of every
-        class for one class of a multiclass audit)."""
+    def _n_tests(self, metric):
+        """The number of MATCH tests in ``metric``'s correction family: its
+        tests of every group (and, for one class of a multiclass audit, of
+        every class); each metric is adjusted on its own."""
         if self.match is None:
             return 0
         if getattr(self, "n_tests", None) is not None:
-            return self.n_tests
-        return int(self.match["p_value"].notna().sum())
+            return int(self.n_tests.get(metric, 0))
+        at = (self.match["metric"] == metric).to_numpy()
+        return int(self.match["p_value"][at].notna().sum())
 
     def cell(self, group, metric):
         """What the audit says of one group's metric, as a dict.

@@ -504,10 +504,13 @@ def test_verdicts_follow_the_rule_and_the_level_of_one_gap_among_the_tests():
     counts |= {"small": [3, 1, 1, 5], "gap": [30, 30, 10, 50], "mid": [14, 6, 5, 25]}
     report = audit_predictions(counts=counts, metrics=["tpr", "fpr"], tests=("match",))
     f = report.frame
-    n_tests = int(report.match["p_value"].notna().sum())
     total = np.array(list(counts.values())).sum(axis=0)
     seen = set()
     for m in ("tpr", "fpr"):
+        # each metric is its own correction family: its tests of the 9 groups
+        at = report.match["metric"] == m
+        n_tests = int(report.match.loc[at, "p_value"].notna().sum())
+        assert n_tests == len(counts)
         expected = detectable_gaps(
             m, total, f["n"], np.zeros(len(f)), alpha=0.05 / n_tests
         )
@@ -552,7 +555,7 @@ def test_a_value_outside_its_range_says_why_it_is_not_a_finding():
     assert row["tpr_match_p"] < 0.05 < row["tpr_match_p_adjusted"]
     cell = report.cell("odd", "tpr")
     assert cell["verdict"] == "inconclusive" and cell["outside"]
-    assert "not after the holm adjustment for 10 tests (multiplicity)" in cell["text"]
+    assert "not after the holm adjustment for the 10 TPR tests" in cell["text"]
     assert "consistent" not in cell["text"]
     findings = report.findings()
     assert findings[0] == cell["text"]  # ranked first: no gap is rejected
