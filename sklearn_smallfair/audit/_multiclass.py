@@ -368,7 +368,7 @@ def _matrix_table(mc, name, settings):
     smoothing = settings["smoothing"]
     smoothed = None
     if smoothing is not None:
-        smoothed = clone(smoothing).transform_matrices(counts, ref)
+        smoothed = clone(smoothing)._transform_matrices(counts, ref, labels=groups)
     position = np.arange(groups.shape[0])
     for m in settings["matrix_metrics"]:
         table[m] = multiclass_metric(m, counts, zero_division=np.nan)

@@ -720,7 +720,7 @@ def _smooth(smoothing, counts, reference, groups):
             if isinstance(est.lam, str):  # "auto": the Dirichlet-multinomial fit
                 est.set_params(lam=CrossPriorSmoothing._learn(flat, flat_ref))
             lam = float(est.lam)
-        matrices = est.transform_matrices(counts, ref)
+        matrices = est._transform_matrices(counts, ref, labels=groups)
     for caught_warning in caught:  # the references' warnings, at the user's call
         warnings.warn(caught_warning.message, stacklevel=user_stacklevel())
     # every smoother is affine, scale * c + offset: the prior is offset / scale

@@ -234,17 +234,19 @@ def _aggregate_multiclass(
     metric,
     aggregate,
     smoothing,
+    reference,
     zero_division,
     pos_label,
     nan_policy,
     labels,
     average,
 ):
-    """:func:`aggregate_group_metric` for multiclass targets."""
-    from ._multiclass import multiclass_group_metrics
+    """:func:`aggregate_group_metric` for multiclass targets: the groups' values
+    from :func:`group_metrics` (smoothed on the ``K x K`` matrices when
+    ``smoothing`` is given)."""
+    from ._group import group_metrics
 
     refused = {
-        "smoothing": smoothing is not None,
         "pos_label": not (isinstance(pos_label, int) and pos_label == 1),
         f"aggregate={aggregate!r}": aggregate in _BOUNDS,
     }
@@ -252,16 +254,19 @@ def _aggregate_multiclass(
     if bad:
         raise ValueError(
             f"{', '.join(bad)} do(es) not apply to multiclass targets (labels= "
-            f"with more than two classes, or average=)."
+            f"with more than two classes, or average=): the bounds come from "
+            f"binary disparity intervals; use a point aggregate such as "
+            f"'difference', or binarize the targets (y == class)."
         )
     m = _MulticlassMetric(metric, average)
     aggregate = _check_aggregate(aggregate, m)
+    smoothing = check_smoothing(smoothing)
     zero_division = check_zero_division(zero_division)
     if zero_division == "warn":
         zero_division = np.nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
-        table = multiclass_group_metrics(
+        table = group_metrics(
             y_true,
             y_pred,
             sensitive_features=sensitive_features,
@@ -269,10 +274,13 @@ def _aggregate_multiclass(
             metrics=[metric],
             # a whole-matrix metric gives one row per group with any average
             average=average if average is not None else "macro",
+            smoothing=smoothing,
+            reference=reference,
             zero_division=zero_division,
             sample_weight=sample_weight,
         )
-    values = table[m.column].to_numpy(dtype=float)
+    column = m.column + ("_smoothed" if smoothing is not None else "")
+    values = table[column].to_numpy(dtype=float)
     groups, sizes = table.index.to_numpy(), table["n"].to_numpy(dtype=float)
     if len(groups) < 2:
         raise ValueError(
@@ -377,7 +385,8 @@ def aggregate_group_metric(
         reference``. Raw values only (``smoothing`` must be None); an undefined
         group or reference value makes the bound NaN whatever ``zero_division``.
     smoothing : AdditiveSmoothing, CrossPriorSmoothing or None, default=None
-        Score the smoothed matrices instead of the raw ones.
+        Score the smoothed matrices instead of the raw ones (with multiclass
+        targets, the smoothed ``K x K`` matrices, as :func:`group_metrics`).
     reference : {"rest", "total"}, group label or array-like, default="rest"
         Reference for Cross-Prior Smoothing and two-group metrics.
     zero_division : {np.nan, "warn", 0.0, 1.0}, default=np.nan
@@ -449,6 +458,7 @@ def aggregate_group_metric(
             metric=metric,
             aggregate=aggregate,
             smoothing=smoothing,
+            reference=reference,
             zero_division=zero_division,
             pos_label=pos_label,
             nan_policy=nan_policy,

@@ -10,9 +10,10 @@ from .._validation import check_counts
 
 class MatrixSource(NamedTuple):
     """Marks K x K matrices flattened to ``K^2`` cells, for the cells' names in
-    warnings."""
+    warnings, and the groups' labels (``None``: named by position)."""
 
     k: int
+    labels: object = None
 
 
 def _check_square_counts(counts, name):
@@ -207,6 +208,10 @@ class BaseSmoothing(BaseEstimator):
         >>> float(smoothed.sum())
         8.0
         """
+        return self._transform_matrices(counts, reference_counts)
+
+    def _transform_matrices(self, counts, reference_counts=None, labels=None):
+        """:meth:`transform_matrices`; ``labels`` name the groups in warnings."""
         self._check_params()
         checked = _check_square_counts(counts, "counts")
         k = checked.shape[-1]
@@ -227,7 +232,7 @@ class BaseSmoothing(BaseEstimator):
                 f"group's K x K confusion matrix, e.g. all other groups together)."
             )
         out = self._transform(
-            flat, ref, warn=True, source=MatrixSource(k), stacklevel=3
+            flat, ref, warn=True, source=MatrixSource(k, labels), stacklevel=4
         )
         return out.reshape(*out.shape[:-1], k, k)
 

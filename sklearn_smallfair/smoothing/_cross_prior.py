@@ -157,14 +157,20 @@ class CrossPriorSmoothing(BaseSmoothing):
     def _warn_references(self, reference_counts, source, stacklevel):
         """The reference checks (``stacklevel``: see ``BaseSmoothing._fit``)."""
         cells = reference_counts.shape[-1]
-        names = None
+        names = labels = None
         if isinstance(source, MatrixSource):  # flattened K x K matrices
             names = [f"C[{i}, {j}]" for i in range(source.k) for j in range(source.k)]
+            shape = reference_counts.shape[:-1]
+            if source.labels is not None and len(shape) == 1:
+                labels = np.asarray(source.labels, dtype=object)
+                labels = labels if labels.shape == shape else None
         elif cells != 4:  # pragma: no cover - every caller names its cells
             names = [f"cell {i}" for i in range(cells)]
+        else:
+            labels = _labels(source, reference_counts.shape[:-1])
         warn_small_references(
             reference_counts,
-            labels=None if names else _labels(source, reference_counts.shape[:-1]),
+            labels=labels,
             min_reference=self.min_reference,
             hint="a smaller lam",
             stacklevel=stacklevel + 1,

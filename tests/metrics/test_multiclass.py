@@ -373,17 +373,64 @@ def test_group_scorer_in_grid_search_on_a_multiclass_model():
     )
 
 
+@pytest.mark.parametrize("metric, average", [("tpr", "macro"), ("kappa", None)])
+def test_multiclass_scorer_smooths_the_k_by_k_matrices(metric, average):
+    from sklearn_smallfair.metrics import aggregate_group_metric, group_metrics
+    from sklearn_smallfair.smoothing import CrossPriorSmoothing
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 3, 200)
+    pred = np.where(rng.random(200) < 0.7, y, rng.integers(0, 3, 200))
+    groups = rng.choice(["a", "b", "c", "d"], 200, p=[0.4, 0.3, 0.2, 0.1])
+    cps = CrossPriorSmoothing(lam=10)
+    table = group_metrics(
+        y, pred, sensitive_features=groups, labels=[0, 1, 2], metrics=[metric],
+        average=average or "macro", smoothing=cps, reference="total",
+    )
+    smoothed = table[f"{metric}_smoothed"].to_numpy()
+    got = aggregate_group_metric(
+        y, pred, sensitive_features=groups, metric=metric, average=average,
+        labels=[0, 1, 2], smoothing=cps, reference="total",
+    )
+    assert got == smoothed.max() - smoothed.min()
+    raw = aggregate_group_metric(
+        y, pred, sensitive_features=groups, metric=metric, average=average,
+        labels=[0, 1, 2],
+    )
+    assert raw == table[metric].max() - table[metric].min()
+    assert got != raw  # smoothing changes the groups' values
+
+
 def test_multiclass_scorer_errors():
     from sklearn_smallfair.metrics import aggregate_group_metric, make_group_scorer
     from sklearn_smallfair.smoothing import CrossPriorSmoothing
 
     with pytest.raises(ValueError, match="per-class metric"):
         make_group_scorer("tpr", labels=[0, 1, 2])
-    with pytest.raises(ValueError, match="smoothing"):
+    with pytest.raises(ValueError, match="difference_upper"):
         aggregate_group_metric([0, 1, 2], [0, 1, 2], sensitive_features=[0, 0, 1],
                                metric="tpr", average="macro",
+                               aggregate="difference_upper",
                                smoothing=CrossPriorSmoothing(5))
     with pytest.raises(ValueError, match="difference_upper"):
         aggregate_group_metric([0, 1, 2], [0, 1, 2], sensitive_features=[0, 0, 1],
                                metric="tpr", average="macro",
                                aggregate="difference_upper")
+
+
+def test_k_by_k_smoothing_warnings_name_the_groups():
+    from sklearn_smallfair.exceptions import ReferenceWarning
+    from sklearn_smallfair.metrics import group_metrics
+    from sklearn_smallfair.smoothing import CrossPriorSmoothing
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 120)
+    pred = np.where(rng.random(120) < 0.7, y, rng.integers(0, 3, 120))
+    groups = rng.choice(["north", "south", "rural"], 120)
+    with pytest.warns(ReferenceWarning, match="group 'north'") as caught:
+        group_metrics(
+            y, pred, sensitive_features=groups, labels=[0, 1, 2], metrics=["tpr"],
+            average="macro", smoothing=CrossPriorSmoothing(lam=10),
+        )
+    assert not any("position" in str(w.message) for w in caught)
+    assert all(w.filename == __file__ for w in caught)
