@@ -7,15 +7,19 @@ audit: all sizes bisect a geometric grid of gaps (steps of 10 %) together, and
 the sizes at the same grid point share one call of
 :func:`~sklearn_smallfair.stats.match_power`.
 
-Baseline, in the same run: :func:`~sklearn_smallfair.stats.match_min_detectable_effect`
+Baseline: :func:`~sklearn_smallfair.stats.match_min_detectable_effect`
 called once per metric and distinct size (a cache per ``(metric, n)``), which
-bisects the effect 40 times in each direction at one size per call.
+bisects the effect 40 times in each direction at one size per call. The two
+are timed as one interleaved pair, the baseline and ours back to back
+(``_common.interleaved``: the baseline takes seconds), and the row carries the
+pair's ratio and the load average.
 
-Correctness, before the ratio is reported: for every metric and size, ours is
-NaN exactly where the exact search finds no effect reaching 80 % power, and
-otherwise lies between the exact minimum detectable effect and 10 % above it
-(in magnitude). Context row (INFO): the whole audit (``audit_predictions`` with
-the MATCH test) of the 60 groups, to show the detectable gaps' share of it.
+Correctness, on the results of the timed calls, before the ratio is reported:
+for every metric and size, ours is NaN exactly where the exact search finds no
+effect reaching 80 % power, and otherwise lies between the exact minimum
+detectable effect and 10 % above it (in magnitude). Context row (INFO, no
+baseline, timed once): the whole audit (``audit_predictions`` with the MATCH
+test) of the 60 groups, to show the detectable gaps' share of it.
 
 Target: at least 5x the per-size exact search at 60 groups.
 
@@ -27,8 +31,10 @@ mostly have a
 variance above ``LARGE_VARIANCE`` so their powers come from the Edgeworth law
 in O(1) per group. Baseline, in the same run: the same call with the exact law
 at every size (``LARGE_VARIANCE`` set to infinity), the windowed sums of
-O(sqrt(n)) terms. Checked before the ratio: the gaps agree within one step of
-the grid (10 %).
+O(sqrt(n)) terms. The two run in 2 interleaved pairs (the ratio is the median
+of the pairs' ratios, the times the medians); checked on the timed calls'
+results before the ratio is reported: the gaps agree within one step of the
+grid (10 %).
 
 Run ``python benchmarks/bench_audit_detectable.py [--quick] [--large-rows N]`` or
 through ``run.py``.
@@ -104,20 +110,26 @@ def run(quick=False, *, log=print, large_rows=None):
     n_groups = 8 if quick else 60
     sizes = _sizes(n_groups)
     alpha = 0.05 / (n_groups * len(METRICS))
-    exact_s, _, exact = _common.best_of(lambda: _baseline(sizes, alpha), 1)
-    ours_s, _, ours = _common.best_of(lambda: _ours(sizes, alpha), 1 if quick else 2)
-    _check(ours, exact)
-    log(
-        f"{NAME}: {n_groups} groups, 3 metrics: ours {ours_s:.2f} s, "
-        f"match_min_detectable_effect per size {exact_s:.2f} s"
+    # one interleaved pair: the baseline takes seconds (about 10x ours)
+    res = _common.interleaved(
+        lambda: _baseline(sizes, alpha), lambda: _ours(sizes, alpha), 1
     )
-    ratio = exact_s / ours_s
+    _check(res["ours_result"], res["baseline_result"])
+    ratio = res["ratio"]
+    log(
+        f"{NAME}: {n_groups} groups, 3 metrics: ours {res['ours_s']:.2f} s, "
+        f"match_min_detectable_effect per size {res['baseline_s']:.2f} s (ratio "
+        f"{ratio:.1f}, one interleaved pair)"
+    )
     rows = [
         _common.make_row(
             f"detectable gaps, {n_groups} groups x 3 metrics",
-            ours_s,
+            res["ours_s"],
             "match_min_detectable_effect per (metric, n)",
-            exact_s,
+            res["baseline_s"],
+            ratio=ratio,
+            load=res["load"],
+            pair_ratios=res["ratios"],
             target=f">= {TARGET:g}x",
             status="PASS" if ratio >= TARGET else "MISS",
         )
@@ -176,8 +188,9 @@ def _large_row(quick, log, rows=None):
         with mock.patch.object(_large_n, "LARGE_VARIANCE", np.inf):
             return ours()
 
-    exact_s, _, expected = _common.best_of(exact, 1)
-    ours_s, _, got = _common.best_of(ours, 3)
+    pairs = 2
+    res = _common.interleaved(exact, ours, pairs)
+    got, expected = res["ours_result"], res["baseline_result"]
     for m in METRICS:
         ratio = np.abs(got[m]) / np.abs(expected[m])
         _common.check(
@@ -186,13 +199,17 @@ def _large_row(quick, log, rows=None):
         )
     log(
         f"{NAME}: 12 groups of {sizes.min():,} to {sizes.max():,}, 3 metrics: "
-        f"ours {ours_s:.3f} s, exact law {exact_s:.2f} s"
+        f"ours {res['ours_s']:.3f} s, exact law {res['baseline_s']:.2f} s (ratio "
+        f"{res['ratio']:.1f}, median of {pairs} interleaved pairs)"
     )
     return _common.make_row(
         f"detectable gaps, 12 groups of {sizes.min():,} to {sizes.max():,}",
-        ours_s,
+        res["ours_s"],
         "the exact law at every size",
-        exact_s,
+        res["baseline_s"],
+        ratio=res["ratio"],
+        load=res["load"],
+        pair_ratios=res["ratios"],
         notes="gaps within one grid step of the exact law's",
     )
 

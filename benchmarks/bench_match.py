@@ -54,11 +54,25 @@ Data: the reference is the published COMPAS matrix of all defendants but Black
 ones (``ALL - Black``, 3,276 people), and each group is a seeded multinomial draw
 of size n from the reference's proportions, so both tails are far from 0 and 1.
 
-Correctness, before anything is timed: ours and each baseline agree on ``lower``,
-``upper`` and ``p_undefined`` within 1e-9 (absolute); at n = 100,000 ours is also
-checked against a vectorized ``scipy.stats.binom`` evaluation of the same sum
-(plain test) and for ``0 <= lower, upper <= 1 <= lower + upper`` (with reference
-uncertainty, where the scipy evaluation would take minutes).
+Timing: every row with a baseline reports the median of per-pair ratios from
+interleaved pairs, the baseline and ours back to back (``_common.interleaved``;
+3 pairs, or 1 for a slow baseline in full mode: the double loop at n = 3,000 and
+the per-group loop on 20,000 groups; ``--quick`` times the n = 10^12 exact sum
+once), with the load average beside it; the times are the medians of the pairs.
+In full mode the enumeration's baseline, ours cold (cache cleared before it)
+and ours warm run in 3 interleaved rounds, the order rotated each round
+(``_common.interleaved_rounds``); ``--quick`` times ours at n = 300 on its own
+(best of 1, no baseline at that size) and takes the ratio at n = 150 from 3
+pairs, the cache cleared before each call. ``--quick``'s 1,000-group loop runs
+in 3 rounds with ours on those groups and ours on all 20,000. The rows without
+a baseline (ours at n = 100,000) are the best of 3 calls.
+
+Correctness, on the results of the timed calls (nothing is run twice): ours and
+each baseline agree on ``lower``, ``upper`` and ``p_undefined`` within 1e-9
+(absolute); at n = 100,000 ours is also checked against a vectorized
+``scipy.stats.binom`` evaluation of the same sum (plain test) and for
+``0 <= lower, upper <= 1 <= lower + upper`` (with reference uncertainty, where
+the scipy evaluation would take minutes). A check that fails stops the run.
 
 Run ``python benchmarks/bench_match.py [--quick]`` or through ``run.py``.
 """
@@ -99,6 +113,11 @@ FULL = {
     "betabinom_n": 3_000,
     "repeats_ours": 3,
     "repeats_enum": 3,
+    "pairs": 3,
+    "pairs_loop": 1,
+    "pairs_enum": 3,
+    "pairs_giant": 3,
+    "pairs_groups": 1,
     "loop_groups": N_GROUPS,
     "plan_effect": PLAN_EFFECT,
 }
@@ -108,6 +127,11 @@ QUICK = {
     "betabinom_n": 1_000,
     "repeats_ours": 3,
     "repeats_enum": 1,
+    "pairs": 3,
+    "pairs_loop": 3,
+    "pairs_enum": 3,
+    "pairs_giant": 1,
+    "pairs_groups": 3,
     "loop_groups": 1_000,
     "plan_effect": -0.03,
 }
@@ -347,6 +371,11 @@ def _cache():
     return _enumerate_cached
 
 
+def _pairs(res):
+    """The row fields of an interleaved result: ratio, load and every pair's ratio."""
+    return {"ratio": res["ratio"], "load": res["load"], "pair_ratios": res["ratios"]}
+
+
 def run(quick=False, *, log=print):
     """Run the benchmark; return result rows (see ``_common.make_row``)."""
     cfg = QUICK if quick else FULL
@@ -355,13 +384,13 @@ def run(quick=False, *, log=print):
     big = make_group(BIG_N)
     log(f"[{NAME}] reference (ALL - Black) = {REFERENCE.tolist()}")
 
-    # (a) exact joint ratio: ours at 100,000, ratio at the loop's size
-    res_big = ours(big)
+    # (a) exact joint ratio: ours at 100,000 (checked on the last timed call's
+    # result), the ratio at the loop's size from interleaved pairs
+    big_s, big_times, res_big = _common.best_of(lambda: ours(big), cfg["repeats_ours"])
     check_sane("exact tpr n=100,000", res_big)
     err_big = check_close(
         "exact tpr n=100,000 vs scipy", res_big, scipy_joint_ratio(big)
     )
-    big_s, big_times, _ = _common.best_of(lambda: ours(big), cfg["repeats_ours"])
     log(
         f"[{NAME}] exact tpr {_fmt_n(BIG_N)}: {big_s:.4f} s (lower {res_big[0]:.6f}, "
         f"upper {res_big[1]:.6f}; vs vectorized scipy {err_big:.1e})"
@@ -384,113 +413,38 @@ def run(quick=False, *, log=print):
     )
     n = cfg["loop_n"]
     group = make_group(n)
-    mine = ours(group)
-    err = check_close(f"exact tpr {_fmt_n(n)}", mine, naive_joint_ratio(group))
-    ours_s, ours_times, _ = _common.best_of(lambda: ours(group), cfg["repeats_ours"])
-    base_s, _, _ = _common.best_of(lambda: naive_joint_ratio(group), 1)
+    res = _common.interleaved(
+        lambda: naive_joint_ratio(group), lambda: ours(group), cfg["pairs_loop"]
+    )
+    err = check_close(
+        f"exact tpr {_fmt_n(n)}", res["ours_result"], res["baseline_result"]
+    )
     log(
-        f"[{NAME}] exact tpr {_fmt_n(n)}: ours {ours_s:.4f} s, double loop "
-        f"{base_s:.3f} s (max difference {err:.1e})"
+        f"[{NAME}] exact tpr {_fmt_n(n)}: ours {res['ours_s']:.4f} s, double loop "
+        f"{res['baseline_s']:.3f} s (ratio {res['ratio']:.1f}, median of "
+        f"{cfg['pairs_loop']} interleaved pairs; max difference {err:.1e})"
     )
     rows.append(
         _common.make_row(
             f"match exact tpr {_fmt_n(n)}",
-            ours_s,
+            res["ours_s"],
             "O(n^2) double loop, math.lgamma pmfs",
-            base_s,
+            res["baseline_s"],
             status="INFO",
             notes=f"same n; lower, upper, p_undefined agree within {err:.1e}",
-            ours_times=ours_times,
             n=n,
+            **_pairs(res),
         )
     )
 
     # (b) enumeration of all matrices for mcc
-    cache = _cache()
-    enum_group = make_group(ENUM_N)
-    cache.cache_clear()
-    mine = ours(enum_group, "mcc", "enumerate")
-    base_n = cfg["enum_base_n"]
-    base_group = make_group(base_n)
-    base_res = naive_enumerate_mcc(base_group)
-    err = check_close(
-        f"enumerate mcc {_fmt_n(base_n)}",
-        ours(base_group, "mcc", "enumerate"),
-        base_res,
-    )
-    if base_n == ENUM_N:
-        err = max(err, check_close(f"enumerate mcc {_fmt_n(ENUM_N)}", mine, base_res))
-    cold_s, cold_times, _ = _common.best_of(
-        lambda: ours(enum_group, "mcc", "enumerate"),
-        cfg["repeats_enum"],
-        setup=cache.cache_clear,
-    )
-    warm_s, warm_times, _ = _common.best_of(
-        lambda: ours(enum_group, "mcc", "enumerate"), cfg["repeats_enum"]
-    )
-    base_s, _, _ = _common.best_of(lambda: naive_enumerate_mcc(base_group), 1)
-    n_mat = math.comb(ENUM_N + 3, 3)
-    log(
-        f"[{NAME}] enumerate mcc {_fmt_n(ENUM_N)} ({n_mat:,} matrices): cold "
-        f"{cold_s:.3f} s, warm {warm_s:.3f} s; baseline at {_fmt_n(base_n)} "
-        f"{base_s:.3f} s (max difference {err:.1e})"
-    )
-    baseline = "meshgrid + scipy multinomial.pmf"
-    same = base_n == ENUM_N
-    for label, secs, times in (
-        ("cold", cold_s, cold_times),
-        ("warm", warm_s, warm_times),
-    ):
-        rows.append(
-            _common.make_row(
-                f"match enumerate mcc {_fmt_n(ENUM_N)} {label}",
-                secs,
-                baseline if same else None,
-                base_s if same else None,
-                target=f"< {TARGET_ENUM_S:g} s",
-                status="PASS" if secs < TARGET_ENUM_S else "MISS",
-                notes=(
-                    f"{n_mat:,} matrices; "
-                    + (
-                        "enumeration cache cleared before each repeat"
-                        if label == "cold"
-                        else "matrices cached by the previous call"
-                    )
-                    + (
-                        f"; agrees with the baseline within {err:.1e}"
-                        if same
-                        else "; baseline at a smaller n, see its row"
-                    )
-                ),
-                ours_times=times,
-                n=ENUM_N,
-            )
-        )
-    if not same:
-        sub_s, sub_times, _ = _common.best_of(
-            lambda: ours(base_group, "mcc", "enumerate"),
-            cfg["repeats_enum"],
-            setup=cache.cache_clear,
-        )
-        rows.append(
-            _common.make_row(
-                f"match enumerate mcc {_fmt_n(base_n)} cold",
-                sub_s,
-                baseline,
-                base_s,
-                status="INFO",
-                notes=f"quick mode; agrees with the baseline within {err:.1e}",
-                ours_times=sub_times,
-                n=base_n,
-            )
-        )
+    rows.extend(run_enumeration(cfg, log))
 
     # (c) reference uncertainty: ours at 100,000, ratio at the betabinom size
-    res_big = ours(big, reference_uncertainty=True)
-    check_sane("exact tpr reference_uncertainty n=100,000", res_big)
-    big_s, big_times, _ = _common.best_of(
+    big_s, big_times, res_big = _common.best_of(
         lambda: ours(big, reference_uncertainty=True), cfg["repeats_ours"]
     )
+    check_sane("exact tpr reference_uncertainty n=100,000", res_big)
     log(
         f"[{NAME}] exact tpr reference_uncertainty {_fmt_n(BIG_N)}: {big_s:.4f} s "
         f"(lower {res_big[0]:.6f}, upper {res_big[1]:.6f})"
@@ -509,34 +463,158 @@ def run(quick=False, *, log=print):
     )
     n = cfg["betabinom_n"]
     group = make_group(n)
-    mine = ours(group, reference_uncertainty=True)
+    res = _common.interleaved(
+        lambda: betabinom_joint_ratio(group),
+        lambda: ours(group, reference_uncertainty=True),
+        cfg["pairs"],
+    )
     err = check_close(
         f"exact tpr reference_uncertainty {_fmt_n(n)}",
-        mine,
-        betabinom_joint_ratio(group),
+        res["ours_result"],
+        res["baseline_result"],
     )
-    ours_s, ours_times, _ = _common.best_of(
-        lambda: ours(group, reference_uncertainty=True), cfg["repeats_ours"]
-    )
-    base_s, _, _ = _common.best_of(lambda: betabinom_joint_ratio(group), 1)
     log(
-        f"[{NAME}] exact tpr reference_uncertainty {_fmt_n(n)}: ours {ours_s:.4f} s, "
-        f"scipy betabinom {base_s:.3f} s (max difference {err:.1e})"
+        f"[{NAME}] exact tpr reference_uncertainty {_fmt_n(n)}: ours "
+        f"{res['ours_s']:.4f} s, scipy betabinom {res['baseline_s']:.3f} s (ratio "
+        f"{res['ratio']:.1f}, median of {cfg['pairs']} interleaved pairs; max "
+        f"difference {err:.1e})"
     )
     rows.append(
         _common.make_row(
             f"match exact tpr ref. uncertainty {_fmt_n(n)}",
-            ours_s,
+            res["ours_s"],
             "scipy.stats.betabinom pmf + cdf/sf per k",
-            base_s,
+            res["baseline_s"],
             status="INFO",
             notes=f"same n; lower, upper, p_undefined agree within {err:.1e}",
-            ours_times=ours_times,
             n=n,
+            **_pairs(res),
         )
     )
     rows.extend(run_any_size(cfg, log))
     rows.append(run_sample_size(cfg, log))
+    return rows
+
+
+def run_enumeration(cfg, log):
+    """(b) mcc by enumeration at n = 300, cold and warm, against the meshgrid.
+
+    When the baseline runs at n = 300 (full mode), the baseline, ours cold and
+    ours warm are timed in the same interleaved rounds (the order rotated each
+    round; warm never comes first, so the cache holds the matrices of the cold
+    call before it). Otherwise the two rows at 300 are timed on their own, and
+    the ratio is taken at the baseline's n from interleaved pairs of the
+    baseline and ours cold.
+    """
+    cache = _cache()
+    enum_group = make_group(ENUM_N)
+    base_n = cfg["enum_base_n"]
+    base_group = make_group(base_n)
+    same = base_n == ENUM_N
+    n_mat = math.comb(ENUM_N + 3, 3)
+    baseline = "meshgrid + scipy multinomial.pmf"
+    rows = []
+    if same:
+        rounds = _common.interleaved_rounds(
+            {
+                "baseline": lambda: naive_enumerate_mcc(base_group),
+                "cold": lambda: ours(enum_group, "mcc", "enumerate"),
+                "warm": lambda: ours(enum_group, "mcc", "enumerate"),
+            },
+            cfg["repeats_enum"],
+            setups={"cold": cache.cache_clear},
+        )
+        base_res = rounds["results"]["baseline"]
+        err = max(
+            check_close(
+                f"enumerate mcc {_fmt_n(ENUM_N)} {label}",
+                rounds["results"][label],
+                base_res,
+            )
+            for label in ("cold", "warm")
+        )
+        figures = {
+            label: _common.versus(rounds, "baseline", label)
+            for label in ("cold", "warm")
+        }
+        base_s = figures["cold"]["baseline_s"]
+    else:
+        cache.cache_clear()
+        figures = {}
+        for label, setup in (("cold", cache.cache_clear), ("warm", None)):
+            secs, times, _ = _common.best_of(
+                lambda: ours(enum_group, "mcc", "enumerate"),
+                cfg["repeats_enum"],
+                setup=setup,
+            )
+            figures[label] = {"ours_s": secs, "times": times}
+        sub = _common.interleaved(
+            lambda: naive_enumerate_mcc(base_group),
+            lambda: ours(base_group, "mcc", "enumerate"),
+            cfg["pairs_enum"],
+            setup=cache.cache_clear,
+        )
+        err = check_close(
+            f"enumerate mcc {_fmt_n(base_n)}",
+            sub["ours_result"],
+            sub["baseline_result"],
+        )
+        base_s = sub["baseline_s"]
+    log(
+        f"[{NAME}] enumerate mcc {_fmt_n(ENUM_N)} ({n_mat:,} matrices): cold "
+        f"{figures['cold']['ours_s']:.3f} s, warm {figures['warm']['ours_s']:.3f} s; "
+        f"baseline at {_fmt_n(base_n)} {base_s:.3f} s (max difference {err:.1e})"
+    )
+    for label in ("cold", "warm"):
+        fig = figures[label]
+        secs = fig["ours_s"]
+        if same:
+            extra = dict(ours_times=rounds["times"][label], **_pairs(fig))
+        else:
+            extra = {"ours_times": fig["times"]}
+        rows.append(
+            _common.make_row(
+                f"match enumerate mcc {_fmt_n(ENUM_N)} {label}",
+                secs,
+                baseline if same else None,
+                base_s if same else None,
+                target=f"< {TARGET_ENUM_S:g} s",
+                status="PASS" if secs < TARGET_ENUM_S else "MISS",
+                notes=(
+                    f"{n_mat:,} matrices; "
+                    + (
+                        "enumeration cache cleared before each repeat"
+                        if label == "cold"
+                        else "matrices cached by the previous call"
+                    )
+                    + (
+                        f"; {cfg['repeats_enum']} interleaved rounds with the "
+                        f"baseline; agrees with it within {err:.1e}"
+                        if same
+                        else "; baseline at a smaller n, see its row"
+                    )
+                ),
+                n=ENUM_N,
+                **extra,
+            )
+        )
+    if not same:
+        rows.append(
+            _common.make_row(
+                f"match enumerate mcc {_fmt_n(base_n)} cold",
+                sub["ours_s"],
+                baseline,
+                base_s,
+                status="INFO",
+                notes=(
+                    f"quick mode; {cfg['pairs_enum']} interleaved pairs, cache "
+                    f"cleared before each call; agrees with the baseline within "
+                    f"{err:.1e}"
+                ),
+                n=base_n,
+                **_pairs(sub),
+            )
+        )
     return rows
 
 
@@ -608,25 +686,28 @@ def _null_range_row(cfg, log):
     tpr = get_metric("tpr")
     n = np.array([HUGE_N], np.int64)
     p = (REFERENCE / REFERENCE.sum())[None, :]
-    ours_s, ours_times, got = _common.best_of(
-        lambda: null_range(tpr, n, p, 0.025), cfg["repeats_ours"]
+    res = _common.interleaved(
+        lambda: _exact_range(tpr, n, p, 0.025),
+        lambda: null_range(tpr, n, p, 0.025),
+        cfg["pairs"],
     )
-    base_s, _, expected = _common.best_of(lambda: _exact_range(tpr, n, p, 0.025), 1)
+    got, expected = res["ours_result"], res["baseline_result"]
     step = 1.0 / (HUGE_N * (p[0, TP] + p[0, FN]))
     err = max(abs(got[0][0] - expected[0][0]), abs(got[1][0] - expected[1][0]))
     _common.check(err <= step, f"null range: off by {err / step:.3g} lattice steps")
     log(
-        f"[{NAME}] null range tpr {_fmt_n(HUGE_N)}: ours {ours_s:.4f} s, exact "
-        f"search {base_s:.3f} s (max difference {err / step:.3f} lattice steps)"
+        f"[{NAME}] null range tpr {_fmt_n(HUGE_N)}: ours {res['ours_s']:.4f} s, exact "
+        f"search {res['baseline_s']:.3f} s (ratio {res['ratio']:.1f}; max difference "
+        f"{err / step:.3f} lattice steps)"
     )
     return _common.make_row(
         f"null range tpr {_fmt_n(HUGE_N)}",
-        ours_s,
+        res["ours_s"],
         "the exact law's search (windowed sums)",
-        base_s,
+        res["baseline_s"],
         notes=f"Edgeworth law; within {err / step:.3f} lattice steps of the exact",
-        ours_times=ours_times,
         n=HUGE_N,
+        **_pairs(res),
     )
 
 
@@ -634,107 +715,126 @@ def run_any_size(cfg, log):
     """(d) n = 10^7, n = 10^12 and 20,000 groups, with ``method="auto"``."""
     rows = []
     huge = make_group(HUGE_N)
-    mine, used = ours_auto(huge)
-    err = check_close(
-        f"auto tpr {_fmt_n(HUGE_N)}", mine, scipy_window_joint_ratio(huge)
+    res = _common.interleaved(
+        lambda: scipy_window_joint_ratio(huge), lambda: ours_auto(huge), cfg["pairs"]
     )
-    ours_s, ours_times, _ = _common.best_of(
-        lambda: ours_auto(huge), cfg["repeats_ours"]
-    )
-    base_s, _, _ = _common.best_of(lambda: scipy_window_joint_ratio(huge), 1)
+    mine, used = res["ours_result"]
+    err = check_close(f"auto tpr {_fmt_n(HUGE_N)}", mine, res["baseline_result"])
+    ours_s = res["ours_s"]
     log(
         f"[{NAME}] auto tpr {_fmt_n(HUGE_N)} ({used}): ours {ours_s:.4f} s, scipy per "
-        f"k {base_s:.3f} s (max difference {err:.1e})"
+        f"k {res['baseline_s']:.3f} s (ratio {res['ratio']:.1f}; max difference "
+        f"{err:.1e})"
     )
     rows.append(
         _common.make_row(
             f"match auto tpr {_fmt_n(HUGE_N)}",
             ours_s,
             "window of k, scipy.stats.binom pmf/cdf/sf per k",
-            base_s,
+            res["baseline_s"],
             target=f"< {TARGET_HUGE_S * 1000:g} ms",
             status="PASS" if ours_s < TARGET_HUGE_S else "MISS",
             notes=f"method {used}; agrees with the baseline within {err:.1e}",
-            ours_times=ours_times,
             n=HUGE_N,
+            **_pairs(res),
         )
     )
     rows.append(_null_range_row(cfg, log))
     giant = make_group(GIANT_N)
-    mine, used = ours_auto(giant)
-    exact_res, _ = ours_auto(giant, "exact")
-    err = check_close(f"auto tpr {_fmt_n(GIANT_N)}", mine, exact_res)
-    ours_s, ours_times, _ = _common.best_of(
-        lambda: ours_auto(giant), cfg["repeats_ours"]
+    res = _common.interleaved(
+        lambda: ours_auto(giant, "exact"), lambda: ours_auto(giant), cfg["pairs_giant"]
     )
-    base_s, _, _ = _common.best_of(lambda: ours_auto(giant, "exact"), 1)
+    mine, used = res["ours_result"]
+    err = check_close(f"auto tpr {_fmt_n(GIANT_N)}", mine, res["baseline_result"][0])
+    ours_s = res["ours_s"]
     log(
         f"[{NAME}] auto tpr {_fmt_n(GIANT_N)} ({used}): ours {ours_s:.4f} s, exact "
-        f"windowed sum {base_s:.3f} s (max difference {err:.1e})"
+        f"windowed sum {res['baseline_s']:.3f} s (ratio {res['ratio']:.1f}; max "
+        f"difference {err:.1e})"
     )
     rows.append(
         _common.make_row(
             f"match auto tpr {_fmt_n(GIANT_N)}",
             ours_s,
             "exact windowed sum (method='exact')",
-            base_s,
+            res["baseline_s"],
             target=f"< {TARGET_GIANT_S:g} s",
             status="PASS" if ours_s < TARGET_GIANT_S else "MISS",
             notes=(
                 f"method {used}; within {err:.1e} of the exact law; the O(n) sum "
                 f"would allocate 7 TiB"
             ),
-            ours_times=ours_times,
             n=GIANT_N,
+            **_pairs(res),
         )
     )
     groups = make_groups(N_GROUPS)
-    used = ours_groups(groups)[1]
-    ours_s, ours_times, _ = _common.best_of(lambda: ours_groups(groups), 1)
     count = cfg["loop_groups"]
+    same = count == N_GROUPS
     sub = groups[:count]
-    base_s, _, expected = _common.best_of(lambda: loop_groups(sub), 1)
-    sub_mine = ours_groups(sub)[0]
+    pairs = cfg["pairs_groups"]
+    if same:
+        res = _common.interleaved(
+            lambda: loop_groups(groups), lambda: ours_groups(groups), pairs
+        )
+        all_res = res
+    else:
+        rounds = _common.interleaved_rounds(
+            {
+                "loop": lambda: loop_groups(sub),
+                "sub": lambda: ours_groups(sub),
+                "all": lambda: ours_groups(groups),
+            },
+            pairs,
+        )
+        res = _common.versus(rounds, "loop", "sub")
+        all_res = _common.versus(rounds, "loop", "all")
+    used = all_res["ours_result"][1]
+    sub_mine = res["ours_result"][0]
+    expected = res["baseline_result"]
     err = float(np.nanmax(np.abs(sub_mine - expected)))
     _common.check(
         err <= TOL and np.array_equal(np.isnan(sub_mine), np.isnan(expected)),
         f"{count:,} groups: ours and the per-group loop differ by {err:.3g}",
     )
-    sub_s, sub_times, _ = _common.best_of(lambda: ours_groups(sub), 1)
+    ours_s = all_res["ours_s"]
     log(
         f"[{NAME}] auto tpr {N_GROUPS:,} groups: ours {ours_s:.3f} s; {count:,} "
-        f"groups: ours {sub_s:.3f} s, per-group loop {base_s:.3f} s (max difference "
-        f"{err:.1e})"
+        f"groups: ours {res['ours_s']:.3f} s, per-group loop {res['baseline_s']:.3f} s "
+        f"(ratio {res['ratio']:.1f}, median of {pairs} interleaved "
+        f"{'pairs' if same else 'rounds'}; max difference {err:.1e})"
     )
     loop = "per-group loop, O(n) sum with scipy.stats.binom"
-    same = count == N_GROUPS
     rows.append(
         _common.make_row(
             f"match auto tpr {N_GROUPS:,} groups",
             ours_s,
             loop if same else None,
-            base_s if same else None,
+            res["baseline_s"] if same else None,
             target=f"< {TARGET_GROUPS_S:g} s",
             status="PASS" if ours_s < TARGET_GROUPS_S else "MISS",
             notes=(
                 f"5 to 150 people each, against the rest; methods {sorted(set(used))}"
                 + ("" if same else "; the loop is timed on fewer groups, see below")
             ),
-            ours_times=ours_times,
             n=N_GROUPS,
+            **(_pairs(res) if same else {"load": rounds["load"]}),
         )
     )
     if not same:
         rows.append(
             _common.make_row(
                 f"match auto tpr {count:,} groups",
-                sub_s,
+                res["ours_s"],
                 loop,
-                base_s,
+                res["baseline_s"],
                 status="INFO",
-                notes=f"quick mode; agrees with the loop within {err:.1e}",
-                ours_times=sub_times,
+                notes=(
+                    f"quick mode; {pairs} interleaved rounds with the 20,000 groups' "
+                    f"call; agrees with the loop within {err:.1e}"
+                ),
                 n=count,
+                **_pairs(res),
             )
         )
     return rows
@@ -745,8 +845,8 @@ def main(argv=None):
     return _common.script_main(
         run,
         __doc__,
-        "smaller baselines (n = 500, 150 and 1,000), one enumeration repeat and the "
-        "per-group loop on 1,000 groups",
+        "smaller baselines (n = 500, 150 and 1,000), one enumeration repeat, one "
+        "pair for the n = 10^12 exact sum and the per-group loop on 1,000 groups",
         argv,
     )
 
