@@ -377,16 +377,12 @@ def _group_values(values, column, path, fmt, start):
     return values
 
 
-def _count_file(args, source, fmt, groups, err):
-    """Read the file chunk by chunk and count each group's confusion matrix by
-    label; return ``(counts table, pos_label, number of rows)``."""
-    from .._counting import _finish, _merge, _partial_counts
-    from .._validation import _Coded, _Columns
-
-    target, prediction = args.target, args.prediction
+def _chunks_with_progress(args, source, fmt, groups, err):
+    """The file's chunks of the target, prediction and group columns, and a
+    progress bar over its rows (shown on a terminal unless ``--progress`` says)."""
     n_rows, chunks = _io.read_chunks(
         source,
-        [target, prediction, *groups],
+        [args.target, args.prediction, *groups],
         fmt=fmt,
         sep=args.sep,
         chunksize=args.chunksize,
@@ -399,6 +395,17 @@ def _count_file(args, source, fmt, groups, err):
         else getattr(err, "isatty", lambda: False)(),
         err=err,
     )
+    return chunks, progress
+
+
+def _count_file(args, source, fmt, groups, err):
+    """Read the file chunk by chunk and count each group's confusion matrix by
+    label; return ``(counts table, pos_label, number of rows)``."""
+    from .._counting import _finish, _merge, _partial_counts
+    from .._validation import _Coded, _Columns
+
+    target, prediction = args.target, args.prediction
+    chunks, progress = _chunks_with_progress(args, source, fmt, groups, err)
     true, pred = _Labels(target, source), _Labels(prediction, source)
     table, total = None, 0
     try:
@@ -445,21 +452,7 @@ def _count_classes(args, source, fmt, groups, err):
     from ..metrics import MulticlassCounts
 
     target, prediction = args.target, args.prediction
-    n_rows, chunks = _io.read_chunks(
-        source,
-        [target, prediction, *groups],
-        fmt=fmt,
-        sep=args.sep,
-        chunksize=args.chunksize,
-        categorical=groups,
-    )
-    progress = _io.Progress(
-        n_rows,
-        enabled=args.progress
-        if args.progress is not None
-        else getattr(err, "isatty", lambda: False)(),
-        err=err,
-    )
+    chunks, progress = _chunks_with_progress(args, source, fmt, groups, err)
     true = _Labels(target, source, binary=False)
     pred = _Labels(prediction, source, binary=False)
     keys = [f"g{k}" for k in range(len(groups))] + ["true", "pred"]
