@@ -279,8 +279,8 @@ def _merge(partials):
         labels = np.empty(2, dtype=object)
         labels[: union.shape[0]] = list(union)
         unified.append(labels)
-    index = pd.Index(unified[0][unified[0] != None])  # noqa: E711
-    pred_index = pd.Index(unified[1][unified[1] != None])  # noqa: E711
+    index = pd.Index(unified[0][unified[0] != None], dtype=object)  # noqa: E711
+    pred_index = pd.Index(unified[1][unified[1] != None], dtype=object)  # noqa: E711
     n_parts, w_parts = [], []
     weighted = any(p.weighted is not None for p in partials)
     for p in partials:

@@ -477,6 +477,17 @@ def _count_classes(args, source, fmt, groups, err):
                 )
                 columns[key] = values
             part = pd.DataFrame(columns).groupby(keys, observed=True).size()
+            # the chunks' categories come in different orders: index by labels
+            # (pandas < 2 misaligns categorical levels of different orders)
+            part.index = pd.MultiIndex.from_arrays(
+                [
+                    np.asarray(v, dtype=object)
+                    if isinstance(v.dtype, pd.CategoricalDtype)
+                    else v
+                    for v in map(part.index.get_level_values, range(len(keys)))
+                ],
+                names=keys,
+            )
             table = part if table is None else table.add(part, fill_value=0)
             n = len(columns["true"])
             total += n

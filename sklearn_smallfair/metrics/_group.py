@@ -75,9 +75,18 @@ class _GroupCounts:
         ``lam_`` here, once, for every column, interval and consumer of the call.
         """
         if self._fitted is None:
-            ref = self.ref if self.smoothing.requires_reference else None
-            self._fitted = clone(self.smoothing).fit(self.counts, ref)
+            self._fitted = clone(self.smoothing).fit(self.counts, self._named_ref())
         return self._fitted
+
+    def _named_ref(self):
+        """The references, indexed by the groups' labels so that the smoother's
+        warnings name the groups (``None`` when the smoother needs none)."""
+        if not self.smoothing.requires_reference:
+            return None
+        ref = np.asarray(self.ref, dtype=np.float64)
+        if ref.ndim != 2 or ref.shape[0] != len(self.groups):
+            return ref
+        return pd.DataFrame(ref, index=pd.Index(self.groups, dtype=object))
 
     def _coefficients(self):
         ref = self.ref if self.smoothing.requires_reference else None
@@ -86,8 +95,9 @@ class _GroupCounts:
     @property
     def smoothed(self):
         if self._smoothed is None:
-            ref = self.ref if self.smoothing.requires_reference else None
-            self._smoothed = self.fitted_smoothing.transform(self.counts, ref)
+            self._smoothed = self.fitted_smoothing.transform(
+                self.counts, self._named_ref()
+            )
         return self._smoothed
 
     @property

@@ -320,3 +320,17 @@ def test_unknown_metric_name_suggests_the_closest():
         )
     with pytest.raises(ValueError, match="unknown metric 'zzz'; valid names are"):
         group_metrics(**rows, sensitive_features=["a", "a", "b", "b"], metrics="zzz")
+
+
+def test_smoothing_warnings_name_the_groups_by_label():
+    from sklearn_smallfair.exceptions import ReferenceWarning
+
+    rng = np.random.default_rng(0)
+    y, pred = rng.integers(0, 2, 60), rng.integers(0, 2, 60)
+    groups = rng.choice(["north", "south"], 60)
+    with pytest.warns(ReferenceWarning, match="group 'north'") as caught:
+        group_metrics(
+            y, pred, sensitive_features=groups, smoothing=CrossPriorSmoothing(lam=10)
+        )
+    references = [w for w in caught if issubclass(w.category, ReferenceWarning)]
+    assert not any("position" in str(w.message) for w in references)
