@@ -60,15 +60,18 @@ LAWS = {
 }
 QUICK_LAWS = ("balanced", "prevalence 0.05", "TPR 0.95")
 CLOSED = ("clopper-pearson", "wilson", "jeffreys")
-METHODS = (*CLOSED, "posterior", "bootstrap")
+#: Every method of the tables; "auto" (the default) is run for MCC only, where it
+#: is the projection interval (for the proportion metrics it is Clopper-Pearson).
+METHODS = (*CLOSED, "posterior", "bootstrap", "auto")
+PROPORTION_METHODS = (*CLOSED, "posterior", "bootstrap")
 #: Metrics studied and the methods that apply to each.
 METRICS = {
-    "acc": METHODS,
-    "tpr": METHODS,
-    "fpr": METHODS,
-    "ppv": METHODS,
-    "f1": METHODS,
-    "mcc": ("posterior", "bootstrap"),
+    "acc": PROPORTION_METHODS,
+    "tpr": PROPORTION_METHODS,
+    "fpr": PROPORTION_METHODS,
+    "ppv": PROPORTION_METHODS,
+    "f1": PROPORTION_METHODS,
+    "mcc": ("auto", "posterior", "bootstrap"),
 }
 N_GROUPS = 20_000
 QUICK_GROUPS = 2_000
@@ -452,7 +455,7 @@ def format_rst(result):
     for title, metrics in (
         ("TPR", ("tpr",)),
         ("The five proportion metrics (acc, tpr, fpr, ppv, f1)", PROPORTION_METRICS),
-        ("MCC (drawn intervals only)", ("mcc",)),
+        ("MCC (auto: the projection interval)", ("mcc",)),
     ):
         stats = summary(result["cells"], metrics)
         methods = [m for m in METHODS if any((n, m) in stats for n in sizes)]
@@ -516,6 +519,7 @@ COLORS = {
     "jeffreys": "tab:green",
     "posterior": "tab:red",
     "bootstrap": "tab:purple",
+    "auto": "black",
 }
 
 
@@ -529,7 +533,7 @@ def plot(result, path):
     panels = (
         ("tpr", "TPR (joint ratio)"),
         ("acc", "accuracy (binomial)"),
-        ("mcc", "MCC (posterior draws, bootstrap)"),
+        ("mcc", "MCC (posterior, bootstrap, auto = projection)"),
     )
     fig, axes = plt.subplots(2, 3, figsize=(12, 6.5), sharex=True, height_ratios=(2, 1))
     sizes = result["sizes"]

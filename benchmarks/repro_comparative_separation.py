@@ -37,9 +37,12 @@ protocol, as in the study's code (``real/src/exp.py``, ``load_data.py``,
 
 The package's recommended variant is run on the same splits and models: the
 separation test with ``method="auto"`` (exact test for small expected counts,
-score test otherwise) and the comparative test on all pairs with the variance of
-the U-statistic (the defaults). Both keep their level (see the user guide's
-calibration page).
+score test otherwise) and the comparative test on all pairs, stratified by the
+label pair, with the U-statistic variance under separation (the defaults; the
+earlier all-pairs default is ``stratify=False, variance="u_statistic"``). Both
+keep their level (see the user guide's calibration page). The published
+procedure's numbers (given pairs, ``variance="independent"``) do not depend on
+these options.
 
 To explain the distance between the published rates and those of the package's
 earlier gallery example, variants change one element of the published protocol at

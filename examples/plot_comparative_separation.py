@@ -148,6 +148,7 @@ plt.show()
 # * The pairs panel is about *judged* pairs, each pair a new judgment by an
 #   annotator. When every person has a label, the comparative test does not
 #   draw pairs: :func:`~sklearn_smallfair.stats.comparative_separation_test`
-#   counts all pairs of the labelled people, with the variance of the
-#   U-statistic, and its verdict does not depend on a seed (see
+#   counts all pairs of the labelled people (stratified by their label pair),
+#   with the variance of the U-statistic under separation, and its verdict
+#   does not depend on a seed (see
 #   :ref:`comparative_all_pairs` in the user guide).

@@ -92,6 +92,13 @@ if items is not None:
 # Given labels and scores, the test counts every pair (without forming them) and
 # needs no seed. Pairs that share an item are not independent: the standard
 # errors are those of the U-statistic, from the items' placements.
+#
+# The story points take seven values, so by default the cells are compared
+# within the strata of equal label pairs (``tpr_a`` and ``tpr_b`` are the
+# cells' rates standardized over the strata; the table keeps the pooled rates),
+# with the variance under separation. ``stratify=False,
+# variance="u_statistic"`` compares the pooled cells, each group's variance
+# from its own items.
 if items is not None:
     res_all = comparative_separation_test(y, score, sensitive_features=groups)
     print(res_all.table.round(3).to_string())
@@ -99,8 +106,13 @@ if items is not None:
     print("K x K comparative TPR (rows: group of the higher item):")
     print(res_all.tpr_matrix.round(3).to_string())
     print()
-    print(res_all.frame[["test", "difference", "se", "df", "p_value"]].round(3))
+    columns = ["test", "tpr_a", "tpr_b", "difference", "se", "df", "p_value"]
+    print(res_all.frame[columns].round(3))
     print(res_all)
+    res_pooled = comparative_separation_test(
+        y, score, sensitive_features=groups, stratify=False, variance="u_statistic"
+    )
+    print(res_pooled.frame[columns].round(3))
 
 # %%
 # The permutation test

@@ -34,9 +34,10 @@ counts = {
 # %%
 # Per class, raw and smoothed
 # ---------------------------
-# A class's TPR is the TPR of its one-vs-rest matrix, with its Wilson interval;
-# the smoothed TPR (toward the other two groups, ``lam = 10``) has the interval
-# of its Dirichlet posterior.
+# A class's TPR is the TPR of its one-vs-rest matrix, with its Clopper-Pearson
+# interval; the smoothed TPR (toward the other two groups, ``lam = 10``) has the
+# hull of the interval of its Dirichlet posterior and of the raw interval, which
+# still covers the class's own TPR if the group differs from the others.
 table = group_metrics(
     counts=counts,
     labels=labels,
@@ -60,7 +61,7 @@ for i, (column, shift, marker) in enumerate(
         yerr=[y - low, high - y],
         fmt=marker,
         capsize=3,
-        label=["raw (Wilson)", "smoothed (posterior)"][i],
+        label=["raw (Clopper-Pearson)", "smoothed (posterior hull)"][i],
     )
 ax.set_xticks(np.arange(len(table)))
 ax.set_xticklabels([f"{g}\n{c}" for g, c in table.index], fontsize=8)
@@ -98,4 +99,4 @@ print(whole.attrs["ci_method"])
 # Group ``c``'s intervals are about four times as wide as group ``a``'s: with 24
 # people its kappa could be anything from no agreement beyond chance (0.02) to a
 # moderate one (0.57), and its smallest class (5 people) leaves its TPR between
-# 0.12 and 0.77.
+# 0.05 and 0.85.

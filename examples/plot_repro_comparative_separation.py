@@ -119,7 +119,9 @@ for name, (_, y, _) in datasets.items():
 #   (``separation_test(method="wald")``), and the comparative test on ``2 n``
 #   random pairs with the independent-pairs variance;
 # * **calibrated** (the package's defaults): the exact or score test, and the
-#   comparative test on all pairs with the U-statistic variance.
+#   comparative test on all pairs with the U-statistic variance estimated under
+#   separation (the pairs stratified by their label pair; with binary labels
+#   there is one stratum).
 #
 # A violation is declared when the smaller of the two p-values is below 0.05.
 N_SPLITS = {"COMPAS": 8, "German": 25}

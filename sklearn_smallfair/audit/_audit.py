@@ -22,7 +22,7 @@ from .._params import (
     Whole,
     validate_params,
 )
-from .._random import child_rng, child_seed, resolve_seed
+from .._random import child_seed, resolve_seed
 from .._validation import (
     _feature_columns,
     check_sensitive_features,
@@ -54,6 +54,7 @@ _AUDIT_PARAMETERS = {
     "alpha": [Number(0, 1, closed="neither")],
     "ci": [Number(0, 1, closed="neither"), None],
     "correction": [StrOptions({"holm", "bonferroni", "fdr_bh", "none"}), None],
+    "family": [StrOptions({"all", "metric"})],
     "n_draws": [Whole(100, MAX_N_DRAWS)],
     "random_state": RANDOM_STATE,
 }
@@ -86,8 +87,8 @@ def _describe(smoothing):
     return f"{type(smoothing).__name__}({params})"
 
 
-def _is_rest(reference):
-    return isinstance(reference, str) and reference == "rest"
+def _is_total(reference):
+    return isinstance(reference, str) and reference == "total"
 
 
 def _marginals(data, metrics, level, seed):
@@ -136,26 +137,6 @@ def _marginals(data, metrics, level, seed):
     return marginals, parts
 
 
-def _reference_intervals(metric, n, ref, alpha, n_draws, rng):
-    """Central ``1 - alpha`` range of ``metric`` under ``Multinomial(n, ref)``.
-
-    ``n`` has shape (G,), ``ref`` (G, 4); Monte Carlo with ``n_draws`` matrices
-    per group, conditional on the metric being defined. NaN where the metric is
-    never defined in the draws.
-    """
-    p = ref / ref.sum(axis=1, keepdims=True)
-    draws = rng.multinomial(n, p, size=(n_draws, n.shape[0]))  # (draws, G, 4)
-    values = compute_metric(metric, draws, zero_division=np.nan)
-    low = np.full(n.shape[0], np.nan)
-    high = np.full(n.shape[0], np.nan)
-    defined = ~np.isnan(values)
-    some = defined.any(axis=0)
-    if some.any():
-        q = np.nanquantile(values[:, some], [alpha / 2, 1 - alpha / 2], axis=0)
-        low[some], high[some] = q
-    return low, high
-
-
 @validate_params(
     {
         "y_true": ["array-like", None],
@@ -183,6 +164,7 @@ def audit_predictions(
     alpha=0.05,
     ci=None,
     correction="holm",
+    family="all",
     sample_weight=None,
     pos_label=None,
     labels=None,
@@ -245,6 +227,13 @@ def audit_predictions(
     correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
         Multiple-comparison correction of the tests' p-values (``"none"`` is
         ``None``: no correction).
+    family : {"all", "metric"}, default="all"
+        The family over which ``correction`` controls the MATCH tests:
+        ``"all"``, every group x metric (x class) of the audit, so that the
+        chance that a fair model gets a "gap" anywhere in the audit is at most
+        ``alpha``; ``"metric"``, each metric on its own (each metric's chance is
+        at most ``alpha``, the audit's up to the number of metrics times that).
+        The separation test is its own family (its pairs of groups, per rate).
     sample_weight : array-like of shape (n_samples,), default=None
         Integer frequency weights of the rows.
     pos_label : int, float, bool or str, default=None
@@ -265,11 +254,13 @@ def audit_predictions(
         (:func:`~sklearn_smallfair.stats.multiclass_match_test`, one family of
         the groups per metric), in :attr:`MulticlassAuditReport.matrix`.
     n_draws : int, default=20_000
-        Monte Carlo draws per group for the reference ranges.
+        Monte Carlo draws per group of the MATCH test's permutation law where it
+        is too large to enumerate (metrics that are not proportions, groups of
+        thousands).
     random_state : int, numpy Generator, RandomState, SeedSequence or None, \
 default=0
-        Seed of the reference ranges, of the posterior draws of the intervals of
-        metrics without a closed form, and of Monte Carlo MATCH tests.
+        Seed of the posterior draws of the intervals of metrics without a closed
+        form and of Monte Carlo MATCH tests.
     title : str, default="Fairness audit"
         Title of the report.
 
@@ -302,6 +293,7 @@ default=0
         alpha=float(alpha),
         level=1.0 - float(alpha) if ci is None else float(ci),
         correction=None if correction == "none" else correction,
+        family=family,
         reference=reference,
         n_draws=n_draws,
         seed=resolve_seed(random_state),
@@ -391,8 +383,6 @@ def _audit_counts(groups, cms, name, data, settings, title, *, decide=True):
         random_state=child_seed(seed, "ci"),
     )
     ref = reference_counts(cms, reference, groups=groups)
-    n = cms.sum(axis=1)
-    n_int = np.rint(n).astype(np.int64)
     frame = table[["n", "n_pos", "n_neg"]].copy()
     for m in resolved:
         frame[m] = table[m]
@@ -404,22 +394,26 @@ def _audit_counts(groups, cms, name, data, settings, title, *, decide=True):
         frame[f"{m}_smoothed_ci_low"] = table[f"{source}_ci_low"]
         frame[f"{m}_smoothed_ci_high"] = table[f"{source}_ci_high"]
         frame[f"{m}_reference"] = compute_metric(m, ref, zero_division=np.nan)
-        rng = child_rng(seed, "interval", m)
-        low, high = _reference_intervals(m, n_int, ref, alpha, settings["n_draws"], rng)
-        frame[f"{m}_interval_low"] = low
-        frame[f"{m}_interval_high"] = high
+        # the range of the group's value that the MATCH test accepts (below)
+        frame[f"{m}_interval_low"] = np.nan
+        frame[f"{m}_interval_high"] = np.nan
 
     match = None
     if "match" in tests:
-        # by position: the counts of group k under the key k
+        # by position: the counts of group k under the key k; the test compares
+        # each group with a sample independent of it (the others for "total")
+        others = cms.sum(axis=0) - cms if _is_total(reference) else ref
         with warnings.catch_warnings():  # one warning by label, below
             warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
             result = match_test(
                 counts={k: row for k, row in enumerate(cms)},
                 metric=resolved,
-                reference=ref,
+                reference=others,
                 correction=correction,
+                family=settings["family"],
                 alpha=alpha,
+                ci=1.0 - alpha,
+                n_draws=settings["n_draws"],
                 random_state=child_seed(seed, "match"),
             )
         match = result.to_frame()
@@ -439,12 +433,17 @@ def _audit_counts(groups, cms, name, data, settings, title, *, decide=True):
                 if col is not None:  # the tails' names, before and after 0.3
                     values[at] = rows[col].to_numpy(dtype=float)
                 frame[f"{m}_{col_name}"] = values
+            for end in ("low", "high"):
+                values = np.full(len(frame), np.nan)
+                values[at] = rows[f"reference_range_{end}"].to_numpy(dtype=float)
+                frame[f"{m}_interval_{end}"] = values
             reject = np.zeros(len(frame), dtype=bool)
             reject[at] = rows["reject"].to_numpy(dtype=bool)
             frame[f"{m}_match_reject"] = reject
         if decide:
-            n_tests = match.groupby("metric")["p_value"].count().to_dict()
-            decide_match(frame, resolved, cms, ref, settings, n_tests)
+            decide_match(
+                frame, resolved, cms, others, settings, _family_sizes(match, settings)
+            )
 
     separation = violated = None
     if "separation" in tests:
@@ -489,21 +488,35 @@ def _audit_counts(groups, cms, name, data, settings, title, *, decide=True):
     )
 
 
-def decide_match(frame, resolved, cms, ref, settings, n_tests):
+def _family_sizes(match, settings):
+    """Per metric, the number of MATCH tests in its correction family."""
+    counts = match.groupby("metric")["p_value"].count()
+    if settings["family"] == "all":
+        return dict.fromkeys(counts.index, int(counts.sum()))
+    return counts.to_dict()
+
+
+def decide_match(frame, resolved, cms, others, settings, n_tests):
     """Per metric: ``<m>_detectable_gap`` and ``<m>_verdict`` of ``frame``.
 
+    ``others`` are the samples the MATCH test compared each group with;
     ``n_tests`` maps each metric to the number of tests of its correction
-    family (the MATCH test adjusts each metric's p-values on their own).
+    family.
     """
     alpha, correction = settings["alpha"], settings["correction"]
-    planning = cms.sum(axis=0) if _is_rest(settings["reference"]) else ref
-    n_int = np.rint(cms.sum(axis=1)).astype(np.int64)
+    n = cms.sum(axis=1)
+    n_int = np.rint(n).astype(np.int64)
     for m in resolved:
-        # one gap among the metric's tests is rejected at alpha / n_tests by
+        # one gap among the family's tests is rejected at alpha / n_tests by
         # holm, bonferroni and fdr_bh alike
         single = alpha / max(n_tests.get(m, 0), 1) if correction else alpha
-        # the smaller of the two directions, as match_min_detectable_effect
-        gap = detectable_gaps(m, planning, n_int, np.zeros(len(frame)), alpha=single)
+        metric = get_metrics(m)[0]
+        gap = np.full(len(frame), np.nan)
+        if metric.family in ("binomial", "joint_ratio"):
+            k = cms[:, list(metric.denominator)].sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                share = np.where(n > 0, k / np.where(n > 0, n, 1), 0.0)
+            gap = detectable_gaps(m, others, n_int, share, alpha=single)
         frame[f"{m}_detectable_gap"] = gap
         frame[f"{m}_verdict"] = verdicts(frame, m, gap)
 
@@ -573,6 +586,9 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         Level of each group's confidence intervals; ``None`` uses ``1 - alpha``.
     correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
         Multiple-comparison correction (``"none"`` is ``None``).
+    family : {"all", "metric"}, default="all"
+        The MATCH tests' correction family: the whole audit, or each metric (see
+        :func:`audit_predictions`).
     reference : {"rest", "total"}, group label or array-like, default="rest"
         Each group's reference.
     labels : array-like of shape (n_classes,), default=None
@@ -588,9 +604,10 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         a call to :meth:`fit`, :meth:`audit` uses a fitted ``estimator`` as it
         is, whatever ``prefit``.
     n_draws : int, default=20_000
-        Monte Carlo draws per group for the reference ranges.
+        Monte Carlo draws per group of the MATCH test's permutation law where it
+        is too large to enumerate.
     random_state : int, RandomState instance or None, default=0
-        Seed of the reference ranges and Monte Carlo MATCH tests.
+        Seed of the posterior draws of intervals and of Monte Carlo MATCH tests.
 
     Attributes
     ----------
@@ -638,6 +655,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         alpha=0.05,
         ci=None,
         correction="holm",
+        family="all",
         reference="rest",
         labels=None,
         matrix_metrics=None,
@@ -652,6 +670,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         self.alpha = alpha
         self.ci = ci
         self.correction = correction
+        self.family = family
         self.reference = reference
         self.labels = labels
         self.matrix_metrics = matrix_metrics
@@ -790,6 +809,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
             alpha=self.alpha,
             ci=self.ci,
             correction=self.correction,
+            family=self.family,
             labels=self.labels,
             matrix_metrics=self.matrix_metrics,
             n_draws=self.n_draws,

@@ -2,16 +2,13 @@
 
 import numpy as np
 
-from .._confusion import FN, FP
-from ..metrics import compute_metric, get_metric
-from ..stats import match_power
+from ..metrics import get_metric
+from ..stats import match_min_detectable_effect
 
 __all__ = ["VERDICTS", "detectable_gaps", "plannable", "verdicts"]
 
 #: Power at which the audit states the smallest gap it could have detected.
 POWER = 0.8
-#: Relative step of the grid of gaps searched by :func:`detectable_gaps`.
-GAP_STEP = 0.1
 #: The verdicts of a group's metric (``<metric>_verdict``).
 GAP, NO_GAP, INCONCLUSIVE, UNDEFINED = (
     "gap",
@@ -24,113 +21,46 @@ VERDICTS = (GAP, INCONCLUSIVE, NO_GAP, UNDEFINED, "not tested")
 
 
 def plannable(metric):
-    """Whether ``metric`` has an exact MATCH law (and so a detectable gap)."""
+    """Whether ``metric`` has a closed-form power under the MATCH test's default
+    two-sample law (proportions: binomial metrics and joint ratios), and so a
+    detectable gap."""
     m = get_metric(metric)
-    return m.family in ("binomial", "joint_ratio") or m.name == "mb"
+    return m.family in ("binomial", "joint_ratio")
 
 
-def _gap_grid(room):
-    """Gaps from 0.01 to ``room`` in steps of 10 %, ending at ``room``."""
-    if not room > 0.01:
-        return np.array([room * (1 - 1e-9)]) if room > 0 else np.empty(0)
-    steps = int(np.ceil(np.log(room / 0.01) / np.log(1 + GAP_STEP)))
-    # the last gap a hair inside the metric's range (rounding of value + room)
-    return np.r_[0.01 * (1 + GAP_STEP) ** np.arange(steps), room * (1 - 1e-9)]
+def detectable_gaps(metric, reference, n, share, *, alpha, power=POWER):
+    """The smallest gap the MATCH test detects with ``power`` at each group's size.
 
-
-def _room(metric, p, value):
-    """How far ``metric`` can move up and down from ``value`` under ``p``."""
-    if metric == "mb":  # (FP - FN) / n within [-(p_FP + p_FN), p_FP + p_FN]
-        top = p[FP] + p[FN]
-        return top - value, value + top
-    return 1.0 - value, value  # rates and proportions
-
-
-def _bisect(grid, sizes, reached):
-    """Per size, the first gap of ``grid`` that ``reached(gap, sizes)`` holds at.
-
-    Power grows with the gap, so each size bisects the grid's indices; the
-    sizes at the same index share one call. NaN where the last gap fails.
+    Per group ``k``: :func:`~sklearn_smallfair.stats.match_min_detectable_effect`
+    of ``metric`` against the reference counts ``reference[k]`` at size ``n[k]``,
+    with the group's own share ``share[k]`` of people in the metric's denominator
+    (its prevalence for ``tpr``) and the two-sided test at level ``alpha`` (the
+    level at which the audit's correction rejects one test of its family):
+    the gap of smaller size of the two directions, as an absolute value, counting
+    the noise of the group and of the reference. NaN where no gap reaches
+    ``power``, where the group or the reference has no one in the metric's
+    denominator, or for metrics without a closed-form power (``f1``, ``mcc``,
+    ...).
     """
-    top = reached(grid[-1], sizes)
-    lo = np.full(sizes.shape, -1)  # fails (or the zero gap)
-    hi = np.full(sizes.shape, grid.size - 1)  # holds
-    while True:
-        active = top & (hi - lo > 1)
-        if not active.any():
-            break
-        mid = (lo + hi) // 2
-        for index in np.unique(mid[active]):
-            at = active & (mid == index)
-            ok = reached(grid[index], sizes[at])
-            hi[np.flatnonzero(at)[ok]] = index
-            lo[np.flatnonzero(at)[~ok]] = index
-    return np.where(top, grid[hi], np.nan)
-
-
-def detectable_gaps(metric, reference, n, direction, *, alpha, power=POWER):
-    """The smallest gap the exact MATCH test detects with ``power`` at each size.
-
-    For every size ``n[k]``, the smallest gap ``d`` between a group's metric and
-    the reference's, in the direction ``sign(direction[k])`` (both directions
-    when it is 0 or NaN, the smaller kept), at which the two-sided exact MATCH
-    test at level ``alpha`` rejects with probability at least ``power``
-    (:func:`~sklearn_smallfair.stats.match_power`, whose alternative laws are
-    those of :func:`~sklearn_smallfair.stats.match_min_detectable_effect`).
-    Gaps are searched on a geometric grid (0.01, 0.011, ... in steps of 10 %,
-    up to the largest gap the metric allows): the result is at most 10 % (or
-    0.01) above the exact minimum detectable effect and never below it. The
-    sizes bisect the grid together: the sizes at the same point of the grid
-    share one call of ``match_power``, so each size costs about six power
-    evaluations and the calls grow with the number of distinct sizes, not of
-    groups. At groups of millions (the variance of the metric's counts at
-    least 10^4) ``match_power`` uses the law's Edgeworth expansion, ``O(1)``
-    per size, and the gaps lie within one step of the grid of those of the
-    exact law.
-
-    Returns the signed gaps, NaN where no gap reaches ``power`` at that size or
-    the metric has no exact MATCH law (``f1``, ``mcc``, ...).
-    """
-    reference = np.asarray(reference, dtype=float)
+    reference = np.asarray(reference, dtype=np.float64)
     n = np.asarray(n, dtype=np.int64)
-    if reference.ndim == 2:  # one reference per group: search each distinct one
-        out = np.full(n.shape, np.nan)
-        rows, inverse = np.unique(reference, axis=0, return_inverse=True)
-        for k, row in enumerate(rows):
-            at = inverse.ravel() == k
-            out[at] = detectable_gaps(
-                metric, row, n[at], np.asarray(direction)[at], alpha=alpha, power=power
-            )
-        return out
-    direction = np.sign(np.asarray(direction, dtype=float))
+    share = np.asarray(share, dtype=np.float64)
     out = np.full(n.shape, np.nan)
-    if reference.sum() <= 0 or not n.size:
+    if not plannable(metric) or not n.size:
         return out
-    p = reference / reference.sum()
-    value = float(compute_metric(metric, reference, zero_division=np.nan))
-    if np.isnan(value):
-        return out
-
-    def reached(gap, sizes):
-        return match_power(metric, reference, sizes, effect=gap, alpha=alpha) >= power
-
-    for sign, room in zip((1, -1), _room(metric, p, value)):
-        wanted = np.flatnonzero(
-            (direction == sign) | (direction == 0) | np.isnan(direction)
+    m = get_metric(metric)
+    denominator = reference[:, list(m.denominator)].sum(axis=1)
+    ok = (n > 0) & (denominator > 0) & (share > 0)
+    if ok.any():
+        effect = match_min_detectable_effect(
+            m.name,
+            np.rint(reference[ok]),
+            n[ok],
+            share=share[ok],
+            alpha=alpha,
+            power=power,
         )
-        searched = np.unique(n[wanted])
-        found = np.full(searched.shape, np.nan)
-        grid = sign * _gap_grid(room)
-        if searched.size and grid.size:
-            try:
-                found = _bisect(grid, searched, reached)
-            except ValueError:  # no exact law for this metric, or a degenerate one
-                return out
-        at = np.searchsorted(searched, n[wanted])
-        new = found[at]
-        old = out[wanted]
-        better = np.isnan(old) | (np.abs(new) < np.abs(old))
-        out[wanted] = np.where(better & ~np.isnan(new), new, old)
+        out[ok] = np.abs(effect)
     return out
 
 

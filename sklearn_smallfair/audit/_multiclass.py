@@ -243,12 +243,26 @@ def audit_multiclass(counted, data, settings, title):
     resolved = settings["resolved"]
     n_tests = {}
     if "match" in settings["tests"]:
-        for m in resolved:
-            raw_p = np.concatenate(
-                [r.frame[f"{m}_match_p"].to_numpy() for r in reports]
+        # one family of every group x class x metric (family="all"), or one per
+        # metric over its groups x classes
+        raw = {
+            m: np.concatenate([r.frame[f"{m}_match_p"].to_numpy() for r in reports])
+            for m in resolved
+        }
+        if settings["family"] == "all":
+            joint = floor_pvalues(
+                adjust_pvalues(np.concatenate(list(raw.values())), correction)
             )
-            adjusted = floor_pvalues(adjust_pvalues(raw_p, correction))
-            n_tests[m] = int((~np.isnan(raw_p)).sum())
+            total = int(sum((~np.isnan(v)).sum() for v in raw.values()))
+            adjusted_by = dict(zip(resolved, np.split(joint, len(resolved))))
+            n_tests = dict.fromkeys(resolved, total)
+        else:
+            adjusted_by = {
+                m: floor_pvalues(adjust_pvalues(v, correction)) for m, v in raw.items()
+            }
+            n_tests = {m: int((~np.isnan(v)).sum()) for m, v in raw.items()}
+        for m in resolved:
+            adjusted = adjusted_by[m]
             for r, p in zip(reports, np.split(adjusted, len(reports))):
                 r.frame[f"{m}_match_p_adjusted"] = p
                 r.frame[f"{m}_match_reject"] = p <= alpha  # NaN: not rejected
@@ -258,8 +272,12 @@ def audit_multiclass(counted, data, settings, title):
                 r.match.loc[at, "reject"] = p[where] <= alpha
         for k, r in enumerate(reports):
             cms = ovr[:, k]
-            ref = reference_counts(cms, per_class[k]["reference"], groups=groups)
-            decide_match(r.frame, resolved, cms, ref, per_class[k], n_tests)
+            reference = per_class[k]["reference"]
+            if isinstance(reference, str) and reference == "total":
+                others = cms.sum(axis=0) - cms
+            else:
+                others = reference_counts(cms, reference, groups=groups)
+            decide_match(r.frame, resolved, cms, others, per_class[k], n_tests)
             last = [c for c in r.frame.columns if c.startswith("separation_p_")]
             first = [c for c in r.frame.columns if c not in last]
             r.frame = r.frame[first + last]

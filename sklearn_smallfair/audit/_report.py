@@ -341,7 +341,7 @@ class AuditReport:
         >>> cell["verdict"], round(cell["difference"], 2)
         ('inconclusive', -0.3)
         >>> cell["short"]
-        'needs gap > 0.50'
+        'needs gap > 0.57'
         """
         row = self.frame.loc[group]
         return _cell(self, group, row, metric)

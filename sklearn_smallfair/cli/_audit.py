@@ -144,6 +144,13 @@ def add_parser(subparsers):
         help="multiple-comparison correction (default: holm)",
     )
     parser.add_argument(
+        "--family",
+        choices=("all", "metric"),
+        default="all",
+        help="the MATCH tests' correction family: every group x metric of the "
+        "audit (all) or each metric's groups (default: all)",
+    )
+    parser.add_argument(
         "--tests",
         nargs="+",
         choices=(*_TESTS, "none"),
@@ -663,6 +670,7 @@ def run(args, out, err=None):
             tests=tests,
             alpha=args.alpha,
             correction=None if args.correction == "none" else args.correction,
+            family=args.family,
             random_state=args.seed,
             title=title,
             matrix_metrics=matrix_metrics,

@@ -126,7 +126,7 @@ def add_parser(subparsers):
         nargs="+",
         default=list(_PLAN_METRICS),
         metavar="NAME",
-        help="binomial metrics, joint ratios (tpr, fpr, ppv, ...) or mb "
+        help="binomial metrics or joint ratios (tpr, fpr, ppv, ...) "
         "(default: tpr fpr ppv)",
     )
     parser.add_argument(
@@ -146,7 +146,17 @@ def add_parser(subparsers):
         "--alpha",
         type=_probability,
         default=0.05,
-        help="level of the test (default: 0.05)",
+        help="level: with a table, of the whole audit of its groups x metrics "
+        "(see --family), as 'smallfair audit' corrects it; with --counts, of "
+        "each test (default: 0.05)",
+    )
+    parser.add_argument(
+        "--family",
+        choices=("all", "metric"),
+        default="all",
+        help="with a table: the correction family of the audit whose detectable "
+        "effects are planned, every group x metric (all) or each metric's groups "
+        "(default: all, as 'smallfair audit')",
     )
     parser.add_argument(
         "--alternative",
@@ -231,17 +241,18 @@ def _parse_counts(text):
 
 
 def _check_planned_metrics(names):
-    """The metrics of ``--metrics`` that the exact power analysis supports."""
+    """The metrics of ``--metrics`` that the power analysis supports."""
     from ..metrics import get_metric
-    from ..stats._match_laws import family
 
     metrics = _check_metrics(names)
-    bad = [m for m in metrics if family(get_metric(m)) is None]
+    bad = [
+        m for m in metrics if get_metric(m).family not in ("binomial", "joint_ratio")
+    ]
     if bad:
         raise _UsageError(
-            f"--metrics: the exact power analysis covers the binomial metrics "
-            f"(acc, prev, ppr, ...), the joint ratios (tpr, fpr, ppv, npv, ...) "
-            f"and mb, not {', '.join(bad)}"
+            f"--metrics: the power analysis covers the binomial metrics "
+            f"(acc, prev, ppr, ...) and the joint ratios (tpr, fpr, ppv, npv, ...), "
+            f"not {', '.join(bad)}"
         )
     return metrics
 
@@ -285,9 +296,11 @@ def _groups_from_file(args, err):
             f"hold a single group ({str(counts.index[0])!r}); with --reference rest "
             f"each group is compared with the others, so at least two are needed"
         )
-    refs = reference_counts(cms, args.reference)
+    # the MATCH test compares each group with a sample independent of it: the
+    # others (everyone else, also for --reference total)
+    refs = reference_counts(cms, "rest")
     labels = [str(v) for v in counts.index]
-    return labels, cms.sum(axis=1).astype(np.int64), refs
+    return labels, cms.sum(axis=1).astype(np.int64), refs, cms
 
 
 def _groups_from_counts(args):
@@ -302,7 +315,7 @@ def _groups_from_counts(args):
     reference = _parse_counts(args.counts)
     sizes = np.array(list(dict.fromkeys(args.n)), dtype=np.int64)
     labels = [f"n={n}" for n in sizes]
-    return labels, sizes, np.tile(reference, (sizes.size, 1))
+    return labels, sizes, np.tile(reference, (sizes.size, 1)), None
 
 
 def _cell(func, *args, **kwargs):
@@ -315,19 +328,33 @@ def _cell(func, *args, **kwargs):
         return np.nan, str(exc).split(";")[0].split(". ")[0]
 
 
-def plan_table(labels, sizes, references, metrics, args):
-    """The planning table: one row per group and metric (see ``COLUMNS``)."""
+def plan_table(labels, sizes, references, metrics, args, cms=None):
+    """The planning table: one row per group and metric (see ``COLUMNS``).
+
+    With the groups' counts ``cms`` (a table), each group's share of people in a
+    metric's denominator is its own and the level is that at which the audit's
+    correction rejects one test of its family (``alpha`` over the groups x
+    metrics, or the groups with ``--family metric``), so the detectable effects
+    are those the audit's report states.
+    """
     from ..metrics import get_metric
     from ..stats import match_min_detectable_effect, match_power, match_sample_size
 
-    common = {"alpha": args.alpha, "alternative": args.alternative}
+    level = args.alpha
+    if cms is not None:
+        family = len(labels) * (len(metrics) if args.family == "all" else 1)
+        level = args.alpha / family
+    common = {"alpha": level, "alternative": args.alternative}
     rows = []
-    needed = {}  # the sample size depends on the reference only
-    for label, n, ref in zip(labels, sizes, references):
+    needed = {}  # the sample size depends on the reference and the share only
+    for k, (label, n, ref) in enumerate(zip(labels, sizes, references)):
         for name in metrics:
             metric = get_metric(name)
             with np.errstate(invalid="ignore", divide="ignore"):
                 value = float(metric.func(np.asarray(ref, dtype=np.float64)))
+            share = None
+            if cms is not None and metric.family == "joint_ratio" and n > 0:
+                share = float(cms[k, list(metric.denominator)].sum() / n)
             notes = []
             mde, why = _cell(
                 match_min_detectable_effect,
@@ -335,14 +362,21 @@ def plan_table(labels, sizes, references, metrics, args):
                 ref,
                 int(n),
                 power=args.power,
+                share=share,
                 **common,
             )
             notes.append(f"detectable effect: {why}" if why else "")
             power, why = _cell(
-                match_power, name, ref, int(n), effect=args.effect, **common
+                match_power,
+                name,
+                ref,
+                int(n),
+                effect=args.effect,
+                share=share,
+                **common,
             )
             notes.append(f"power: {why}" if why else "")
-            key = (name, tuple(np.asarray(ref, dtype=np.float64).tolist()))
+            key = (name, tuple(np.asarray(ref, dtype=np.float64).tolist()), share)
             if key not in needed:
                 needed[key] = _cell(
                     match_sample_size,
@@ -351,6 +385,7 @@ def plan_table(labels, sizes, references, metrics, args):
                     effect=args.effect,
                     power=args.power,
                     max_n=args.max_n,
+                    share=share,
                     **common,
                 )
             n_needed, why = needed[key]
@@ -384,6 +419,7 @@ def _json(table, args):
         "effect": float(args.effect),
         "power": float(args.power),
         "alpha": float(args.alpha),
+        "family": args.family if not args.counts else None,
         "alternative": args.alternative,
         "max_n": int(args.max_n),
         "reference": "counts" if args.counts else args.reference,
@@ -437,10 +473,10 @@ def run(args, out, err=None):
         _check_output(path, option, force=args.force)
     _check_distinct([], outputs)
     if args.counts is not None:
-        labels, sizes, references = _groups_from_counts(args)
+        labels, sizes, references, cms = _groups_from_counts(args)
     else:
-        labels, sizes, references = _groups_from_file(args, err)
-    table = plan_table(labels, sizes, references, metrics, args)
+        labels, sizes, references, cms = _groups_from_file(args, err)
+    table = plan_table(labels, sizes, references, metrics, args, cms)
     print(
         f"MATCH test (exact), {args.alternative}, alpha = {args.alpha:g}: the "
         f"detectable effect at power {args.power:g}, the power against an effect "

@@ -390,13 +390,27 @@ def group_metrics(
         - ``"bootstrap"``: percentile interval of ``n_draws`` stratified bootstrap
           replicates (each group resampled on its own: multinomial redraws of its
           matrix), smoothed like the data for the smoothed columns;
-        - ``"auto"``: ``"wilson"`` where it applies, ``"posterior"`` otherwise and
-          for every smoothed value.
+        - ``"auto"``: ``"clopper-pearson"`` for the proportion metrics above;
+          ``"projection"`` for ``mcc``, ``pt`` and ``mb`` (their range over the
+          box of the Clopper-Pearson intervals of the prevalence, the TPR and
+          the FPR, on a 9 x 9 x 9 lattice, widened to hold the value);
+          ``"posterior"`` for the two-group metrics (``ofi``, ``te``); and for
+          every smoothed value ``"posterior-hull"``, the smallest interval
+          holding both the posterior interval with the smoothing's prior and the
+          raw value's ``"auto"`` interval (the posterior one alone where the raw
+          one is NaN, e.g. a TPR without positives), so that it still covers the
+          group's own value when the group differs from its reference. The
+          one-group intervals cover at least 93 % at level 0.95 for groups of 5,
+          10 and 20 on every law with rates in [0.01, 0.99] tried, where Wilson
+          fell to 81 % (TPR) and the Jeffreys posterior to 74 % (MCC); they are
+          wider.
 
-        Smoothed columns get posterior intervals with every method but
-        ``"bootstrap"``. ``table.attrs["ci_method"]`` records the method of each
-        column; see :ref:`intervals` for the table of methods and their measured
-        coverage.
+        With a method asked for by name, smoothed columns get the posterior
+        interval with the smoothing's prior (the bootstrap with
+        ``"bootstrap"``). ``table.attrs["ci_method"]`` records the method of each
+        column (one of the names above, ``"projection"`` or
+        ``"posterior-hull"``); see :ref:`intervals` for the table of methods and
+        their coverage.
     n_draws : int in [100, 10**6], default=2000
         Posterior draws or bootstrap replicates per group and metric, for the
         intervals that need draws.
@@ -470,8 +484,10 @@ def group_metrics(
     Black  3178  0.616253  0.207447
     White  2265  0.373786  0.168490
 
-    With 95 % intervals (Wilson for a rate, posterior draws for MCC, posterior
-    Beta for the smoothed rate):
+    With 95 % intervals (by default Clopper-Pearson for a rate, the projection
+    interval for MCC, and for a smoothed rate the hull of its posterior interval
+    and of the raw interval: group ``b`` has no positive, so no raw interval, and
+    gets the posterior one alone):
 
     >>> table = group_metrics(y_true, y_pred, sensitive_features=groups,
     ...                       metrics=["tpr", "mcc"], smoothing=CrossPriorSmoothing(2),
@@ -479,18 +495,18 @@ def group_metrics(
     >>> table[["tpr", "tpr_ci_low", "tpr_ci_high"]].round(3)
              tpr  tpr_ci_low  tpr_ci_high
     group
-    a      0.667       0.208        0.939
+    a      0.667       0.094        0.992
     b        NaN         NaN          NaN
     >>> table[["tpr_smoothed", "tpr_smoothed_ci_low", "tpr_smoothed_ci_high"]].round(3)
            tpr_smoothed  tpr_smoothed_ci_low  tpr_smoothed_ci_high
     group
-    a             0.667                0.158                 0.987
+    a             0.667                0.094                 0.992
     b             0.667                0.027                 1.000
     >>> table.attrs["ci_method"]["mcc"], table.attrs["ci_method"]["tpr_smoothed"]
-    ('posterior', 'posterior')
+    ('projection', 'posterior-hull')
 
     Multiclass groups from their K x K matrices (rows true, columns predicted),
-    per class with Wilson intervals, or one row per group:
+    per class with the binary intervals of each class, or one row per group:
 
     >>> counts = {"a": [[3, 1, 0], [0, 2, 1], [1, 0, 2]],
     ...           "b": [[30, 6, 2], [5, 40, 7], [2, 6, 25]]}
@@ -499,9 +515,9 @@ def group_metrics(
     >>> table.loc["a", ["tpr", "tpr_ci_low", "tpr_ci_high"]].round(3)
              tpr  tpr_ci_low  tpr_ci_high
     class
-    low    0.750       0.301        0.954
-    mid    0.667       0.208        0.939
-    high   0.667       0.208        0.939
+    low    0.750       0.194        0.994
+    mid    0.667       0.094        0.992
+    high   0.667       0.094        0.992
     >>> group_metrics(counts=counts, metrics=["accuracy", "kappa"],
     ...               average="weighted")[["accuracy", "kappa"]].round(3)
            accuracy  kappa

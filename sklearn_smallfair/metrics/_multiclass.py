@@ -969,9 +969,13 @@ def multiclass_group_metrics(
         draws the group's ``K^2`` cell probabilities from ``Dirichlet(c + a)``
         (``a = 1/2`` per cell raw, the smoothing's prior smoothed);
         ``"bootstrap"`` redraws the group's people (multinomial over its ``K^2``
-        cells), smoothed like the data for smoothed columns; ``"auto"``: Wilson
-        for proportions (per-class rates, accuracy), posterior otherwise and for
-        every smoothed column. The closed-form methods are refused for the
+        cells), smoothed like the data for smoothed columns; ``"auto"``: for a
+        per-class column the binary ``"auto"`` of its one-vs-rest matrix
+        (Clopper-Pearson for a rate, ``"projection"`` for ``mcc``, ``pt`` and
+        ``mb``, ``"posterior-hull"`` when smoothed); for accuracy Wilson, for
+        the MOVER columns the classes' Wilson intervals, and the posterior for
+        the other averaged and whole-matrix columns and for every smoothed one.
+        The closed-form methods are refused for the
         weighted and micro averages and for R_K and kappa, which are not
         proportions; for the MOVER columns they choose the classes' intervals,
         and ``"posterior"`` and ``"bootstrap"`` give them none.
@@ -1019,8 +1023,8 @@ def multiclass_group_metrics(
     b      4  0.833          False  0.636            False
 
     From per-group K x K matrices, smoothed toward a population matrix, with 95 %
-    intervals (Wilson for a class's TPR, the Dirichlet posterior for the smoothed
-    one):
+    intervals (Clopper-Pearson for a class's TPR; for the smoothed one the hull
+    of its Dirichlet posterior interval and of the raw interval):
 
     >>> from sklearn_smallfair.smoothing import CrossPriorSmoothing
     >>> counts = {"a": [[3, 1, 0], [0, 2, 0], [1, 0, 1]],
@@ -1032,11 +1036,11 @@ def multiclass_group_metrics(
     >>> table.loc["a", ["tpr", "tpr_ci_low", "tpr_ci_high", "tpr_smoothed"]].round(3)
             tpr  tpr_ci_low  tpr_ci_high  tpr_smoothed
     class
-    low    0.75       0.301        0.954         0.759
-    mid    1.00       0.342        1.000         0.833
-    high   0.50       0.095        0.905         0.646
+    low    0.75       0.194        0.994         0.759
+    mid    1.00       0.158        1.000         0.833
+    high   0.50       0.013        0.987         0.646
     >>> table.attrs["ci_method"]
-    {'tpr': 'wilson', 'tpr_smoothed': 'posterior'}
+    {'tpr': 'clopper-pearson', 'tpr_smoothed': 'posterior-hull'}
     """
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:

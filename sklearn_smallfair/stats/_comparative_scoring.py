@@ -18,6 +18,7 @@ from ._comparative import (
     _TEST_PARAMS,
     STATISTICS,
     _empty_cells,
+    _unmatched_strata,
     comparative_separation_test,
 )
 from ._results import TestEstimator
@@ -41,8 +42,9 @@ class ComparativeSeparationTest(TestEstimator):
     n_pairs : int, default=None
     tie : {"incorrect", "half", "drop"}, default="incorrect"
     correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
-    variance : {"auto", "u_statistic", "clustered", "independent"}, \
+    variance : {"auto", "pooled", "u_statistic", "clustered", "independent"}, \
             default="auto"
+    stratify : bool, default=True
     method : {"asymptotic", "permutation"}, default="asymptotic"
     n_resamples : int, default=9999
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
@@ -90,6 +92,7 @@ class ComparativeSeparationTest(TestEstimator):
         tie="incorrect",
         correction="holm",
         variance="auto",
+        stratify=True,
         method="asymptotic",
         n_resamples=9999,
         random_state=None,
@@ -99,6 +102,7 @@ class ComparativeSeparationTest(TestEstimator):
         self.tie = tie
         self.correction = correction
         self.variance = variance
+        self.stratify = stratify
         self.method = method
         self.n_resamples = n_resamples
         self.random_state = random_state
@@ -144,6 +148,7 @@ class ComparativeSeparationTest(TestEstimator):
             tie=self.tie,
             correction=self.correction,
             variance=self.variance,
+            stratify=self.stratify,
             method=self.method,
             n_resamples=self.n_resamples,
             random_state=self.random_state,
@@ -188,6 +193,7 @@ def comparative_separation_statistic(
     n_pairs=None,
     tie="incorrect",
     variance="auto",
+    stratify=True,
     correction="holm",
     random_state=0,
     nan_policy="propagate",
@@ -208,9 +214,9 @@ def comparative_separation_statistic(
         tests of :func:`comparative_separation_test` (cross and within; lower is
         better). ``"min_pvalue"``: ``min(p_value_cross, p_value_within)`` (higher is
         better).
-    n_pairs, tie, variance, correction
+    n_pairs, tie, variance, stratify, correction
         See :func:`comparative_separation_test`; by default all pairs of items
-        are counted.
+        are counted, stratified by their label pair.
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
             default=0
         Seed of the pair draws when ``n_pairs`` is given; a fixed seed makes
@@ -260,18 +266,31 @@ def comparative_separation_statistic(
             n_pairs=n_pairs,
             tie=tie,
             variance=variance,
+            stratify=stratify,
             correction=correction,
             random_state=random_state,
         )
     n = res.table["n"].to_numpy().reshape(res.groups.shape[0], -1)
     cells = _empty_cells(n, res.groups)
-    if cells and nan_policy == "raise":
+    what = []
+    if cells:
+        what.append(
+            f"cell(s) {cells} (group of the truly-higher item, of the truly-lower "
+            f"item) have no usable pairs among these items"
+        )
+    unmatched = _unmatched_strata(res.frame)
+    if unmatched:
+        what.append(
+            f"the cells of the stratified test(s) {unmatched} have no label pair "
+            f"in common"
+        )
+    what = "; ".join(what)
+    if what and nan_policy == "raise":
         raise ValueError(
-            f"comparative_separation_statistic({statistic!r}): cell(s) {cells} "
-            f"(group of the truly-higher item, of the truly-lower item) have no "
-            f"usable pairs among these items (nan_policy='raise'); use folds "
-            f"stratified on the groups and labels, merge small groups, or pass "
-            f"nan_policy='propagate' (NaN) or 'omit' (the other tests)."
+            f"comparative_separation_statistic({statistic!r}): {what} "
+            f"(nan_policy='raise'); use folds stratified on the groups and labels, "
+            f"merge small groups, or pass nan_policy='propagate' (NaN) or 'omit' "
+            f"(the other tests)."
         )
     if statistic == "min_pvalue":
         value = float(np.fmin(res.p_value_cross, res.p_value_within))
@@ -284,7 +303,7 @@ def comparative_separation_statistic(
             value = float(defined.max())
         else:
             value = np.nan
-    if cells:
+    if what:
         if np.isnan(value):
             effect = (
                 "so the statistic is NaN. As a scorer, this fold's score is NaN and "
@@ -293,10 +312,8 @@ def comparative_separation_statistic(
         else:
             effect = "so the tests involving them are left out of the statistic"
         warnings.warn(
-            f"comparative_separation_statistic({statistic!r}): cell(s) {cells} "
-            f"(group of the truly-higher item, of the truly-lower item) have no "
-            f"usable pairs among these items, {effect}; use folds stratified on "
-            f"the groups and labels, or merge small groups.",
+            f"comparative_separation_statistic({statistic!r}): {what}, {effect}; "
+            f"use folds stratified on the groups and labels, or merge small groups.",
             UndefinedGroupMetricWarning,
             stacklevel=4,  # the caller of the decorated function
         )
@@ -319,6 +336,7 @@ def make_comparative_separation_scorer(
     n_pairs=None,
     tie="incorrect",
     variance="auto",
+    stratify=True,
     correction="holm",
     random_state=0,
     nan_policy="propagate",
@@ -348,7 +366,7 @@ def make_comparative_separation_scorer(
         does for losses) or ``"min_pvalue"`` (higher is better).
     n_pairs : int, default=None
         Pairs drawn per fold (``None``: all pairs of the fold's items).
-    tie, variance, correction
+    tie, variance, stratify, correction
         See :func:`comparative_separation_test`.
     random_state : None or int, default=0
         Seed of the pair draws with ``n_pairs``, the same for every fold and
@@ -388,6 +406,7 @@ def make_comparative_separation_scorer(
         n_pairs=n_pairs,
         tie=tie,
         variance=variance,
+        stratify=stratify,
         correction=correction,
         random_state=random_state,
         nan_policy=nan_policy,

@@ -139,12 +139,15 @@ def score_statistic(x_a, n_a, x_b, n_b):
         return np.where((var > 0) & (d != 0), d / np.sqrt(var), 0.0)
 
 
-def _tails(i, ns, nl, t):
-    """Bounds ``L`` (last ``j`` with ``z >= t``) and ``U`` (first with ``z <= -t``).
+def _tails(i, ns, nl, t, t_right=None):
+    """Bounds ``L`` (last ``j`` with ``z >= t``) and ``U`` (first with ``z <=
+    -t_right``, ``t_right`` defaulting to ``t``).
 
-    ``L = -1`` and ``U = nl + 1`` when the tail is empty. Vectorized binary search
-    over ``j`` in ``[0, nl]`` (``z(i, .)`` is non-increasing on each sign region).
+    ``L = -1`` and ``U = nl + 1`` when the tail is empty (a threshold of ``inf``
+    empties it). Vectorized binary search over ``j`` in ``[0, nl]`` (``z(i, .)`` is
+    non-increasing).
     """
+    t_right = t if t_right is None else t_right
     steps = int(np.ceil(np.log2(np.max(nl) + 2))) + 1
     # left tail: predicate z(i, j) >= t holds on [0, L]
     lo = np.full(i.shape, -1, dtype=np.int64)
@@ -161,7 +164,7 @@ def _tails(i, ns, nl, t):
     hi = nl + 1
     for _ in range(steps):
         mid = (lo + hi) // 2
-        ok = score_statistic(i, ns, mid, nl) <= -t
+        ok = score_statistic(i, ns, mid, nl) <= -t_right
         open_ = hi - lo > 1
         hi = np.where(open_ & ok, mid, hi)
         lo = np.where(open_ & ~ok, mid, lo)
@@ -171,14 +174,15 @@ def _tails(i, ns, nl, t):
 class _Block:
     """The enumerated counts of a block of tables, ready to evaluate ``P_pi``."""
 
-    def __init__(self, ns, nl, t):
+    def __init__(self, ns, nl, t, t_right=None):
         self.m = ns.shape[0]
         sizes = ns + 1
         self.table = np.repeat(np.arange(self.m), sizes)
         self.starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
         i = np.arange(self.table.shape[0]) - self.starts[self.table]
         e_ns, e_nl = ns[self.table], nl[self.table]
-        left, right = _tails(i, e_ns, e_nl, t[self.table])
+        t_right = t if t_right is None else t_right
+        left, right = _tails(i, e_ns, e_nl, t[self.table], t_right[self.table])
         self.i = i.astype(np.float64)[:, None]
         self.ns = e_ns.astype(np.float64)[:, None]
         self.nl = e_nl.astype(np.float64)[:, None]
@@ -240,9 +244,9 @@ def _grid_sizes(nl, lo, hi):
     ).astype(np.int64)
 
 
-def _block_pvalues(ns, nl, t, lo, hi):
+def _block_pvalues(ns, nl, t, lo, hi, t_right=None):
     """``sup P_pi`` over ``theta`` in ``[lo, hi]`` for a block of tables."""
-    block = _Block(ns, nl, t)
+    block = _Block(ns, nl, t, t_right)
     n_grid = int(_grid_sizes(nl, lo, hi).max())
     step = ((hi - lo) / (n_grid - 1))[:, None]
     theta = lo[:, None] + step * np.arange(n_grid)
@@ -262,18 +266,21 @@ def _block_pvalues(ns, nl, t, lo, hi):
     return np.maximum(values.max(axis=1), refined)
 
 
-def _nuisance_range(successes, n, gamma):
+def _nuisance_range(successes, n, gamma, fold=True):
     """``theta`` range of the common rate: all of ``[0, pi/4]`` (``gamma = 0``),
-    or the folded Clopper-Pearson ``1 - gamma`` interval of the pooled rate."""
+    or the folded Clopper-Pearson ``1 - gamma`` interval of the pooled rate;
+    ``fold=False`` (one-sided regions, not symmetric) keeps ``[0, pi/2]``."""
     if gamma == 0:
         zeros = np.zeros(n.shape)
-        return zeros, zeros + _QUARTER
+        return zeros, zeros + (_QUARTER if fold else 2 * _QUARTER)
     low = np.where(
         successes > 0, betaincinv(successes, n - successes + 1, gamma / 2), 0.0
     )
     high = np.where(
         successes < n, betaincinv(successes + 1, n - successes, 1 - gamma / 2), 1.0
     )
+    if not fold:
+        return np.arcsin(np.sqrt(low)), np.arcsin(np.sqrt(high))
     # P_pi = P_{1 - pi}: fold the interval onto [0, 1/2]
     below = high <= 0.5
     above = low >= 0.5
@@ -282,8 +289,8 @@ def _nuisance_range(successes, n, gamma):
     return np.arcsin(np.sqrt(lo)), np.arcsin(np.sqrt(hi))
 
 
-def barnard_exact_pvalues(x_a, n_a, x_b, n_b, *, gamma=0.0):
-    """Two-sided exact unconditional (Barnard, score-ordered) p-values.
+def barnard_exact_pvalues(x_a, n_a, x_b, n_b, *, gamma=0.0, alternative="two-sided"):
+    """Exact unconditional (Barnard, score-ordered) p-values.
 
     Parameters
     ----------
@@ -297,6 +304,11 @@ def barnard_exact_pvalues(x_a, n_a, x_b, n_b, *, gamma=0.0):
         (from the pooled count), plus ``gamma``. Both are exact; the second is
         not driven by common rates the data exclude (near 0 or 1 the statistic
         is lumpy and its tail heavier), so it is less conservative.
+    alternative : {"two-sided", "greater", "less"}, default="two-sided"
+        The region: ``|z| >= |z_obs|``, ``z >= z_obs`` (sample ``a``'s rate the
+        larger) or ``z <= z_obs``. The one-sided regions are not symmetric in the
+        common rate, so their supremum runs over all of it (or the unfolded
+        confidence interval).
 
     Returns
     -------
@@ -323,9 +335,13 @@ def barnard_exact_pvalues(x_a, n_a, x_b, n_b, *, gamma=0.0):
     xa, na, xb, nb = (v.ravel() for v in (xa, na, xb, nb))
     out = np.full(xa.shape, np.nan)
     defined = (na > 0) & (nb > 0)
-    t = np.abs(score_statistic(xa, na, xb, nb))
-    out[defined & (t == 0)] = 1.0
-    todo = np.flatnonzero(defined & (t > 0))
+    z = score_statistic(xa, na, xb, nb)
+    t = np.abs(z)
+    if alternative == "two-sided":
+        out[defined & (t == 0)] = 1.0
+        todo = np.flatnonzero(defined & (t > 0))
+    else:
+        todo = np.flatnonzero(defined)
     swap = na[todo] > nb[todo]
     ns = np.where(swap, nb[todo], na[todo])
     nl = np.where(swap, na[todo], nb[todo])
@@ -334,8 +350,24 @@ def barnard_exact_pvalues(x_a, n_a, x_b, n_b, *, gamma=0.0):
             f"the exact test enumerates the smaller sample, at most {MAX_EXACT_N} "
             f"people; got {int(ns.max())}."
         )
-    threshold = t[todo] * (1.0 - TIE_RTOL)
-    lo, hi = _nuisance_range(xa[todo] + xb[todo], na[todo] + nb[todo], gamma)
+    if alternative == "two-sided":
+        threshold = t[todo] * (1.0 - TIE_RTOL)
+        threshold_right = threshold
+    else:
+        # the statistic of the enumerated (smaller) sample first, z_s = -z when
+        # swapped: "greater" is z_s >= z_s_obs (the left region in j) unswapped,
+        # z_s <= z_s_obs (the right region) swapped; "less" the other way
+        zs = np.where(swap, -z[todo], z[todo])
+        tol = TIE_RTOL * np.abs(zs)
+        left = (alternative == "greater") != swap
+        threshold = np.where(left, zs - tol, np.inf)
+        threshold_right = np.where(left, np.inf, -zs - tol)
+    lo, hi = _nuisance_range(
+        xa[todo] + xb[todo],
+        na[todo] + nb[todo],
+        gamma,
+        fold=alternative == "two-sided",
+    )
     grid = _grid_sizes(nl, lo, hi)
     # blocks of tables with similar grids, at most MAX_BLOCK values each
     order = np.lexsort((ns, grid))
@@ -351,7 +383,7 @@ def barnard_exact_pvalues(x_a, n_a, x_b, n_b, *, gamma=0.0):
             stop += 1
         sel = order[start:stop]
         out[todo[sel]] = gamma + _block_pvalues(
-            ns[sel], nl[sel], threshold[sel], lo[sel], hi[sel]
+            ns[sel], nl[sel], threshold[sel], lo[sel], hi[sel], threshold_right[sel]
         )
         start = stop
     return np.clip(out, 0.0, 1.0).reshape(shape)

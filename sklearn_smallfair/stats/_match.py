@@ -53,6 +53,14 @@ from ._match_laws import (
 from ._multitest import CORRECTION, adjust_pvalues, check_correction
 from ._planning import null_range
 from ._results import ResultFrame, TestEstimator, TestResult, floor_pvalues
+from ._two_sample import (
+    acceptance_range,
+    permutation_range,
+    permutation_tails,
+    proportion_counts,
+    tails,
+    two_sided,
+)
 
 __all__ = [
     "AUTO_ENUMERATE_MAX_N",
@@ -87,6 +95,8 @@ RANGE_MAX_GROUPS = 1_000
 MAX_N_DRAWS = 100_000_000
 
 METHODS = ("auto", "exact", "saddlepoint", "normal", "beta", "enumerate", "montecarlo")
+#: The null laws: the default two-sample law and the published one.
+NULLS = ("two-sample", "fixed-reference")
 ALTERNATIVES = ("two-sided", "less", "greater")
 COLUMNS = [
     "group",
@@ -119,11 +129,13 @@ _HANDLES = {
 _OPTIONS = {
     "reference": REFERENCE,
     "metric": [str, Metric, list, tuple],
+    "null": [StrOptions(set(NULLS))],
     "method": [StrOptions(set(METHODS))],
     "alternative": [StrOptions(set(ALTERNATIVES))],
     "reference_uncertainty": BOOLEAN,
     "reference_prior": [Number(0, None, closed="left")],
     "correction": CORRECTION,
+    "family": [StrOptions({"all", "metric"})],
     "smoothing": [BaseSmoothing, None],
     "conditional": BOOLEAN,
     "alpha": [Number(0, 1, closed="neither")],
@@ -137,7 +149,24 @@ _OPTIONS = {
 # =====================================================================================
 # Options (the cross-parameter checks the tables cannot express) and data checks
 # =====================================================================================
-def _check_options(method, metrics, reference_uncertainty, smoothing):
+def _check_options(
+    null, method, metrics, reference_uncertainty, conditional, smoothing
+):
+    if null == "two-sample":
+        for name, value, default in (
+            ("method", method, "auto"),
+            ("reference_uncertainty", reference_uncertainty, False),
+            ("conditional", conditional, True),
+        ):
+            if value != default:
+                raise ValueError(
+                    f"{name}={value!r} is an option of the published law, "
+                    f"null='fixed-reference' (the group's matrix drawn from known "
+                    f"reference proportions); the default null='two-sample' law "
+                    f"already treats the reference as a sample and conditions on "
+                    f"the metric's denominator. Pass null='fixed-reference' with "
+                    f"{name}={value!r}, or leave {name} at its default."
+                )
     for m in metrics:
         if m.n_groups != 1:
             raise ValueError(
@@ -346,15 +375,15 @@ class MatchResult(TestResult):
     >>> res = match_test(counts={"a": [8, 2, 1, 9], "b": [3, 3, 4, 10],
     ...                          "c": [1, 5, 2, 12]}, metric="tpr")
     >>> res
-    MatchResult(alpha=0.05, n_tests=3, n_rejected=1)
+    MatchResult(alpha=0.05, n_tests=3, n_rejected=0)
     >>> res.pvalues.round(4)  # Holm-adjusted across the three groups
     group
-    a    0.0911
-    b    0.8578
-    c    0.0256
+    a    0.1049
+    b    0.9098
+    c    0.1142
     Name: p_adjusted, dtype: float64
     >>> res.reject.tolist()
-    [False, False, True]
+    [False, False, False]
     >>> res.alpha = 0.01
     Traceback (most recent call last):
     ...
@@ -387,11 +416,13 @@ def match_test(
     counts=None,
     reference="rest",
     metric="tpr",
+    null="two-sample",
     method="auto",
     alternative="two-sided",
     reference_uncertainty=False,
     reference_prior=0.5,
     correction="holm",
+    family="all",
     smoothing=None,
     conditional=True,
     alpha=0.05,
@@ -402,16 +433,44 @@ def match_test(
 ):
     """MATCH test: is each group's score consistent with the reference at its size?
 
-    For each group of size ``n`` with observed score ``s``, the null hypothesis is
-    that its confusion matrix was drawn from the reference group's proportions
-    ``p = CM_ref / sum(CM_ref)``: ``CM ~ Multinomial(n, p)``. The test reports the
-    tail probabilities ``p_lower_tail = P(S <= s)`` and ``p_upper_tail = P(S >=
-    s)``, a p-value, the probability ``P(undefined)`` that the metric is undefined
-    at this size, the interval of the group's metric and the range of scores the
-    reference law gives a group of this size. A
-    small p-value says the group's score is unlikely to be sample-size noise around
-    the reference; a large one does *not* show the groups are alike (small groups
-    have little power).
+    **The default law** (``null="two-sample"``) tests the metric it names against
+    a reference that is itself a sample. For a proportion -- a binomial metric
+    ``(c_i + c_j) / n`` or a joint ratio such as TPR ``= TP / (TP + FN)`` -- the
+    group's numerator ``x`` of its denominator ``k`` (its positives for TPR, its
+    predicted positives for PPV, its size for accuracy) is compared with the
+    reference's ``y`` of ``m``, conditional on both denominators, by the pooled
+    score statistic of two proportions: Berger and Boos' exact unconditional test
+    (the supremum of the tail over a ``1 - 10^-6`` confidence interval of the
+    common rate, plus ``10^-6``) where the smaller sample's count has a variance
+    below 100 and at most 1,000 people, the exact law at the pooled rate (the
+    E test) otherwise. ``p_lower_tail`` and ``p_upper_tail`` are the one-sided
+    p-values and the two-sided p-value is twice the smaller (as
+    :func:`scipy.stats.boschloo_exact`). A difference in prevalence or in the
+    number of predicted positives is therefore not read as a TPR or PPV gap, and
+    the reference's own noise is not read as the group's: the size holds at every
+    group and reference size (the user guide's calibration page gives the
+    measured sizes and power). Metrics that are not proportions (``f1``,
+    ``mcc``, ``pt``, ``mb``, ...) are tested by the exact permutation law of the
+    group's matrix within the true classes (the group's positives and negatives
+    fixed, its true and false positives drawn without replacement from the
+    pooled ones), enumerated, or drawn ``n_draws`` times for large groups. A
+    reference that contains the group (``reference="total"``) is replaced by
+    the others, the same comparison with an independent sample.
+
+    **The published law** (``null="fixed-reference"``): the group's confusion
+    matrix is drawn from the reference group's proportions ``p = CM_ref /
+    sum(CM_ref)``, taken as known: ``CM ~ Multinomial(n, p)`` (or the
+    Dirichlet-multinomial with ``reference_uncertainty``), with the tails
+    ``P(S <= s)``, ``P(S >= s)`` and ``P(undefined)`` of the score's law at the
+    group's size; ``method``, ``reference_uncertainty``, ``reference_prior`` and
+    ``conditional`` choose among its variants. It reproduces the published
+    values; it reads the reference's noise and differences in prevalence as gaps
+    (its false-alarm rate is far above ``alpha`` against small references).
+
+    The result also holds the interval of the group's metric and the range of
+    scores the test accepts at the group's size. A small p-value says the group's
+    score is unlikely to be sample-size noise around the reference; a large one
+    does *not* show the groups are alike (small groups have little power).
 
     Parameters
     ----------
@@ -427,10 +486,16 @@ def match_test(
         The reference of each group; see :func:`~sklearn_smallfair.reference_counts`.
     metric : str, Metric or list or tuple of them, default="tpr"
         Single-group metric name(s) or aliases, or
-        :class:`~sklearn_smallfair.metrics.Metric` objects. With several metrics
-        each is a separate family for ``correction``.
+        :class:`~sklearn_smallfair.metrics.Metric` objects.
+    null : {"two-sample", "fixed-reference"}, default="two-sample"
+        The null law: the group against a reference that is a sample (the
+        default, calibrated), or the group's matrix drawn from known reference
+        proportions (the published test). See above.
     method : {"auto", "exact", "saddlepoint", "normal", "beta", "enumerate", \
             "montecarlo"}, default="auto"
+        The algorithm of the published law (``null="fixed-reference"``; the
+        two-sample law takes only ``"auto"``):
+
         - ``"exact"``: binomial metrics by the binomial CDF (one regularized
           incomplete beta function, any ``n``); marginal benefit and joint-ratio
           metrics by the sum over the denominator ``K = c_i + c_j`` of binomial
@@ -477,21 +542,27 @@ def match_test(
         Treat the reference proportions as uncertain:
         ``p ~ Dirichlet(CM_ref + reference_prior)``, so the null law is
         Dirichlet-multinomial (beta-binomial pieces in the exact formulas, exactly).
-        Use it when the reference is itself small.
+        Only with ``null="fixed-reference"`` (the default law already treats the
+        reference as a sample).
     reference_prior : float, default=0.5
         Dirichlet pseudo-count (finite, >= 0) added to every reference cell (0.5
         is Jeffreys' prior). Only used with ``reference_uncertainty=True``.
     correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
-        Multiple-comparison adjustment across groups, per metric (see
-        :func:`adjust_pvalues`); ``None`` is the same as ``"none"`` (no
-        adjustment). The same values and default as every test of the package.
+        Multiple-comparison adjustment (see :func:`adjust_pvalues`); ``None`` is
+        the same as ``"none"`` (no adjustment). The same values and default as
+        every test of the package.
+    family : {"all", "metric"}, default="all"
+        The family of ``correction``: every group x metric tested (the chance of
+        any false "gap" is at most ``alpha``), or each metric's groups on their
+        own.
     smoothing : AdditiveSmoothing, CrossPriorSmoothing or None, default=None
         Test the smoothed score: the observed and the null matrices are smoothed
         toward the same reference.
     conditional : bool, default=True
         Percentiles conditional on the metric being defined (renormalised). With
         ``False`` they are unnormalised (the published form):
-        ``p_lower_tail + p_upper_tail + P(undefined) >= 1``.
+        ``p_lower_tail + p_upper_tail + P(undefined) >= 1``. Only with
+        ``null="fixed-reference"``.
     alpha : float in (0, 1), default=0.05
         Level for the ``reject`` column.
     ci : float in (0, 1) or None, default=0.95
@@ -526,21 +597,37 @@ def match_test(
 
     Examples
     --------
-    The worked example: a binomial metric at n = 100 whose reference rate is 0.75
-    and whose observed count is 80.
+    The Black group's TPR and PPV in the published COMPAS tables, against all
+    other defendants (the default law: the group's positives, or predicted
+    positives, against the others'):
 
-    >>> from sklearn_smallfair.stats import match_test
+    >>> from sklearn_smallfair.datasets import load_published_confusion_matrices
+    >>> t = load_published_confusion_matrices("COMPAS").set_index("group")
+    >>> cells = ["TP", "FN", "FP", "TN"]
+    >>> black = t.loc[["Black"], cells]
+    >>> rest = t.loc["ALL", cells] - t.loc["Black", cells]
+    >>> res = match_test(counts=black, reference=rest, metric=["tpr", "ppv"])
+    >>> res.frame[["metric", "n", "score", "reference_score", "p_value",
+    ...            "method"]].round(4)
+      metric     n   score  reference_score  p_value       method
+    0    tpr  3178  0.6163           0.3959   0.0000  berger-boos
+    1    ppv  3178  0.2074           0.1731   0.0673       e-test
+
+    The published law (``null="fixed-reference"``) on its worked example: a
+    binomial metric at n = 100 whose reference rate is 0.75, taken as known, and
+    whose observed count is 80.
+
     >>> res = match_test(counts={"g": [40, 40, 10, 10]}, reference=[75, 0, 0, 25],
-    ...                  metric="prev")
+    ...                  metric="prev", null="fixed-reference")
     >>> round(float(res.frame["p_lower_tail"].iloc[0]), 4)
     0.9005
     >>> res = match_test(counts={"g": [40, 40, 10, 10]}, reference=[75, 0, 0, 25],
-    ...                  metric="prev", method="normal", random_state=0)
+    ...                  metric="prev", null="fixed-reference", method="normal")
     >>> round(float(res.frame["p_lower_tail"].iloc[0]), 4)
     0.898
 
     The group's score with its 95 % interval, and the central 95 % range of the
-    scores of groups of 100 drawn from the reference:
+    scores of groups of 100 drawn from the known reference:
 
     >>> print(res.frame[["score", "score_ci_low", "score_ci_high",
     ...                  "reference_range_low", "reference_range_high"]]
@@ -548,34 +635,29 @@ def match_test(
      score  score_ci_low  score_ci_high  reference_range_low  reference_range_high
        0.8         0.711          0.867                 0.67                  0.83
 
-    The Black group's TPR in the published COMPAS tables, against all other
-    defendants:
-
-    >>> from sklearn_smallfair.datasets import load_published_confusion_matrices
-    >>> t = load_published_confusion_matrices("COMPAS").set_index("group")
-    >>> cells = ["TP", "FN", "FP", "TN"]
-    >>> black = t.loc[["Black"], cells]
-    >>> rest = t.loc["ALL", cells] - t.loc["Black", cells]
-    >>> res = match_test(counts=black, reference=rest)
-    >>> res.frame[["group", "n", "score", "p_value", "method"]].round(4)
-       group     n   score  p_value method
-    0  Black  3178  0.6163      0.0  exact
-
-    Any size: ``auto`` sums the exact law over a window of the denominator while
-    that is cheap, and switches to the saddle-point approximation beyond.
+    Any size: the published law sums the exact law over a window of the
+    denominator while that is cheap, and switches to the saddle-point
+    approximation beyond.
 
     >>> big = {"n=10^7": [355_090, 539_293, 1_691_087, 7_414_530],
     ...        "n=10^12": [35_409_235_409, 54_029_104_029, 169_108_669_109,
     ...                    741_452_991_453]}
-    >>> res = match_test(counts=big, reference=[116, 177, 554, 2429])
+    >>> res = match_test(counts=big, reference=[116, 177, 554, 2429],
+    ...                  null="fixed-reference")
     >>> res.frame[["group", "score", "reference_score", "p_value", "method"]]
          group     score  reference_score   p_value       method
     0   n=10^7  0.397022         0.395904  0.030659        exact
     1  n=10^12  0.395907         0.395904  0.171476  saddlepoint
+
+    Against the same reference as a sample of 3,276 people, neither is a gap:
+
+    >>> match_test(counts=big, reference=[116, 177, 554, 2429]).frame[
+    ...     "p_value"].round(3).tolist()
+    [0.992, 1.0]
     """
     correction = check_correction(correction)
     metrics = get_metrics(metric, name="metric")
-    _check_options(method, metrics, reference_uncertainty, smoothing)
+    _check_options(null, method, metrics, reference_uncertainty, conditional, smoothing)
     smoothing = check_smoothing(smoothing)
     groups, cms, _ = rows_or_counts(
         y_true, y_pred, sensitive_features, counts, None, pos_label
@@ -583,18 +665,36 @@ def match_test(
     cms = _check_integer_counts(cms)
     seed = resolve_seed(random_state)
     refs = reference_counts(cms, reference, groups=groups).astype(np.float64)
-    warn_small_references(
-        refs,
-        groups,
-        what="The MATCH test",
-        hint="reference_uncertainty=True",
-        parameter=None,
-    )
+    if null == "fixed-reference":  # the two-sample law counts the reference's noise
+        warn_small_references(
+            refs,
+            groups,
+            what="The MATCH test",
+            hint="reference_uncertainty=True",
+            parameter=None,
+        )
     if smoothing is not None:
         # learned once on the groups (lam="auto"), then fixed for every law
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ReferenceWarning)
             smoothing = clone(smoothing).fit(cms, refs)
+    if null == "two-sample":
+        frames = [
+            _test_two_sample(
+                m,
+                cms,
+                refs,
+                reference,
+                groups,
+                smoothing,
+                alternative,
+                ci,
+                int(n_draws),
+                seed,
+            )
+            for m in metrics
+        ]
+        return _finish(frames, correction, family, alpha)
     base = Batch(
         counts=cms,
         reference=refs,
@@ -610,44 +710,62 @@ def match_test(
     frames = [
         _test_metric(m, methods, base, groups, alternative, ci) for m, methods in plans
     ]
+    return _finish(frames, correction, family, alpha)
+
+
+def _finish(frames, correction, family, alpha):
+    """The metrics' rows together, adjusted over the family, as a result."""
     frame = pd.concat(frames, ignore_index=True)
     frame["p_adjusted"] = np.nan
-    for name in frame["metric"].unique():
-        sel = (frame["metric"] == name).to_numpy()
-        frame.loc[sel, "p_adjusted"] = adjust_pvalues(
-            frame.loc[sel, "p_value"].to_numpy(dtype=float), correction
+    if family == "all":
+        frame["p_adjusted"] = adjust_pvalues(
+            frame["p_value"].to_numpy(dtype=float), correction
         )
+    else:
+        for name in frame["metric"].unique():
+            sel = (frame["metric"] == name).to_numpy()
+            frame.loc[sel, "p_adjusted"] = adjust_pvalues(
+                frame.loc[sel, "p_value"].to_numpy(dtype=float), correction
+            )
     for column in ("p_lower_tail", "p_upper_tail", "p_value", "p_adjusted"):
         frame[column] = floor_pvalues(frame[column])
     columns = [
         c
         for c in COLUMNS
-        if c in frame.columns and (c != "se" or (frame["method"] == "montecarlo").any())
+        if c in frame.columns
+        and (c != "se" or frame["method"].isin(["montecarlo", "permutation-mc"]).any())
     ]
     return MatchResult(frame[columns], float(alpha))
+
+
+def _score_interval(metric, counts, reference, smoothing, labels, seed, ci):
+    """The interval of the groups' (smoothed) metric at level ``ci``."""
+    smoothed = smoothing is not None
+    prior = None
+    if smoothed:  # the smoothed score is the metric of c + offset / scale
+        scale, offset = smoothing.coefficients(
+            counts.sum(axis=-1).astype(np.float64), reference
+        )
+        prior = np.broadcast_to(offset / scale, counts.shape)
+    return column_interval(
+        metric,
+        counts,
+        method=resolve_ci_method(metric, "auto", smoothed=smoothed),
+        alpha=1.0 - ci,
+        n_draws=DEFAULT_N_DRAWS,
+        seed=seed,
+        labels=labels,
+        prior=prior,
+    )
 
 
 def _intervals(metric, base, groups, observed, methods, ci):
     """The interval of the groups' metric and the reference range at their size."""
     if ci is None:
         return {}
-    smoothed = base.smoothing is not None
     labels = np.asarray(groups, dtype=object)
-    prior = None
-    if smoothed:  # the smoothed score is the metric of c + offset / scale
-        scale, offset = base.smoothing.coefficients(
-            base.counts.sum(axis=-1).astype(np.float64), base.reference
-        )
-        prior = np.broadcast_to(offset / scale, base.counts.shape)
-    low, high = column_interval(
-        metric,
-        base.counts,
-        method=resolve_ci_method(metric, "auto", smoothed=smoothed),
-        alpha=1.0 - ci,
-        n_draws=DEFAULT_N_DRAWS,
-        seed=base.seed,
-        labels=labels,
-        prior=prior,
+    low, high = _score_interval(
+        metric, base.counts, base.reference, base.smoothing, labels, base.seed, ci
     )
     undefined = np.isnan(observed)
     ref_low, ref_high = _reference_range(metric, base, labels, methods, ci)
@@ -727,6 +845,93 @@ def _test_metric(metric, methods, base, groups, alternative, ci):
     )
 
 
+def _test_two_sample(
+    metric, cms, refs, reference, groups, smoothing, alternative, ci, n_draws, seed
+):
+    """The rows of one metric under the two-sample law (:mod:`._two_sample`)."""
+    G = cms.shape[0]
+    labels = np.asarray(groups, dtype=object)
+    raw = score(metric, cms.astype(np.float64))
+    observed = score(metric, cms.astype(np.float64), smoothing, refs)
+    # the law compares the group with a sample independent of it: the total
+    # holds the group, so the group is compared with the others
+    others = cms.sum(axis=0) - cms if _is_total(reference) else refs
+    others = np.rint(others).astype(np.int64)
+    p_undefined = np.full(G, np.nan)
+    se = np.full(G, np.nan)
+    if family(metric) in ("binomial", "joint_ratio"):
+        x, k = proportion_counts(metric, cms)
+        y, m = proportion_counts(metric, others)
+        lower, upper, exact = tails(x, k, y, m)
+        methods = np.where(exact, "berger-boos", "e-test").astype(object)
+        if metric.family == "joint_ratio":
+            total = others.sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                q = np.where(total > 0, m / np.where(total > 0, total, 1), np.nan)
+            p_undefined = np.exp(cms.sum(axis=1) * np.log1p(-np.minimum(q, 1.0)))
+        else:
+            p_undefined = np.zeros(G)
+        if alternative == "less":
+            p = lower
+        elif alternative == "greater":
+            p = upper
+        else:
+            p = two_sided(lower, upper)
+    else:
+        lower, upper, p_undefined, se, methods = permutation_tails(
+            metric, cms, others, n_draws=n_draws, seed=seed, labels=labels
+        )
+        p, se = _p_values(
+            {"lower": lower, "upper": upper, "se_lower": se, "se_upper": se},
+            alternative,
+        )
+    undefined = np.isnan(raw)
+    lower, upper, p = (np.where(undefined, np.nan, v) for v in (lower, upper, p))
+    _warn_untestable(metric, groups, raw, lower)
+    columns = {
+        "group": list(groups),
+        "n": cms.sum(axis=1),
+        "metric": metric.name,
+        "score": observed,
+        "reference_score": score(metric, refs.astype(np.float64)),
+    }
+    if ci is not None:
+        low, high = _score_interval(metric, cms, refs, smoothing, labels, seed, ci)
+        columns["score_ci_low"] = np.where(np.isnan(observed), np.nan, low)
+        columns["score_ci_high"] = np.where(np.isnan(observed), np.nan, high)
+        ref_low, ref_high = np.full(G, np.nan), np.full(G, np.nan)
+        if G <= RANGE_MAX_GROUPS:
+            if family(metric) in ("binomial", "joint_ratio"):
+                ref_low, ref_high = acceptance_range(k, y, m, 1.0 - ci)
+            else:
+                ref_low, ref_high = permutation_range(
+                    metric,
+                    cms,
+                    others,
+                    (1.0 - ci) / 2.0,
+                    n_draws=n_draws,
+                    seed=seed,
+                    labels=labels,
+                )
+        columns["reference_range_low"] = ref_low
+        columns["reference_range_high"] = ref_high
+    columns.update(
+        {
+            "p_lower_tail": lower,
+            "p_upper_tail": upper,
+            "p_value": p,
+            "p_undefined": p_undefined,
+            "se": se,
+            "method": methods,
+        }
+    )
+    return pd.DataFrame(columns)
+
+
+def _is_total(reference):
+    return isinstance(reference, str) and reference == "total"
+
+
 class MATCHTest(TestEstimator):
     """The MATCH test as a scikit-learn estimator.
 
@@ -736,6 +941,7 @@ class MATCHTest(TestEstimator):
     Parameters
     ----------
     metric : str, Metric or list or tuple of them, default="tpr"
+    null : {"two-sample", "fixed-reference"}, default="two-sample"
     method : str, default="auto"
     alpha : float in (0, 1), default=0.05
     ci : float in (0, 1) or None, default=0.95
@@ -744,6 +950,7 @@ class MATCHTest(TestEstimator):
     reference_uncertainty : bool, default=False
     reference_prior : float, default=0.5
     correction : str or None, default="holm"
+    family : {"all", "metric"}, default="all"
     smoothing : AdditiveSmoothing, CrossPriorSmoothing or None, default=None
     conditional : bool, default=True
     n_draws : int in [1, MAX_N_DRAWS], default=100_000
@@ -786,6 +993,7 @@ class MATCHTest(TestEstimator):
     def __init__(
         self,
         metric="tpr",
+        null="two-sample",
         method="auto",
         alpha=0.05,
         alternative="two-sided",
@@ -793,6 +1001,7 @@ class MATCHTest(TestEstimator):
         reference_uncertainty=False,
         reference_prior=0.5,
         correction="holm",
+        family="all",
         smoothing=None,
         conditional=True,
         ci=0.95,
@@ -801,6 +1010,7 @@ class MATCHTest(TestEstimator):
         pos_label=1,
     ):
         self.metric = metric
+        self.null = null
         self.method = method
         self.alpha = alpha
         self.alternative = alternative
@@ -808,6 +1018,7 @@ class MATCHTest(TestEstimator):
         self.reference_uncertainty = reference_uncertainty
         self.reference_prior = reference_prior
         self.correction = correction
+        self.family = family
         self.smoothing = smoothing
         self.conditional = conditional
         self.ci = ci

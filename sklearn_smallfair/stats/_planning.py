@@ -55,6 +55,7 @@ from ._match_laws import (
     joint_cells,
     window,
 )
+from ._two_sample import proportion_counts, size_detectable, size_power
 
 __all__ = ["match_min_detectable_effect", "match_power", "match_sample_size"]
 
@@ -69,6 +70,7 @@ _GRID_CHUNK = 4  # grid sizes evaluated at once
 _MDE_STEPS = 40  # bisection steps on the effect
 _SPLIT = 8  # sizes evaluated at once when narrowing the crossing
 
+_NULLS = ("two-sample", "fixed-reference")
 _COMMON = {
     "metric": [str],
     "reference": ["array-like"],
@@ -76,6 +78,8 @@ _COMMON = {
     "target": [Number(), None],
     "alpha": [Number(0, 1, closed="neither")],
     "alternative": [StrOptions(set(_ALTERNATIVES))],
+    "null": [StrOptions(set(_NULLS))],
+    "share": [Number(0, 1, closed="both"), "array-like", None],
 }
 
 
@@ -544,6 +548,103 @@ def _setup(metric, reference, effect, target, alternative):
 
 
 # =====================================================================================
+# the two-sample law (the default of match_test)
+# =====================================================================================
+class _TwoSample:
+    """Groups of sizes ``n`` against references that are samples: per group the
+    reference's numerator ``y`` and denominator ``m`` of the metric, the group's
+    share ``share`` of people in the denominator and the reference's value."""
+
+    def __init__(self, metric, reference, n, share):
+        m = get_metric(metric)
+        if m.family not in ("binomial", "joint_ratio"):
+            raise ValueError(
+                f"metric={metric!r}: planning with null='two-sample' supports "
+                f"binomial metrics (acc, prev, ppr, inacc, nprev, pnr) and joint "
+                f"ratios (tpr, fnr, fpr, tnr, ppv, fdr, npv, for); other metrics "
+                f"are tested by a permutation law without a closed-form power. Use "
+                f"null='fixed-reference' for mb, or simulate match_test."
+            )
+        self.metric = m
+        sizes = np.atleast_1d(np.asarray(n))
+        self.scalar = np.ndim(n) == 0
+        self.n = _sizes(sizes)
+        ref = np.asarray(reference)
+        if ref.dtype.kind not in "biuf":
+            raise TypeError(
+                f"reference must hold numeric counts, got dtype {ref.dtype}."
+            )
+        ref = ref.astype(np.float64)
+        if ref.shape == (4,):
+            ref = np.broadcast_to(ref, (self.n.size, 4))
+        if ref.shape != (self.n.size, 4):
+            raise ValueError(
+                f"reference must be 4 counts (TP, FN, FP, TN), or one row of 4 per "
+                f"size of n; got shape {np.shape(reference)} for {self.n.size} "
+                f"size(s)."
+            )
+        if not np.isfinite(ref).all() or (ref < 0).any():
+            raise ValueError("reference must hold finite non-negative counts.")
+        if not np.array_equal(ref, np.round(ref)):
+            raise ValueError(
+                "with null='two-sample' the reference is a sample of people: give "
+                "its whole counts (TP, FN, FP, TN), not proportions; for known "
+                "proportions use null='fixed-reference'."
+            )
+        y, mm = proportion_counts(m, ref)
+        if (mm <= 0).any():
+            raise ValueError(
+                f"reference has no one in the denominator of {m.name}: the test "
+                f"has nothing to compare with."
+            )
+        self.y, self.m = y, mm
+        self.value = y / mm
+        if m.family == "binomial":
+            self.share = np.ones(self.n.size)
+        elif share is None:
+            self.share = mm / ref.sum(axis=1)
+        else:
+            sh = np.broadcast_to(np.asarray(share, dtype=np.float64), self.n.shape)
+            if not np.isfinite(sh).all() or (sh < 0).any() or (sh > 1).any():
+                raise ValueError(f"share must be in [0, 1]; got {share!r}.")
+            self.share = np.array(sh)
+
+    def targets(self, effect, target, alternative):
+        if (effect is None) == (target is None):
+            raise ValueError(
+                "give exactly one of effect (a difference on the metric's scale) "
+                f"and target (a value of the metric); got effect={effect!r}, "
+                f"target={target!r}."
+            )
+        value = (
+            self.value + effect
+            if target is None
+            else np.full(self.n.shape, float(target))
+        )
+        name, given = ("effect", effect) if target is None else ("target", target)
+        if ((value < -1e-12) | (value > 1 + 1e-12)).any():
+            raise ValueError(
+                f"{name}={given!r} puts {self.metric.name} outside [0, 1] under this "
+                f"reference (reference value {self.value[0]:.6g})."
+            )
+        diff = value - self.value
+        if (alternative == "greater" and (diff < 0).any()) or (
+            alternative == "less" and (diff > 0).any()
+        ):
+            raise ValueError(
+                f"{name}={given!r} moves {self.metric.name} against "
+                f"alternative={alternative!r}: use a "
+                f"{'non-negative' if alternative == 'greater' else 'non-positive'} "
+                "effect or the other alternative."
+            )
+        return np.clip(value, 0.0, 1.0)
+
+    def power(self, theta1, alpha, alternative, n=None):
+        n = self.n if n is None else n
+        return size_power(n, self.share, self.y, self.m, theta1, alpha, alternative)
+
+
+# =====================================================================================
 # public functions
 # =====================================================================================
 @validate_params({**_COMMON, "n": [Whole(1, None, closed="left"), "array-like"]})
@@ -556,8 +657,29 @@ def match_power(
     target=None,
     alpha=0.05,
     alternative="two-sided",
+    null="two-sample",
+    share=None,
 ):
-    """Exact power of the MATCH test of a group of size ``n``.
+    """Power of the MATCH test of a group of size ``n``.
+
+    **Default** (``null="two-sample"``, the law of :func:`match_test`): a
+    proportion metric (binomial or joint ratio) of a group of ``n`` people of
+    whom a share ``share`` is in the metric's denominator (by default the
+    reference's share: its prevalence for ``tpr``), whose value is the
+    reference's plus ``effect`` (or ``target``), against the reference counts
+    as a sample: the test's region at the pooled count the alternative gives,
+    its probability with the group's and the reference's counts both random,
+    averaged over the group's denominator ``K ~ Bin(n, share)`` (enumerated on
+    its window, or by a 5-point Gauss-Hermite rule where that holds more than 16
+    values). In the exact test's regime the region is the exact one (the
+    supremum over 9 common rates of the confidence interval); in the E test's
+    regime (the smaller sample's count variance at least 100) the normal law
+    of the statistic with a Cornish-Fisher correction for its skewness. The
+    stated power was checked by simulating the test (user guide, calibration
+    page). ``n`` and ``share`` may be arrays (one power per size), and then
+    ``reference`` may hold one row of counts per size.
+
+    **Published** (``null="fixed-reference"``): as follows.
 
     The rejection region of :func:`match_test` with ``method="exact"`` (and
     ``conditional=True``) under the null law ``reference / sum(reference)``, then its
@@ -583,8 +705,10 @@ def match_power(
         A binomial metric (``acc``, ``prev``, ``ppr``, ``inacc``, ``nprev``,
         ``pnr``), a joint ratio (``tpr``, ``fnr``, ``fpr``, ``tnr``, ``ppv``, ``fdr``,
         ``npv``, ``for``) or ``mb``; other metrics raise ``ValueError``.
-    reference : array-like of shape (4,)
-        Reference counts ``(TP, FN, FP, TN)``; their proportions are the null law.
+    reference : array-like of shape (4,) or (n_sizes, 4)
+        Reference counts ``(TP, FN, FP, TN)``: a sample of people for the
+        default law; their proportions are the null law for
+        ``null="fixed-reference"``.
     n : int or array-like of int
         Group size(s).
     effect : float, default=None
@@ -597,6 +721,12 @@ def match_power(
     alternative : {"two-sided", "less", "greater"}, default="two-sided"
         As in :func:`match_test`; ``"greater"`` needs a non-negative effect and
         ``"less"`` a non-positive one.
+    null : {"two-sample", "fixed-reference"}, default="two-sample"
+        The law of the test, as in :func:`match_test`.
+    share : float or array-like in [0, 1], default=None
+        Default law, joint ratios: the share of the group's people in the
+        metric's denominator (its prevalence for ``tpr``, its rate of predicted
+        positives for ``ppv``); ``None`` takes the reference's.
 
     Returns
     -------
@@ -610,14 +740,63 @@ def match_power(
     >>> from sklearn_smallfair.stats import match_power
     >>> reference = np.array([389, 347, 1597, 4121])  # COMPAS, all defendants
     >>> round(match_power("tpr", reference, 200, effect=-0.15), 3)
+    0.28
+    >>> round(match_power("tpr", reference, 200, effect=-0.15,
+    ...                   null="fixed-reference"), 3)
     0.278
     >>> match_power("tpr", reference, [50, 100], effect=0.0) <= 0.05
     array([ True,  True])
     """
+    if null == "two-sample":
+        law = _TwoSample(metric, reference, n, share)
+        theta1 = law.targets(effect, target, alternative)
+        power = law.power(theta1, alpha, alternative)
+        return float(power[0]) if law.scalar else power
     m, p0, p1 = _setup(metric, reference, effect, target, alternative)
     sizes = _sizes(n)
     power = _power(m, p0, p1, sizes, alpha, alternative)
     return float(power[0]) if np.ndim(n) == 0 else power
+
+
+def _two_sample_size(
+    metric, reference, effect, target, goal, alpha, alternative, max_n, share
+):
+    """:func:`match_sample_size` under the two-sample law: the power at a
+    geometric grid of sizes, then a bisection of the first crossing (the power
+    of the two-sample law, averaged over the group's denominator, grows with the
+    size)."""
+    law = _TwoSample(metric, reference, 1, share)
+    theta1 = float(law.targets(effect, target, alternative)[0])
+    grid = np.unique(np.round(np.geomspace(1, max_n, _GRID_POINTS)).astype(np.int64))
+
+    def at(sizes):
+        sizes = np.asarray(sizes, dtype=np.int64)
+        return size_power(
+            sizes, law.share[0], law.y[0], law.m[0], theta1, alpha, alternative
+        )
+
+    values = np.full(grid.shape, np.nan)
+    for start in range(0, grid.size, _GRID_CHUNK * 2):  # up the grid, in chunks
+        part = slice(start, start + _GRID_CHUNK * 2)
+        values[part] = at(grid[part])
+        if (values[part] >= goal).any():
+            break
+    above = np.flatnonzero(values >= goal)
+    if not above.size:
+        raise ValueError(
+            f"power={goal} is not reached up to max_n={max_n}: the largest power "
+            f"on the sizes searched is {np.nanmax(values):.4f}. Increase max_n or "
+            "the effect."
+        )
+    hi = int(grid[above[0]])
+    lo = int(grid[above[0] - 1]) if above[0] else 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if at([mid])[0] >= goal:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 @validate_params(
@@ -637,6 +816,8 @@ def match_sample_size(
     alpha=0.05,
     alternative="two-sided",
     max_n=100_000,
+    null="two-sample",
+    share=None,
 ):
     """Smallest group size from which the exact MATCH test keeps the given power.
 
@@ -662,7 +843,7 @@ def match_sample_size(
 
     Parameters
     ----------
-    metric, reference, effect, target, alpha, alternative
+    metric, reference, effect, target, alpha, alternative, null, share
         As in :func:`match_power`.
     power : float, default=0.8
         Target power, in (0, 1).
@@ -686,10 +867,14 @@ def match_sample_size(
     >>> reference = np.array([389, 347, 1597, 4121])
     >>> n = match_sample_size("tpr", reference, effect=-0.15)
     >>> n
-    760
+    864
     >>> bool(match_power("tpr", reference, n, effect=-0.15) >= 0.8)
     True
     """
+    if null == "two-sample":
+        return _two_sample_size(
+            metric, reference, effect, target, power, alpha, alternative, max_n, share
+        )
     m, p0, p1 = _setup(metric, reference, effect, target, alternative)
     goal = power
 
@@ -761,14 +946,24 @@ def match_sample_size(
     {
         "metric": [str],
         "reference": ["array-like"],
-        "n": [Whole(1, None, closed="left")],
+        "n": [Whole(1, None, closed="left"), "array-like"],
         "power": [Number(0, 1, closed="neither")],
         "alpha": [Number(0, 1, closed="neither")],
         "alternative": [StrOptions(set(_ALTERNATIVES))],
+        "null": [StrOptions(set(_NULLS))],
+        "share": [Number(0, 1, closed="both"), "array-like", None],
     }
 )
 def match_min_detectable_effect(
-    metric, reference, n, *, power=0.8, alpha=0.05, alternative="two-sided"
+    metric,
+    reference,
+    n,
+    *,
+    power=0.8,
+    alpha=0.05,
+    alternative="two-sided",
+    null="two-sample",
+    share=None,
 ):
     """Smallest effect the exact MATCH test detects with the given power at size n.
 
@@ -779,7 +974,7 @@ def match_min_detectable_effect(
 
     Parameters
     ----------
-    metric, reference, alpha, alternative
+    metric, reference, alpha, alternative, null, share
         As in :func:`match_power`.
     n : int
         Group size.
@@ -802,13 +997,41 @@ def match_min_detectable_effect(
     >>> from sklearn_smallfair.stats import match_min_detectable_effect
     >>> reference = np.array([389, 347, 1597, 4121])
     >>> round(match_min_detectable_effect("tpr", reference, 200, alternative="less"), 3)
+    -0.26
+    >>> round(match_min_detectable_effect("tpr", reference, 200, alternative="less",
+    ...                                   null="fixed-reference"), 3)
     -0.258
     """
+    if null == "two-sample":
+        law = _TwoSample(metric, reference, n, share)
+        gaps = size_detectable(
+            law.n,
+            law.share,
+            law.y,
+            law.m,
+            alpha,
+            target=power,
+            alternative=alternative,
+        )
+        up = gaps.get(1, np.full(law.n.shape, np.nan))
+        down = -gaps.get(-1, np.full(law.n.shape, np.nan))
+        effect = np.where(np.isnan(up) | (np.abs(down) < up), down, up)
+        if law.scalar:
+            if np.isnan(effect[0]):
+                raise ValueError(
+                    f"power={power} is not reached at n={n} by any effect in the "
+                    f"direction of alternative={alternative!r}. Increase n."
+                )
+            return float(effect[0])
+        return effect
     m = _metric(metric)
     p0 = _proportions(reference)
     _check_null(m, p0)
-    if isinstance(n, Integral) is False:  # pragma: no cover - validated
-        raise TypeError("n must be an int.")
+    if isinstance(n, Integral) is False:
+        raise TypeError(
+            "n must be an int with null='fixed-reference'; arrays of sizes are "
+            "planned with the default null='two-sample'."
+        )
     s0 = _null_value(m, p0)
     lo_v, hi_v = _value_range(m, p0)
     sizes = np.array([n], np.int64)

@@ -369,7 +369,7 @@ def test_intervals_are_group_metrics_intervals(data):
     )
     assert frame.by_group_ci.attrs == {
         "ci": 0.9,
-        "ci_method": {"recall": "wilson", "acc": "wilson"},
+        "ci_method": {"recall": "clopper-pearson", "acc": "clopper-pearson"},
     }
     low, high = frame.overall_ci["recall_ci_low"], frame.overall_ci["recall_ci_high"]
     assert low < frame.overall["recall"] < high

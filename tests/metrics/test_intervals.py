@@ -200,7 +200,11 @@ def test_group_metrics_uses_the_right_cells(method):
 # ---------------------------------------------------------------------------------
 def test_smoothed_value_is_the_posterior_mean():
     lam = 6.0
-    table = _table(metrics=["tpr", "acc"], smoothing=CrossPriorSmoothing(lam))
+    table = _table(
+        metrics=["tpr", "acc"],
+        smoothing=CrossPriorSmoothing(lam),
+        ci_method="posterior",
+    )
     c = np.array(list(COUNTS.values()), dtype=float)
     a = c + lam * reference_counts(c) / reference_counts(c).sum(1, keepdims=True)
     tpr = beta(a[:, 0], a[:, 1])
@@ -210,15 +214,29 @@ def test_smoothed_value_is_the_posterior_mean():
     acc = beta(a[:, 0] + a[:, 3], a[:, 1] + a[:, 2])  # aggregation property
     np.testing.assert_allclose(table["acc_smoothed"], acc.mean())
     np.testing.assert_allclose(table["acc_smoothed_ci_low"], acc.ppf(ALPHA / 2))
-    assert set(table.attrs["ci_method"].values()) == {"wilson", "posterior"}
+    assert set(table.attrs["ci_method"].values()) == {"posterior"}
 
 
 def test_additive_smoothing_prior_is_eps():
-    table = _table(metrics="ppv", smoothing=AdditiveSmoothing(2.0))
+    table = _table(
+        metrics="ppv", smoothing=AdditiveSmoothing(2.0), ci_method="posterior"
+    )
     c = np.array(list(COUNTS.values()), dtype=float)
     ppv = beta(c[:, 0] + 2, c[:, 2] + 2)
     np.testing.assert_allclose(table["ppv_smoothed"], ppv.mean())
+    np.testing.assert_allclose(table["ppv_smoothed_ci_low"], ppv.ppf(ALPHA / 2))
     np.testing.assert_allclose(table["ppv_smoothed_ci_high"], ppv.ppf(1 - ALPHA / 2))
+    # the default is the hull of that posterior interval and the raw interval
+    auto = _table(metrics="ppv", smoothing=AdditiveSmoothing(2.0))
+    assert auto.attrs["ci_method"]["ppv_smoothed"] == "posterior-hull"
+    np.testing.assert_allclose(
+        auto["ppv_smoothed_ci_low"],
+        np.fmin(ppv.ppf(ALPHA / 2), auto["ppv_ci_low"]),
+    )
+    np.testing.assert_allclose(
+        auto["ppv_smoothed_ci_high"],
+        np.fmax(ppv.ppf(1 - ALPHA / 2), auto["ppv_ci_high"]),
+    )
 
 
 def test_raw_posterior_uses_the_jeffreys_prior():
@@ -430,10 +448,10 @@ def test_columns_follow_each_value():
     ]
     assert table.attrs["ci"] == 0.95
     assert table.attrs["ci_method"] == {
-        "tpr": "wilson",
-        "tpr_smoothed": "posterior",
-        "mcc": "posterior",
-        "mcc_smoothed": "posterior",
+        "tpr": "clopper-pearson",
+        "tpr_smoothed": "posterior-hull",
+        "mcc": "projection",
+        "mcc_smoothed": "posterior-hull",
     }
 
 

@@ -482,8 +482,11 @@ def test_coverage_at_30_per_group_and_3_classes(method):
     runs of a new seed (the seeds here are fixed), and fails an interval at the
     90 % level or a posterior with 1/2 pseudo-count per cell (accuracy 0.887,
     kappa 0.885 on the first law). The per-class bootstrap, which undercovers at
-    this size (0.86 to 0.89), is not held to it."""
+    this size (0.86 to 0.89), is not held to it. With ``"auto"`` a class's
+    interval is Clopper-Pearson's, which covers at least 95 % by construction
+    (0.98 here): it is held to the lower bound only."""
     laws = [LAW, np.array([[0.45, 0.08, 0.02], [0.07, 0.20, 0.05], [0.02, 0.03, 0.08]])]
     for i, law in enumerate(laws):
         for name, cov in _coverage(law, method, seed=i).items():
-            assert 0.925 <= cov <= 0.975, (method, i, name, cov)
+            exact = method == "auto" and name in ("tpr", "ppv")  # per class
+            assert 0.925 <= cov <= (1.0 if exact else 0.975), (method, i, name, cov)

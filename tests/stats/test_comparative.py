@@ -460,7 +460,9 @@ def test_u_statistic_variance_is_delong_for_binary_labels():
     g = rng.choice(["a", "b"], size=n)
     y = rng.integers(0, 2, n)
     s = np.round(y + rng.normal(size=n), 1)  # ties in scores
-    res = comparative_separation_test(y, s, sensitive_features=g, tie="half")
+    res = comparative_separation_test(
+        y, s, sensitive_features=g, tie="half", variance="u_statistic"
+    )
     parts = {}
     for a in "ab":
         for b in "ab":
@@ -568,7 +570,7 @@ def test_all_pairs_deterministic_and_independent_of_random_state():
     for other in runs[1:]:
         pd.testing.assert_frame_equal(runs[0].frame, other.frame)
         pd.testing.assert_frame_equal(runs[0].table, other.table)
-    assert runs[0].variance == "u_statistic" and runs[0].method == "asymptotic"
+    assert runs[0].variance == "pooled" and runs[0].method == "asymptotic"
     # the published procedure draws pairs: its verdict depends on the draw
     drawn = [
         comparative_separation_test(
@@ -693,7 +695,12 @@ def test_permutation_pvalues_agree_with_a_loop_over_resamples(tie):
             warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
             t = (
                 comparative_separation_test(
-                    y, s, sensitive_features=perm, tie=tie, correction=None
+                    y,
+                    s,
+                    sensitive_features=perm,
+                    tie=tie,
+                    correction=None,
+                    stratify=False,  # the permutation test's pooled cells
                 )
                 .frame["difference"]
                 .to_numpy()
@@ -1110,7 +1117,7 @@ Y4, S4, G4 = [1, 0, 2, 3], [0.1, 0.2, 0.3, 0.4], ["a", "b", "a", "b"]
         (
             dict(pairs=[[0, 1]], variance="u_statistic"),
             ValueError,
-            "variance='u_statistic' is the variance of the count over all pairs",
+            "variance='u_statistic' is a variance of the count over all pairs",
         ),
         (dict(y_true=[1, 0, 2]), ValueError, "inconsistent lengths"),
         (dict(y_true=[1, 0, np.nan, 2]), ValueError, "y_true contains 1 missing"),
@@ -1341,13 +1348,33 @@ def test_statistic_nan_warns_naming_the_cell():
     for statistic in ("max_gap", "min_pvalue"):
         with pytest.warns(UndefinedGroupMetricWarning, match=r"\('b', 'b'\)") as rec:
             value = comparative_separation_statistic(
-                y, s, sensitive_features=g, statistic=statistic
+                y, s, sensitive_features=g, statistic=statistic, stratify=False
             )
         assert len(rec) == 1
         if statistic == "max_gap":
             assert np.isnan(value) and "mean over folds" in str(rec[0].message)
-        else:  # the cross test is defined
+        else:  # the cross test of the pooled cells is defined
             assert 0 <= value <= 1 and "left out" in str(rec[0].message)
+    # stratified (the default), the cross cells (a, b) and (b, a) have pairs but
+    # no label pair in common (b's items all have label 1): the cross test is NaN
+    # too, and the one warning says so
+    for statistic in ("max_gap", "min_pvalue"):
+        with pytest.warns(UndefinedGroupMetricWarning, match=r"\('b', 'b'\)") as rec:
+            value = comparative_separation_statistic(
+                y, s, sensitive_features=g, statistic=statistic
+            )
+        assert len(rec) == 1 and np.isnan(value)
+        message = str(rec[0].message)
+        assert "no label pair in common" in message and "mean over folds" in message
+        assert "cross ('b', 'a') vs ('a', 'b')" in message
+    with pytest.raises(ValueError, match="no label pair in common"):
+        comparative_separation_statistic(y, s, sensitive_features=g, nan_policy="raise")
+    with pytest.warns(UndefinedGroupMetricWarning) as rec:
+        res = comparative_separation_test(y, s, sensitive_features=g)
+    messages = [str(w.message) for w in rec]
+    assert len(messages) == 2 and all(w.filename == __file__ for w in rec)
+    assert "no label pair (stratum) in common" in messages[1]
+    assert res.frame["p_value"].isna().all()
 
 
 def test_scorer_grid_search_with_routing(classification, routing):

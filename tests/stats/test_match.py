@@ -7,6 +7,7 @@ the null. Tolerances are either floating-point round-off (1e-10 for sums of at m
 C(63, 3) = 39,711 terms) or multiples of a standard error computed in the test.
 """
 
+import functools
 import time
 import warnings
 from fractions import Fraction
@@ -38,6 +39,11 @@ from sklearn_smallfair.stats import (
     adjust_pvalues,
     match_test,
 )
+
+# These tests check the published law of the MATCH test (null="fixed-reference"),
+# which the default two-sample law replaced; tests/stats/test_match_two_sample.py
+# checks the default.
+match_test = functools.partial(match_test, null="fixed-reference")
 
 BINOMIAL = metric_names(family="binomial")
 JOINT_RATIO = metric_names(family="joint_ratio")
@@ -1058,7 +1064,13 @@ def test_random_state_reproducibility():
 
 
 def test_matchtest_estimator():
-    est = MATCHTest(metric="mcc", alpha=0.1, correction="holm", random_state=3)
+    est = MATCHTest(
+        metric="mcc",
+        alpha=0.1,
+        correction="holm",
+        random_state=3,
+        null="fixed-reference",
+    )
     params = est.get_params()
     assert params["metric"] == "mcc" and params["alpha"] == 0.1
     assert set(params) == {

@@ -1,5 +1,6 @@
 """Exact power, sample size and minimum detectable effect of the MATCH test."""
 
+import functools
 import warnings
 
 import numpy as np
@@ -21,6 +22,16 @@ from sklearn_smallfair.stats._planning import (
     _alternative_law,
     _null_value,
     _proportions,
+)
+
+# These tests check the published law of the MATCH test (null="fixed-reference"),
+# which the default two-sample law replaced; tests/stats/test_match_two_sample.py
+# checks the default.
+match_test = functools.partial(match_test, null="fixed-reference")
+match_power = functools.partial(match_power, null="fixed-reference")
+match_sample_size = functools.partial(match_sample_size, null="fixed-reference")
+match_min_detectable_effect = functools.partial(
+    match_min_detectable_effect, null="fixed-reference"
 )
 
 REF = np.array([40, 10, 20, 30])

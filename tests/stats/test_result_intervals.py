@@ -9,6 +9,7 @@ Newcombe interval of each gap and the interval of the equalized-odds difference
 ``correction`` takes one set of values with one default everywhere.
 """
 
+import functools
 import warnings
 
 import numpy as np
@@ -26,6 +27,11 @@ from sklearn_smallfair.stats import (
     separation_test,
 )
 from sklearn_smallfair.stats._results import P_VALUE_FLOOR
+
+# These tests check the published law of the MATCH test (null="fixed-reference"),
+# which the default two-sample law replaced; tests/stats/test_match_two_sample.py
+# checks the default.
+match_test = functools.partial(match_test, null="fixed-reference")
 
 COUNTS = {"a": [8, 2, 1, 9], "b": [3, 3, 4, 10], "c": [1, 5, 2, 12], "d": [0, 0, 3, 5]}
 REFERENCE = [130, 70, 40, 160]
@@ -165,7 +171,7 @@ def test_match_ci_none_and_validation():
             match_test(counts=COUNTS, reference=REFERENCE, ci=bad)
     with pytest.raises(InvalidParameterError, match="'ci' parameter"):
         MATCHTest(ci=1.5).fit(counts=COUNTS)
-    est = MATCHTest(ci=0.9, random_state=0).fit(counts=COUNTS)
+    est = MATCHTest(ci=0.9, random_state=0, null="fixed-reference").fit(counts=COUNTS)
     direct = match_test(counts=COUNTS, ci=0.9, random_state=0)
     pd.testing.assert_frame_equal(est.results_, direct.to_frame())
 

@@ -1,0 +1,886 @@
+"""The default law of the MATCH test: the group against a reference that is a sample.
+
+The published MATCH test asks whether the group's whole confusion matrix could be a
+draw of its size from the reference's proportions, taken as known. Two things make
+that law mislead an audit: the reference ("rest", another group) is itself a
+sample, so its noise is read as the group's gap, and a difference in prevalence or
+in the number of predicted positives moves the law of a rate whose denominator is
+not fixed. The default law here removes both.
+
+Proportions (binomial metrics and joint ratios)
+-----------------------------------------------
+A metric ``x / k`` -- ``k`` the group's denominator of the metric (its positives
+for ``tpr``, its predicted positives for ``ppv``, its size for ``acc``) and ``x``
+the numerator -- is compared with the reference's ``y / m`` by the pooled score
+statistic ``z(x, y)`` of two proportions (:func:`._exact.score_statistic`),
+conditional on both denominators. Its law is evaluated exactly at the pooled rate
+``pi = (x + y) / (k + m)``:
+
+``P(z(X, Y) >= z_obs)`` with ``X ~ Bin(k, pi)``, ``Y ~ Bin(m, pi)`` independent,
+
+the "E" (estimated) test of Storer and Kim (1990, JASA 85, "Exact properties of
+some exact test statistics for comparing two binomial proportions") and
+Krishnamoorthy and Thomson (2004). For every ``x`` the set of ``y`` with ``z >=
+t`` is ``y <= L_x`` (``z`` is non-increasing in ``y``), so a tail is the sum over
+``x`` of ``Bin(x; k, pi)`` times one binomial CDF of ``Y``: ``O(sqrt(k))`` terms on
+the window of ``X`` (:func:`._match_laws.window`), however large the reference.
+Where that window holds more than ``MAX_TERMS`` values (a variance of the group's
+count above about 10^8) the statistic's normal law is used. The measured size of
+the test over group sizes 5 to 5,000, references of 5 to 100,000 people and
+prevalence differences is in the user guide (calibration page); Berger and Boos'
+exact unconditional test (the separation test's default) bounds the size for
+every common rate but costs about 100 evaluations of this law per table.
+
+Planning uses the same statistic: the region ``|z| >= c`` whose probability at the
+reference's rate is the level (``c`` found by bisection on the exact law), then its
+probability when the group's rate differs, with the reference's count random
+too, so that the stated power holds over the reference's noise.
+
+Other metrics
+-------------
+Metrics that are not proportions (``f1``, ``mcc``, ``pt``, ``mb``, ...) are tested by
+the exact permutation law of the group's matrix within the true classes: given
+the pooled counts of the group and the reference, and the group's positives and
+negatives, ``TP ~ Hypergeom`` among the pooled positives and ``FP ~ Hypergeom``
+among the pooled negatives, independently. Under the hypothesis that the model's
+true- and false-positive rates are those of the reference, whatever the group's
+prevalence, the law is exact (a test of level at most ``alpha`` at every size).
+It is enumerated while the two windows hold at most ``MAX_PAIRS`` matrices, drawn
+``n_draws`` times beyond.
+"""
+
+import numpy as np
+from scipy.special import gammaln, ndtr, ndtri
+
+from .._confusion import FN, FP, TN, TP
+from .._random import child_rng
+from ._exact import (
+    MAX_EXACT_N,
+    TIE_RTOL,
+    _nuisance_range,
+    barnard_exact_pvalues,
+    score_statistic,
+)
+from ._match_laws import _cdf, _sf, window
+
+__all__ = [
+    "EXACT_MAX_VARIANCE",
+    "GAMMA",
+    "MAX_PAIRS",
+    "MAX_TERMS",
+    "acceptance_range",
+    "critical_values",
+    "detectable_gaps",
+    "permutation_range",
+    "permutation_tails",
+    "power",
+    "proportion_counts",
+    "region_probability",
+    "size_detectable",
+    "size_power",
+    "tails",
+    "two_sided",
+]
+
+#: Most values of the group's count enumerated per table; the normal law beyond.
+MAX_TERMS = 200_000
+#: Most matrices of the permutation law enumerated per group; Monte Carlo beyond.
+MAX_PAIRS = 1_000_000
+#: Count variance of the smaller sample below which its atoms are coarse enough
+#: that only the exact test keeps the level (the E test splits them by the other
+#: sample's noise): Berger and Boos' test below, the E test above.
+EXACT_MAX_VARIANCE = 100.0
+#: ``gamma`` of Berger and Boos' test here: its p-values are at least ``gamma``,
+#: so it must sit far below the per-test levels of corrected families (an audit
+#: of 60 groups and 3 metrics tests each at 2.8e-4 under Bonferroni).
+GAMMA = 1e-6
+_CHUNK = 1 << 20  # enumerated values evaluated at once
+_CRITICAL_STEPS = 24  # bisection steps of a critical value
+_SUP_POINTS = 9  # common rates across the nuisance interval of a critical value
+_THETA_STEPS = 30  # bisection steps of a detectable rate
+_RANGE_ROUNDS = 3  # rounds of the ends of an acceptance range
+
+
+# =====================================================================================
+# Proportions
+# =====================================================================================
+def proportion_counts(metric, cms):
+    """``(x, k)``: numerator and denominator counts of a proportion metric."""
+    cms = np.asarray(cms)
+    x = cms[..., list(metric.numerator)].sum(axis=-1)
+    k = cms[..., list(metric.denominator)].sum(axis=-1)
+    return x, k
+
+
+def _search(n_b, predicate_of_j, first):
+    """Vectorized binary search over ``j`` in ``[0, n_b]``.
+
+    ``predicate_of_j(j)`` is monotone in ``j``: true on a prefix (``first=False``:
+    returns the last ``j`` where it holds, -1 if none) or on a suffix
+    (``first=True``: the first ``j`` where it holds, ``n_b + 1`` if none).
+    """
+    steps = int(np.ceil(np.log2(float(np.max(n_b, initial=0)) + 2))) + 1
+    lo = np.full(n_b.shape, -1, dtype=np.int64)
+    hi = n_b + 1
+    for _ in range(steps):
+        open_ = hi - lo > 1
+        if not open_.any():
+            break
+        mid = (lo + hi) // 2
+        ok = predicate_of_j(mid)
+        if first:
+            hi = np.where(open_ & ok, mid, hi)
+            lo = np.where(open_ & ~ok, mid, lo)
+        else:
+            lo = np.where(open_ & ok, mid, lo)
+            hi = np.where(open_ & ~ok, mid, hi)
+    return hi if first else lo
+
+
+def _log_pmf(x, n, p):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (
+            gammaln(n + 1.0)
+            - gammaln(x + 1.0)
+            - gammaln(n - x + 1.0)
+            + np.where(x > 0, x * np.log(p), 0.0)
+            + np.where(n > x, (n - x) * np.log1p(-p), 0.0)
+        )
+    return np.where(np.isnan(out), -np.inf, out)
+
+
+def _normal_region(n_a, n_b, t_hi, t_lo, pi_a, pi_b):
+    """``P(z >= t_hi)`` and ``P(z <= -t_lo)`` by the normal law of the difference
+    of the two rates with a Cornish-Fisher correction for its skewness.
+
+    ``D = X / n_a - Y / n_b`` has mean ``d``, variance ``v`` and third cumulant
+    ``k3 = pi_a (1 - pi_a) (1 - 2 pi_a) / n_a^2 - pi_b (1 - pi_b) (1 - 2 pi_b) /
+    n_b^2``; ``z >= t`` is ``D >= t s0`` with ``s0`` the pooled standard error at
+    the common rate the test would estimate. With ``u`` the standardized bound
+    and ``g = k3 / v^1.5``, the tail is ``Phi(-(u - g (u^2 - 1) / 6))``.
+    """
+    d = pi_a - pi_b
+    pooled = (n_a * pi_a + n_b * pi_b) / (n_a + n_b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s0 = np.sqrt(pooled * (1 - pooled) * (1 / n_a + 1 / n_b))
+        va, vb = pi_a * (1 - pi_a) / n_a, pi_b * (1 - pi_b) / n_b
+        sd = np.sqrt(va + vb)
+        g = (va * (1 - 2 * pi_a) / n_a - vb * (1 - 2 * pi_b) / n_b) / sd**3
+        u_hi = (t_hi * s0 - d) / sd
+        u_lo = (-t_lo * s0 - d) / sd
+        upper = ndtr(-(u_hi - g * (u_hi**2 - 1) / 6))
+        lower = ndtr(u_lo - g * (u_lo**2 - 1) / 6)
+        upper = np.where(np.isposinf(t_hi), 0.0, upper)
+        lower = np.where(np.isposinf(t_lo), 0.0, lower)
+    degenerate = ~(sd > 0) | ~(s0 > 0)
+    upper = np.where(degenerate, ((t_hi <= 0) | (d > 0)).astype(float), upper)
+    lower = np.where(degenerate, ((t_lo <= 0) | (d < 0)).astype(float), lower)
+    return np.nan_to_num(upper, nan=0.0), np.nan_to_num(lower, nan=0.0)
+
+
+def _normal_critical(k, m, pi, level):
+    """One-sided critical values ``(c_hi, c_lo)`` of the normal law with the
+    Cornish-Fisher correction (:func:`_normal_region`) at the common rate."""
+    z = -ndtri(np.minimum(level, 0.5))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = pi * (1 - pi) * (1 / k + 1 / m)
+        g = pi * (1 - pi) * (1 - 2 * pi) * (1 / k**2 - 1 / m**2) / v**1.5
+    g = np.nan_to_num(g)
+    return z + g * (z**2 - 1) / 6, z - g * (z**2 - 1) / 6
+
+
+class _Region:
+    """The region ``z >= t_hi`` or ``z <= -t_lo`` of tables ``(n_a, n_b)``, on the
+    values ``x`` of the first sample: per ``x`` the last ``y`` with ``z >= t_hi``
+    (``L``) and the first with ``z <= -t_lo`` (``U``); ``inf`` empties a side.
+
+    ``x`` runs over ``[x_lo, x_hi]`` per table (the window of the laws that will
+    be evaluated). Its probability under any pair of rates is then one binomial
+    pmf of ``x`` and two binomial CDFs of ``y`` per value.
+    """
+
+    def __init__(self, n_a, n_b, t_hi, t_lo, x_lo, x_hi):
+        sizes = x_hi - x_lo + 1
+        self.table = np.repeat(np.arange(n_a.shape[0]), sizes)
+        self.starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        x = np.arange(self.table.shape[0]) - self.starts[self.table] + x_lo[self.table]
+        self.x = x.astype(np.float64)
+        self.na = n_a[self.table].astype(np.float64)
+        self.nb = n_b[self.table].astype(np.float64)
+        nb = n_b[self.table].astype(np.int64)
+        th, tl = t_hi[self.table], t_lo[self.table]
+        xs, na, nbf = self.x, self.na, self.nb
+        self.L = _search(nb, lambda j: score_statistic(xs, na, j, nbf) >= th, False)
+        self.U = _search(nb, lambda j: score_statistic(xs, na, j, nbf) <= -tl, True)
+        self.L = np.where(np.isposinf(th), -1, self.L)
+        self.U = np.where(np.isposinf(tl), nb + 1, self.U)
+
+    def probability(self, pi_a, pi_b):
+        """``(P(z >= t_hi), P(z <= -t_lo))`` per table; rates of shape (T,)."""
+        w = np.exp(_log_pmf(self.x, self.na, pi_a[self.table]))
+        pb = pi_b[self.table]
+        up = np.add.reduceat(w * _cdf(self.L, self.nb, pb), self.starts)
+        down = np.add.reduceat(w * _sf(self.U, self.nb, pb), self.starts)
+        return up, down
+
+
+def _chunks(sizes):
+    """Slices of consecutive tables holding at most ``_CHUNK`` values each."""
+    start, T = 0, sizes.shape[0]
+    cum = np.cumsum(sizes)
+    while start < T:
+        base = cum[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(cum, base + _CHUNK, side="right")))
+        yield slice(start, stop)
+        start = stop
+
+
+def region_probability(n_a, n_b, t_hi, t_lo, pi_a, pi_b):
+    """``P(z >= t_hi)`` and ``P(z <= -t_lo)`` for ``z = z(X, Y)`` (score statistic),
+    ``X ~ Bin(n_a, pi_a)``, ``Y ~ Bin(n_b, pi_b)`` independent.
+
+    All arguments broadcast to one shape (T,); a threshold of ``inf`` empties its
+    side. Sizes must be positive. Exact on the window of ``X`` (mass left out at
+    most ``WINDOW_MASS``) while it holds at most ``MAX_TERMS`` values, the normal
+    law of ``z`` beyond.
+    """
+    n_a, n_b, t_hi, t_lo, pi_a, pi_b = (
+        np.asarray(v, dtype=np.float64).ravel()
+        for v in np.broadcast_arrays(n_a, n_b, t_hi, t_lo, pi_a, pi_b)
+    )
+    T = n_a.shape[0]
+    upper, lower = np.zeros(T), np.zeros(T)
+    if T == 0:
+        return upper, lower
+    lo, hi = window(n_a, pi_a)
+    sizes = hi - lo + 1
+    big = sizes > MAX_TERMS
+    if big.any():
+        upper[big], lower[big] = _normal_region(
+            n_a[big], n_b[big], t_hi[big], t_lo[big], pi_a[big], pi_b[big]
+        )
+    todo = np.flatnonzero(~big)
+    for part in _chunks(sizes[todo]):
+        sel = todo[part]
+        region = _Region(n_a[sel], n_b[sel], t_hi[sel], t_lo[sel], lo[sel], hi[sel])
+        upper[sel], lower[sel] = region.probability(pi_a[sel], pi_b[sel])
+    return np.clip(upper, 0.0, 1.0), np.clip(lower, 0.0, 1.0)
+
+
+def exact_tables(x_a, n_a, x_b, n_b):
+    """Which tables take the exact test: the smaller sample has at most
+    ``MAX_EXACT_N`` people and a count variance below ``EXACT_MAX_VARIANCE``."""
+    small = np.minimum(n_a, n_b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pi = (x_a + x_b) / (n_a + n_b)
+    return (small <= MAX_EXACT_N) & (small * pi * (1 - pi) < EXACT_MAX_VARIANCE)
+
+
+def tails(x_a, n_a, x_b, n_b):
+    """One-sided p-values of the group's rate against the reference's.
+
+    Parameters
+    ----------
+    x_a, n_a : array-like of int, shape (T,)
+        The group's numerator and denominator counts.
+    x_b, n_b : array-like of int, shape (T,)
+        The reference's.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (T,)
+        The p-values of ``z <= z_obs`` (the group's rate lower) and ``z >=
+        z_obs``; NaN where a denominator is 0.
+    exact : ndarray of bool, shape (T,)
+        Where Berger and Boos' exact unconditional test was used (else the
+        E test at the pooled rate).
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.stats._two_sample import tails
+    >>> lower, upper, exact = tails([2, 300], [10, 1000], [60, 600], [100, 2000])
+    >>> lower.round(4), exact
+    (array([0.0135, 0.5064]), array([ True, False]))
+    """
+    xa, na, xb, nb = (
+        np.asarray(v, dtype=np.float64).ravel()
+        for v in np.broadcast_arrays(x_a, n_a, x_b, n_b)
+    )
+    T = xa.shape[0]
+    lower, upper = np.full(T, np.nan), np.full(T, np.nan)
+    ok = (na > 0) & (nb > 0)
+    exact = ok & exact_tables(xa, na, xb, nb)
+    if exact.any():
+        args = [v[exact].astype(np.int64) for v in (xa, na, xb, nb)]
+        for side, out in (("less", lower), ("greater", upper)):
+            out[exact] = barnard_exact_pvalues(*args, gamma=GAMMA, alternative=side)
+    rest = ok & ~exact
+    if rest.any():
+        a, n1, b, n2 = xa[rest], na[rest], xb[rest], nb[rest]
+        pi = (a + b) / (n1 + n2)
+        z = score_statistic(a, n1, b, n2)
+        tol = TIE_RTOL * np.abs(z)
+        upper[rest], lower[rest] = region_probability(n1, n2, z - tol, -z - tol, pi, pi)
+    return np.minimum(lower, 1.0), np.minimum(upper, 1.0), exact
+
+
+def two_sided(lower, upper):
+    """``min(1, 2 min(lower, upper))``."""
+    with np.errstate(invalid="ignore"):
+        return np.minimum(1.0, 2.0 * np.minimum(lower, upper))
+
+
+# =====================================================================================
+# Critical values, ranges, power and detectable gaps of proportions
+# =====================================================================================
+def _rate_grid(s, N, exact):
+    """Common rates over which a critical value is maximized, shape (T, R): the
+    pooled rate ``s / N`` for the E test; for the exact test ``_SUP_POINTS``
+    rates across the Clopper-Pearson ``1 - gamma`` interval of ``s`` of ``N``
+    (unfolded: the regions are one-sided)."""
+    pi = s / N
+    grid = np.repeat(pi[:, None], _SUP_POINTS, axis=1)
+    if exact.any():
+        lo, hi = _nuisance_range(
+            s[exact].astype(np.int64),
+            N[exact].astype(np.int64),
+            GAMMA,
+            fold=False,
+        )
+        theta = lo[:, None] + (hi - lo)[:, None] * np.linspace(0, 1, _SUP_POINTS)
+        grid[exact] = np.sin(theta) ** 2
+    return grid
+
+
+class _Laws:
+    """The laws of tables ``(k, m)`` at several common rates each (``rates``,
+    shape (T, R)), computed once for a search over regions: per rate the pmf of
+    the first sample on ``[x_lo, x_hi]`` and the CDF of the second on its window
+    (a cumulative sum of its pmf), so that the probability of a region is
+    lookups and sums, not incomplete beta functions."""
+
+    def __init__(self, k, m, rates, x_lo, x_hi):
+        self.k, self.m, self.R = k, m, rates.shape[1]
+        sizes = x_hi - x_lo + 1
+        self.table = np.repeat(np.arange(k.shape[0]), sizes)
+        self.starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        x = np.arange(self.table.shape[0]) - self.starts[self.table] + x_lo[self.table]
+        self.x = x.astype(np.float64)
+        self.na, self.nb = k[self.table], m[self.table]
+        self.rows = None
+        self.pmf = [
+            np.exp(_log_pmf(self.x, self.na, rates[self.table, r]))
+            for r in range(self.R)
+        ]
+        y_lo, y_hi = window(m[:, None], rates)  # (T, R)
+        self.y_lo, self.y_hi = y_lo, y_hi
+        lengths = (y_hi - y_lo + 1).ravel()
+        self.offsets = np.concatenate(([0], np.cumsum(lengths)[:-1])).reshape(
+            y_lo.shape
+        )
+        owner = np.repeat(np.arange(lengths.size), lengths)
+        y = (
+            np.arange(owner.shape[0])
+            - self.offsets.ravel()[owner]
+            + y_lo.ravel()[owner]
+        )
+        t, r = np.divmod(owner, self.R)
+        pmf_y = np.exp(_log_pmf(y.astype(np.float64), m[t], rates[t, r]))
+        # cumulative sums per (table, rate): F(y) on the window
+        cum = np.cumsum(pmf_y)
+        base = np.concatenate(([0.0], cum))[self.offsets.ravel()]
+        self.cdf = cum - base[owner]
+
+    def _cdf_at(self, L, r):
+        """``P(Y <= L)`` at rate ``r`` for every value of the first sample."""
+        lo, hi = self.y_lo[self.table, r], self.y_hi[self.table, r]
+        at = self.offsets[self.table, r] + np.clip(L - lo, 0, hi - lo)
+        return np.where(L < lo, 0.0, np.where(L >= hi, 1.0, self.cdf[at]))
+
+    def sup(self, c_hi, c_lo):
+        """The largest probabilities over the rates of ``z >= c_hi`` and of
+        ``z <= -c_lo``, per table."""
+        th, tl = c_hi[self.table], c_lo[self.table]
+        x, na, nb = self.x, self.na.astype(np.float64), self.nb.astype(np.float64)
+        nb_int = self.nb.astype(np.int64)
+        L = _search(nb_int, lambda j: score_statistic(x, na, j, nb) >= th, False)
+        U = _search(nb_int, lambda j: score_statistic(x, na, j, nb) <= -tl, True)
+        up, down = np.zeros(self.k.shape), np.zeros(self.k.shape)
+        for r in range(self.R):
+            w = self.pmf[r]
+            u = np.add.reduceat(w * self._cdf_at(L, r), self.starts)
+            d = np.add.reduceat(w * (1.0 - self._cdf_at(U - 1, r)), self.starts)
+            up, down = np.maximum(up, u), np.maximum(down, d)
+        return up, down
+
+
+def critical_values(k, m, s, level):
+    """One-sided critical values ``(c_hi, c_lo)`` of tables ``k`` against ``m``
+    whose pooled count is ``s``: the smallest ``c`` with ``P(z >= c) <= level``
+    (``P(z <= -c) <= level``), the probability at the pooled rate for the E test
+    and its largest value across the nuisance interval plus ``gamma`` for the
+    exact test. ``inf`` where only the empty region qualifies.
+
+    The rejection regions of one-sided tests at ``level`` (of the two-sided test
+    at ``2 level``) when the pooled count is ``s``; bisection on ``c``.
+    """
+    k, m, s, level = (
+        np.asarray(v, dtype=np.float64).ravel()
+        for v in np.broadcast_arrays(k, m, s, level)
+    )
+    N = k + m
+    exact = _exact_regime(k, m, s / N)
+    grid = _rate_grid(s, N, exact)  # (T, R)
+    gamma = np.where(exact, GAMMA, 0.0)
+    top = np.sqrt(N) + 1.0  # |z| <= sqrt(N)
+    # the E test's regime: the normal law of z (its critical values, ranges and
+    # power agree with the exact law's within the tolerances of the user guide)
+    lo_w, hi_w = window(k[:, None], grid)
+    x_lo, x_hi = lo_w.min(axis=1), hi_w.max(axis=1)
+    big = ~exact | ((x_hi - x_lo + 1) > MAX_TERMS)
+    lo_hi, hi_hi = np.zeros(k.shape), top.copy()
+    lo_lo, hi_lo = np.zeros(k.shape), top.copy()
+    todo = np.flatnonzero(~big)
+    laws = []
+    for part in _chunks(x_hi[todo] - x_lo[todo] + 1):
+        sel = todo[part]
+        laws.append(_Laws(k[sel], m[sel], grid[sel], x_lo[sel], x_hi[sel]))
+        laws[-1].rows = sel
+    for _ in range(_CRITICAL_STEPS if todo.size else 0):
+        c_hi, c_lo = (lo_hi + hi_hi) / 2, (lo_lo + hi_lo) / 2
+        up, down = np.zeros(k.shape), np.zeros(k.shape)
+        for law in laws:
+            up[law.rows], down[law.rows] = law.sup(c_hi[law.rows], c_lo[law.rows])
+        up, down = up + gamma, down + gamma
+        ok_hi, ok_lo = up <= level, down <= level
+        hi_hi, lo_hi = np.where(ok_hi, c_hi, hi_hi), np.where(ok_hi, lo_hi, c_hi)
+        hi_lo, lo_lo = np.where(ok_lo, c_lo, hi_lo), np.where(ok_lo, lo_lo, c_lo)
+    c_hi = np.where(hi_hi >= top - 1e-9, np.inf, hi_hi)
+    c_lo = np.where(hi_lo >= top - 1e-9, np.inf, hi_lo)
+    n_hi, n_lo = _normal_critical(k, m, s / N, level)
+    return np.where(big, n_hi, c_hi), np.where(big, n_lo, c_lo)
+
+
+def _exact_regime(k, m, pi):
+    """Tables whose smaller sample is small enough for the exact test and whose
+    count variance is below ``EXACT_MAX_VARIANCE`` (see :func:`exact_tables`)."""
+    small = np.minimum(k, m)
+    return (small <= MAX_EXACT_N) & (small * pi * (1 - pi) < EXACT_MAX_VARIANCE)
+
+
+class _PowerCurve:
+    """Power of the two-sided test of tables ``(k, m)`` as a function of the
+    group's rate: the region ``z >= c_hi`` or ``z <= -c_lo``, the reference's count
+    ``Y ~ Bin(m, theta0)`` random too. The region is found once; each evaluation
+    is one binomial pmf per value of the group's count (all of ``[0, k]``; the
+    normal law of ``z`` where ``k + 1`` exceeds ``MAX_TERMS``)."""
+
+    def __init__(self, k, m, theta0, c_hi, c_lo):
+        self.k, self.m = k.astype(np.float64), m.astype(np.float64)
+        self.theta0, self.c_hi, self.c_lo = theta0, c_hi, c_lo
+        self.big = ((k + 1) > MAX_TERMS) | ~_exact_regime(k, m, theta0)
+        self.small = np.flatnonzero(~self.big)
+        self.parts = []
+        sizes = k[self.small] + 1
+        for part in _chunks(sizes):
+            sel = self.small[part]
+            region = _Region(
+                k[sel],
+                m[sel],
+                c_hi[sel],
+                c_lo[sel],
+                np.zeros(sel.shape, np.int64),
+                k[sel].astype(np.int64),
+            )
+            pb = theta0[sel][region.table]
+            bracket = _cdf(region.L, region.nb, pb) + _sf(region.U, region.nb, pb)
+            self.parts.append((sel, region, bracket))
+
+    def __call__(self, theta):
+        theta = np.broadcast_to(np.asarray(theta, dtype=np.float64), self.k.shape)
+        out = np.zeros(self.k.shape)
+        if self.big.any():
+            b = self.big
+            up, down = _normal_region(
+                self.k[b],
+                self.m[b],
+                self.c_hi[b],
+                self.c_lo[b],
+                theta[b],
+                self.theta0[b],
+            )
+            out[b] = up + down
+        for sel, region, bracket in self.parts:
+            w = np.exp(_log_pmf(region.x, region.na, theta[sel][region.table]))
+            out[sel] = np.add.reduceat(w * bracket, region.starts)
+        return np.clip(out, 0.0, 1.0)
+
+
+def _curve(k, m, theta0, theta1, level, alternative="two-sided"):
+    """The power curve whose region is the test's at the pooled count expected
+    when the group's rate is ``theta1``: both tails at ``level / 2``, or one tail
+    at ``level`` (``"greater"``: the group's rate higher; ``"less"``)."""
+    s = np.rint(k * theta1 + m * theta0)
+    one = level if alternative != "two-sided" else level / 2.0
+    c_hi, c_lo = critical_values(k, m, s, one)
+    if alternative == "greater":
+        c_lo = np.full(c_lo.shape, np.inf)
+    elif alternative == "less":
+        c_hi = np.full(c_hi.shape, np.inf)
+    return _PowerCurve(k, m, theta0, c_hi, c_lo)
+
+
+def power(k, m, theta0, theta1, level):
+    """Power of the two-sided two-sample test at ``level`` of a group whose rate
+    is ``theta1`` (denominator ``k``) against a reference of ``m`` whose rate is
+    ``theta0``, both counts random.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.stats._two_sample import power
+    >>> power([150], [1000], [0.7], [0.55], 0.05).round(2)
+    array([0.94])
+    """
+    k, m, theta0, theta1, level = (
+        np.asarray(v, dtype=np.float64).ravel()
+        for v in np.broadcast_arrays(k, m, theta0, theta1, level)
+    )
+    return _curve(k, m, theta0, theta1, level)(theta1)
+
+
+def _solve_theta(curve, theta0, side, target, steps=_THETA_STEPS):
+    """Per table, the group rate on ``side`` (+1 up, -1 down) of ``theta0`` at
+    which ``curve`` reaches ``target``; NaN where it never does."""
+    end = np.where(side > 0, 1.0, 0.0)
+    reach = curve(end) >= target
+    lo, hi = theta0.copy(), end.copy()  # lo: below target, hi: at or above
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        ok = curve(mid) >= target
+        hi = np.where(ok, mid, hi)
+        lo = np.where(ok, lo, mid)
+    return np.where(reach, hi, np.nan)
+
+
+def detectable_gaps(k, y, m, level, target=0.8, sides=(1, -1)):
+    """The smallest gaps of the group's rate from the reference's ``y / m`` that
+    the two-sided test at ``level`` detects with probability ``target``.
+
+    Parameters
+    ----------
+    k, y, m : array-like of int, shape (T,)
+        The group's denominator, the reference's numerator and denominator.
+    level : float or array-like
+        The level of one two-sided test (e.g. ``alpha / n_tests`` in a corrected
+        family).
+    target : float, default=0.8
+        The power.
+    sides : tuple of {1, -1}
+        Directions searched.
+
+    Returns
+    -------
+    dict
+        ``{side: gaps}``, each of shape (T,): the absolute gap upward (``1``) and
+        downward (``-1``), NaN where no gap in that direction reaches the power.
+
+    Notes
+    -----
+    The power counts the reference's noise (its count is random at its observed
+    rate). The test's region depends a little on the pooled count, so two
+    stages: the region at the reference's rate gives a first gap, then the
+    region at the pooled count expected at that gap gives the stated one.
+    """
+    k, y, m, level = (
+        np.asarray(v, dtype=np.float64).ravel()
+        for v in np.broadcast_arrays(k, y, m, level)
+    )
+    T = k.shape[0]
+    out = {s: np.full(T, np.nan) for s in sides}
+    ok = np.flatnonzero((k > 0) & (m > 0))
+    if ok.size == 0:
+        return out
+    kk, mm, lv = k[ok], m[ok], level[ok]
+    theta0 = y[ok] / mm
+    first = _curve(kk, mm, theta0, theta0, lv)
+    for s in sides:
+        side = np.full(ok.shape, float(s))
+        theta = _solve_theta(first, theta0, side, target)
+        found = ~np.isnan(theta)
+        if found.any():
+            f = np.flatnonzero(found)
+            again = _curve(kk[f], mm[f], theta0[f], theta[f], lv[f])
+            theta[f] = _solve_theta(again, theta0[f], side[f], target)
+        out[s][ok] = np.abs(theta - theta0)
+    return out
+
+
+def acceptance_range(k, y, m, level):
+    """The group's scores ``x / k`` that the two-sided test at ``level`` accepts
+    against the reference's ``y`` of ``m``: the region of the test at the pooled
+    count at each end (found in ``_RANGE_ROUNDS`` rounds from the reference's
+    rate).
+
+    Per table ``(x_lo / k, x_hi / k)`` with ``x_lo`` the first count whose
+    statistic is above ``-c_lo`` and ``x_hi`` the last below ``c_hi``, the
+    critical values of :func:`critical_values` at ``level / 2`` per side. The
+    test's own p-values use the observed pooled count, so a score within one
+    count of an end can fall on either side of it. NaN where ``k`` or ``m`` is
+    0.
+    """
+    k, y, m = (
+        np.asarray(v, dtype=np.int64).ravel() for v in np.broadcast_arrays(k, y, m)
+    )
+    T = k.shape[0]
+    low, high = np.full(T, np.nan), np.full(T, np.nan)
+    ok = np.flatnonzero((k > 0) & (m > 0))
+    if ok.size == 0:
+        return low, high
+    k, y, m = k[ok], y[ok], m[ok]
+    kf, mf = k.astype(np.float64), m.astype(np.float64)
+    x_lo = x_hi = np.rint(kf * (y / mf))
+    for _ in range(_RANGE_ROUNDS):  # the region at the pooled count of each end
+        c_hi = critical_values(kf, mf, x_hi + y, level / 2.0)[0]
+        c_lo = critical_values(kf, mf, x_lo + y, level / 2.0)[1]
+        x_hi = _search(k, lambda x, c=c_hi: score_statistic(x, kf, y, mf) < c, False)
+        x_lo = (
+            _search(k, lambda x, c=c_lo: score_statistic(x, kf, y, mf) <= -c, False)
+            + 1
+        )
+    low[ok], high[ok] = x_lo / k, x_hi / k
+    return low, high
+
+
+# =====================================================================================
+# Other metrics: the permutation law within the true classes
+# =====================================================================================
+def _hypergeom_logpmf(x, total, good, draws):
+    """``log P(X = x)``, ``X`` the good items among ``draws`` of ``total``."""
+
+    def logc(a, b):
+        return gammaln(a + 1.0) - gammaln(b + 1.0) - gammaln(a - b + 1.0)
+
+    with np.errstate(invalid="ignore"):
+        out = logc(good, x) + logc(total - good, draws - x) - logc(total, draws)
+    valid = (x >= np.maximum(0, draws - (total - good))) & (
+        x <= np.minimum(good, draws)
+    )
+    return np.where(valid, out, -np.inf)
+
+
+def _hypergeom_window(total, good, draws):
+    """Values of a hypergeometric count with mass outside below 1e-15."""
+    lo = max(0, int(draws - (total - good)))
+    hi = int(min(good, draws))
+    if hi - lo <= 64:
+        return np.arange(lo, hi + 1)
+    p = good / total if total else 0.0
+    # the hypergeometric is more concentrated than the binomial of its draws
+    w_lo, w_hi = window(int(draws), p)
+    return np.arange(max(lo, int(w_lo)), min(hi, int(w_hi)) + 1)
+
+
+def permutation_tails(metric, cms, refs, *, n_draws, seed, labels):
+    """Tails of ``metric`` under the permutation law within the true classes.
+
+    Parameters
+    ----------
+    metric : Metric
+        A single-group metric of the registry.
+    cms, refs : ndarray of shape (G, 4)
+        The groups' and their references' integer counts.
+    n_draws : int
+        Draws per group where the law is not enumerated.
+    seed : numpy.random.SeedSequence
+        Base seed of the draws (one stream per group label).
+    labels : sequence of length G
+
+    Returns
+    -------
+    lower, upper, p_undefined, se, method : ndarray of shape (G,)
+        ``P(S <= s)``, ``P(S >= s)`` conditional on the metric being defined,
+        the probability that it is undefined, the Monte Carlo standard error
+        (NaN when enumerated) and ``"permutation"`` or ``"permutation-mc"``.
+    """
+    G = cms.shape[0]
+    lower, upper = np.full(G, np.nan), np.full(G, np.nan)
+    p_undefined, se = np.full(G, np.nan), np.full(G, np.nan)
+    method = np.full(G, "permutation", dtype=object)
+    observed = np.asarray(metric.func(cms.astype(np.float64)), dtype=np.float64)
+    for g in range(G):  # each group's own law (sizes differ)
+        c, r = cms[g], refs[g]
+        pos, neg = c[TP] + c[FN], c[FP] + c[TN]
+        pos_total, neg_total = pos + r[TP] + r[FN], neg + r[FP] + r[TN]
+        tp_total, fp_total = c[TP] + r[TP], c[FP] + r[FP]
+        tp = _hypergeom_window(pos_total, tp_total, pos)
+        fp = _hypergeom_window(neg_total, fp_total, neg)
+        if tp.size * fp.size <= MAX_PAIRS:
+            TPv, FPv = np.meshgrid(tp, fp, indexing="ij")
+            logw = _hypergeom_logpmf(TPv, pos_total, tp_total, pos) + (
+                _hypergeom_logpmf(FPv, neg_total, fp_total, neg)
+            )
+            weight = np.exp(logw).ravel()
+            mats = np.stack(
+                [TPv.ravel(), pos - TPv.ravel(), FPv.ravel(), neg - FPv.ravel()],
+                axis=-1,
+            ).astype(np.float64)
+        else:
+            rng = child_rng(seed, "permutation law", labels[g], metric.name)
+            TPd = rng.hypergeometric(tp_total, pos_total - tp_total, pos, n_draws)
+            FPd = rng.hypergeometric(fp_total, neg_total - fp_total, neg, n_draws)
+            mats = np.stack([TPd, pos - TPd, FPd, neg - FPd], axis=-1).astype(float)
+            weight = np.full(n_draws, 1.0 / n_draws)
+            method[g] = "permutation-mc"
+        values = np.asarray(metric.func(mats), dtype=np.float64)
+        defined = np.isfinite(values)
+        mass = weight[defined].sum()
+        p_undefined[g] = weight[~defined].sum() / weight.sum()
+        s = observed[g]
+        if not np.isfinite(s) or mass <= 0:
+            continue
+        v, w = values[defined], weight[defined]
+        tol = 1e-12 * max(abs(s), 1.0)
+        lower[g] = min(1.0, w[v <= s + tol].sum() / mass)
+        upper[g] = min(1.0, w[v >= s - tol].sum() / mass)
+        if method[g] == "permutation-mc":
+            m = defined.sum()
+            lower[g] = (np.sum(v <= s + tol) + 1) / (m + 1)
+            upper[g] = (np.sum(v >= s - tol) + 1) / (m + 1)
+            se[g] = np.sqrt(min(lower[g], upper[g]) * (1 - min(lower[g], upper[g])) / m)
+    return lower, upper, p_undefined, se, method
+
+
+def permutation_range(metric, cms, refs, level, *, n_draws, seed, labels):
+    """Central range of ``metric`` under the permutation law: per group the
+    smallest ``lo`` with ``P(S <= lo) > level`` and the largest ``hi`` with
+    ``P(S >= hi) > level``."""
+    G = cms.shape[0]
+    low, high = np.full(G, np.nan), np.full(G, np.nan)
+    for g in range(G):
+        c, r = cms[g], refs[g]
+        pos, neg = c[TP] + c[FN], c[FP] + c[TN]
+        pos_total, neg_total = pos + r[TP] + r[FN], neg + r[FP] + r[TN]
+        tp_total, fp_total = c[TP] + r[TP], c[FP] + r[FP]
+        tp = _hypergeom_window(pos_total, tp_total, pos)
+        fp = _hypergeom_window(neg_total, fp_total, neg)
+        if tp.size * fp.size <= MAX_PAIRS:
+            TPv, FPv = np.meshgrid(tp, fp, indexing="ij")
+            weight = np.exp(
+                _hypergeom_logpmf(TPv, pos_total, tp_total, pos)
+                + _hypergeom_logpmf(FPv, neg_total, fp_total, neg)
+            ).ravel()
+            TPv, FPv = TPv.ravel(), FPv.ravel()
+        else:
+            rng = child_rng(seed, "permutation law", labels[g], metric.name)
+            TPv = rng.hypergeometric(tp_total, pos_total - tp_total, pos, n_draws)
+            FPv = rng.hypergeometric(fp_total, neg_total - fp_total, neg, n_draws)
+            weight = np.full(n_draws, 1.0)
+        mats = np.stack([TPv, pos - TPv, FPv, neg - FPv], axis=-1).astype(float)
+        values = np.asarray(metric.func(mats), dtype=np.float64)
+        keep = np.isfinite(values)
+        if not keep.any():
+            continue
+        v, w = values[keep], weight[keep]
+        order = np.argsort(v, kind="stable")
+        v, w = v[order], w[order] / w.sum()
+        cum = np.cumsum(w)
+        low[g] = v[min(int(np.searchsorted(cum, level, side="right")), v.size - 1)]
+        tail = np.cumsum(w[::-1])[::-1]  # P(S >= v_i)
+        above = np.flatnonzero(tail > level)
+        high[g] = v[above[-1]] if above.size else v[-1]
+    return low, high
+
+
+# =====================================================================================
+# Planning at a group size: the denominator is random
+# =====================================================================================
+_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(5)
+_GH_WEIGHTS = _GH_WEIGHTS / _GH_WEIGHTS.sum()
+_ENUMERATED_SIZES = 16  # denominators enumerated below this many; quadrature above
+
+
+def _denominators(n, share):
+    """Per table, the group's denominators and their weights: ``K ~ Bin(n,
+    share)`` enumerated on its window when that holds at most
+    ``_ENUMERATED_SIZES`` values, else 5 Gauss-Hermite nodes of its normal
+    approximation (rounded to whole counts). Returns ``(table, k, weight)``."""
+    n = np.asarray(n, dtype=np.float64)
+    share = np.asarray(share, dtype=np.float64)
+    lo, hi = window(n, share)
+    few = (hi - lo + 1) <= _ENUMERATED_SIZES
+    tables, ks, weights = [], [], []
+    f = np.flatnonzero(few)
+    if f.size:
+        sizes = hi[f] - lo[f] + 1
+        t = np.repeat(f, sizes)
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        k = np.arange(t.shape[0]) - np.repeat(starts, sizes) + lo[t]
+        tables.append(t)
+        ks.append(k.astype(np.float64))
+        weights.append(np.exp(_log_pmf(k.astype(np.float64), n[t], share[t])))
+    q = np.flatnonzero(~few)
+    if q.size:
+        sd = np.sqrt(n[q] * share[q] * (1 - share[q]))
+        k = np.rint(n[q, None] * share[q, None] + sd[:, None] * _GH_NODES)
+        k = np.clip(k, 0, n[q, None])
+        tables.append(np.repeat(q, _GH_NODES.size))
+        ks.append(k.ravel())
+        weights.append(np.tile(_GH_WEIGHTS, q.size))
+    return np.concatenate(tables), np.concatenate(ks), np.concatenate(weights)
+
+
+class _SizeCurve:
+    """Power at group sizes ``n`` (the denominator ``K ~ Bin(n, share)``) as a
+    function of the group's rate: the weighted power curves of the denominators,
+    each with the test's region at the pooled count expected at ``theta_region``."""
+
+    def __init__(self, n, share, m, theta0, theta_region, level, alternative):
+        self.T = n.shape[0]
+        self.table, k, self.weight = _denominators(n, share)
+        self.defined = k > 0
+        t, kd = self.table[self.defined], k[self.defined]
+        self.curve = _curve(kd, m[t], theta0[t], theta_region[t], level[t], alternative)
+        self.t = t
+
+    def __call__(self, theta):
+        theta = np.broadcast_to(np.asarray(theta, dtype=np.float64), (self.T,))
+        values = np.zeros(self.table.shape)
+        values[self.defined] = self.curve(theta[self.t])
+        return np.bincount(self.table, self.weight * values, minlength=self.T)
+
+
+def size_power(n, share, y, m, theta1, level, alternative="two-sided"):
+    """Power of the test at ``level`` for groups of ``n`` people, a share
+    ``share`` of them in the metric's denominator, whose rate is ``theta1``,
+    against references with ``y`` of ``m`` (rate ``y / m``, count random)."""
+    n, share, y, m, theta1, level = (
+        np.asarray(v, dtype=np.float64).ravel()
+        for v in np.broadcast_arrays(n, share, y, m, theta1, level)
+    )
+    theta0 = y / m
+    return _SizeCurve(n, share, m, theta0, theta1, level, alternative)(theta1)
+
+
+def size_detectable(n, share, y, m, level, target=0.8, alternative="two-sided"):
+    """:func:`detectable_gaps` at group sizes ``n`` with random denominators
+    (``K ~ Bin(n, share)``): ``{side: absolute gaps}`` for the sides the
+    alternative tests (``1`` up, ``-1`` down), NaN where not reached."""
+    n, share, y, m, level = (
+        np.asarray(v, dtype=np.float64).ravel()
+        for v in np.broadcast_arrays(n, share, y, m, level)
+    )
+    sides = {"greater": (1,), "less": (-1,)}.get(alternative, (1, -1))
+    theta0 = y / m
+    out = {}
+    first = _SizeCurve(n, share, m, theta0, theta0, level, alternative)
+    for s in sides:
+        side = np.full(n.shape, float(s))
+        theta = _solve_theta(first, theta0, side, target)
+        f = np.flatnonzero(~np.isnan(theta))
+        if f.size:
+            again = _SizeCurve(
+                n[f], share[f], m[f], theta0[f], theta[f], level[f], alternative
+            )
+            theta[f] = _solve_theta(again, theta0[f], side[f], target)
+        out[s] = np.abs(theta - theta0)
+    return out
