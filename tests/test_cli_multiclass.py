@@ -93,7 +93,7 @@ def test_audit_multiclass_csv_parquet_and_chunks(triage, tmp_path, capsys):
     )
     assert "3 classes ('low', 'mid', 'high'), each audited one-vs-rest" in out
     assert "Whole-matrix kappa (MATCH, holm over the groups)" in out
-    assert "holm over the 2 groups x 3 classes of each metric" in out
+    assert "holm over the 2 groups x 3 classes x 1 metric" in out
     assert whole.index.names == ["site", "class"]
     assert list(whole.index) == [(s, k) for s in ("east", "west") for k in LABELS]
     # the audit of the rows in memory, with the command's settings

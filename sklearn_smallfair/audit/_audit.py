@@ -485,6 +485,7 @@ def _audit_counts(groups, cms, name, data, settings, title, *, decide=True):
         smoothing=_describe(smoothing),
         reference=reference if isinstance(reference, str) else "given",
         title=title,
+        family=settings["family"],
     )
 
 

@@ -412,7 +412,8 @@ def _groups_table(report):
                 f[f"{m}_match_p_adjusted"],
                 f"{L} adjusted p",
                 f"MATCH test p-value of the group's {L} against the reference, "
-                f"adjusted for the {report._n_tests(m)} tests of {L} "
+                f"adjusted for the {report._n_tests(m)} "
+                f"{report._family_words(L)} "
                 f"({report.correction or 'no correction'})",
             )
             add(
@@ -757,7 +758,15 @@ def render(report, plots):
         f"sklearn-smallfair {__version__}; {len(report.frame)} groups, "
         f"{int(report.frame['n'].sum()):,} people; reference: "
         f"{report.reference}; smoothing: {report.smoothing}; alpha = "
-        f"{report.alpha:g}; correction: {report.correction}",
+        f"{report.alpha:g}; correction: {report.correction}"
+        + (
+            f" over all {report._n_tests(report.metrics[0])} MATCH tests of the "
+            f"audit (the chance of any false gap is at most alpha)"
+            if report.family == "all" and report.correction and report.match is not None
+            else " over each metric's groups"
+            if report.correction and report.match is not None
+            else ""
+        ),
         "\n".join(sections),
         css,
     )

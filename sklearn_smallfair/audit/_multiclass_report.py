@@ -151,6 +151,13 @@ class MulticlassAuditReport:
         if not self.correction:
             return "no correction"
         n_groups = len(self.frame) // len(self.labels)
+        first = next(iter(self.reports.values()))
+        if getattr(first, "family", "all") == "all":
+            return (
+                f"{self.correction} over the {n_groups} groups x "
+                f"{len(self.labels)} classes x {len(first.metrics)} "
+                f"metric{'s' if len(first.metrics) != 1 else ''}"
+            )
         return (
             f"{self.correction} over the {n_groups} groups x {len(self.labels)} "
             f"classes of each metric"

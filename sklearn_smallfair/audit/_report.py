@@ -161,8 +161,7 @@ def _cell(report, group, row, metric):
                 f"range at this size ({_fmt(r_low)} to {_fmt(r_high)}) and its "
                 f"unadjusted p = {_fmt_p(p)} is below alpha, but not after the "
                 f"{report.correction} adjustment for the {report._n_tests(metric)} "
-                f"{label} tests "
-                f"(multiplicity)"
+                f"{report._family_words(label)} (multiplicity)"
             )
         else:
             why = (
@@ -195,13 +194,14 @@ class AuditReport:
         ``m_match_upper`` (percentiles of the observed value), ``m_match_p``,
         ``m_match_p_adjusted`` and ``m_match_reject``, ``m_detectable_gap`` (the
         smallest gap between the group's metric and the reference's, up or down
-        (the smaller of the two, signed), that the audit detects at the group's
-        size with 80 % power: the exact MATCH test's power
-        (:func:`~sklearn_smallfair.stats.match_power`) at the level at which the
-        correction rejects a single gap among the metric's tests (each metric's
-        p-values are adjusted on their own), ``alpha / n_tests`` for
-        holm, bonferroni and fdr_bh; NaN when no gap is detectable at that size or
-        the metric has no exact law) and ``m_verdict`` (``"gap"``: rejected;
+        (the smaller of the two), that the audit detects at the group's size with
+        80 % power: :func:`~sklearn_smallfair.stats.match_min_detectable_effect`
+        against the group's reference with the group's own share of people in
+        the metric's denominator, at the level at which the correction rejects a
+        single gap among the tests of its family (``family``: every group x
+        metric of the audit, or each metric's), ``alpha / n_tests`` for holm,
+        bonferroni and fdr_bh; NaN when no gap is detectable at that size or
+        the metric has no closed-form power) and ``m_verdict`` (``"gap"``: rejected;
         ``"no gap detected"``: not rejected and the group's interval holds the
         reference's value and lies within it plus or minus the detectable gap;
         ``"inconclusive"``: any other non-rejection;
@@ -270,6 +270,7 @@ class AuditReport:
         marginals=None,
         parts=None,
         overall=None,
+        family="all",
     ):
         self.frame = frame
         self.match = match
@@ -285,6 +286,7 @@ class AuditReport:
         self.marginals = marginals
         self.parts = parts
         self.overall = overall or {}
+        self.family = family
 
     def __repr__(self):
         return (
@@ -298,6 +300,10 @@ class AuditReport:
             self.reference, "the reference"
         )
 
+    def _family_words(self, label):
+        """``"tests of the audit"`` or ``"TPR tests"``: the correction family."""
+        return "tests of the audit" if self.family == "all" else f"{label} tests"
+
     def _n_tests(self, metric):
         """The number of MATCH tests in ``metric``'s correction family: its
         tests of every group (and, for one class of a multiclass audit, of
@@ -306,6 +312,8 @@ class AuditReport:
             return 0
         if getattr(self, "n_tests", None) is not None:
             return int(self.n_tests.get(metric, 0))
+        if self.family == "all":
+            return int(self.match["p_value"].notna().sum())
         at = (self.match["metric"] == metric).to_numpy()
         return int(self.match["p_value"][at].notna().sum())
 
@@ -481,7 +489,18 @@ class AuditReport:
             f"{display_label(self.title)}: {len(self.frame)} groups, "
             f"{n_people:,} people; metrics {', '.join(self.metrics)}; "
             f"alpha = {self.alpha:g}"
-            + (f" ({self.correction}-adjusted)" if self.correction else "")
+            + (
+                f" ({self.correction}-adjusted over "
+                + (
+                    f"all {self._n_tests(self.metrics[0])} MATCH tests of the audit)"
+                    if self.family == "all"
+                    else "each metric's groups)"
+                )
+                if self.correction and self.match is not None
+                else f" ({self.correction}-adjusted)"
+                if self.correction
+                else ""
+            )
         )
         counts = self._verdict_counts()
         if counts:
@@ -652,6 +671,7 @@ class AuditReport:
             "alpha": self.alpha,
             "ci": self.ci,
             "correction": self.correction,
+            "family": self.family,
             "smoothing": self.smoothing,
             "reference": str(self.reference),
             "findings": self.findings(),

@@ -644,8 +644,7 @@ def acceptance_range(k, y, m, level):
         c_lo = critical_values(kf, mf, x_lo + y, level / 2.0)[1]
         x_hi = _search(k, lambda x, c=c_hi: score_statistic(x, kf, y, mf) < c, False)
         x_lo = (
-            _search(k, lambda x, c=c_lo: score_statistic(x, kf, y, mf) <= -c, False)
-            + 1
+            _search(k, lambda x, c=c_lo: score_statistic(x, kf, y, mf) <= -c, False) + 1
         )
     low[ok], high[ok] = x_lo / k, x_hi / k
     return low, high

@@ -7,17 +7,15 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_smallfair import enumerate_confusion_matrices
 from sklearn_smallfair.audit import AuditReport, FairnessAudit, audit_predictions
 from sklearn_smallfair.exceptions import UndefinedGroupMetricWarning
-from sklearn_smallfair.metrics import compute_metric, group_metrics
+from sklearn_smallfair.metrics import group_metrics
 from sklearn_smallfair.smoothing import AdditiveSmoothing, CrossPriorSmoothing
 from sklearn_smallfair.stats import match_test, separation_test
 
@@ -97,45 +95,30 @@ def test_rows_and_counts_give_the_same_report():
     pd.testing.assert_frame_equal(a.separation, b.separation)
 
 
-def test_reference_ranges_against_exact_quantiles():
-    # a group of 7 drawn from the reference's proportions: the exact law of the
-    # metric by enumeration of all matrices of size 7
-    y, p, g = _rows(2, n=600, sizes=(0.98, 0.02))
+def test_reference_ranges_are_the_match_tests_and_shown_once():
+    # the range of the group's value that the MATCH test accepts: the one of
+    # match_test (at level alpha), computed once; without the test, no range
+    y, p, g = _rows(2, n=600, sizes=(0.9, 0.1))
     report = audit_predictions(
-        y, p, sensitive_features=g, tests=(), metrics=["tpr", "fpr"], random_state=5
+        y, p, sensitive_features=g, tests=("match",), metrics=["tpr", "fpr"]
     )
     f = report.frame
-    counts = _counts_frame(y, p, g)[["TP", "FN", "FP", "TN"]].to_numpy()
-    checked = 0
-    for k, group in enumerate(f.index):
-        n = int(f.loc[group, "n"])
-        if n > 40:  # enumeration of all matrices of the small group only
-            continue
-        ref = counts.sum(axis=0) - counts[k]
-        cms = enumerate_confusion_matrices(n)
-        pmf = stats.multinomial(n, ref / ref.sum()).pmf(cms)
-        for m in ("tpr", "fpr"):
-            v = compute_metric(m, cms, zero_division=np.nan)
-            ok = ~np.isnan(v)
-            # the law of the defined values: distinct values and their CDF
-            vals, inv = np.unique(v[ok], return_inverse=True)
-            cdf = np.cumsum(np.bincount(inv, weights=pmf[ok])) / pmf[ok].sum()
-            for q, col in ((0.025, "low"), (0.975, "high")):
-                got = f.loc[group, f"{m}_interval_{col}"]
-                tol = 4 * np.sqrt(q * (1 - q) / 20_000)  # Monte Carlo error
-                # ``got`` is a q-quantile of the exact law, up to Monte Carlo error:
-                # P(V < got) <= q and P(V <= got) >= q
-                below = cdf[np.searchsorted(vals, got, side="left") - 1] if (
-                    got > vals[0]
-                ) else 0.0  # fmt: skip
-                at_or_below = cdf[np.searchsorted(vals, got, side="right") - 1]
-                assert below <= q + tol and at_or_below >= q - tol, (group, m, q)
-                # away from a jump of the CDF it is the exact quantile itself
-                if np.min(np.abs(cdf - q)) > tol:
-                    exact = vals[np.searchsorted(cdf, q)]
-                    assert got == pytest.approx(exact, abs=1e-12), (group, m, q)
-                checked += 1
-    assert checked == 4  # the small group, two metrics, two ends
+    counts = _counts_frame(y, p, g)[["TP", "FN", "FP", "TN"]]
+    res = match_test(counts=counts, metric=["tpr", "fpr"], ci=0.95).frame
+    for m in ("tpr", "fpr"):
+        rows = res[res["metric"] == m].set_index("group")
+        for end in ("low", "high"):
+            np.testing.assert_allclose(
+                f[f"{m}_interval_{end}"].to_numpy(),
+                rows.loc[f.index, f"reference_range_{end}"].to_numpy(),
+            )
+        # the group's own value outside the range is a rejection at 5 %
+        outside = (f[m] < f[f"{m}_interval_low"]) | (f[m] > f[f"{m}_interval_high"])
+        assert (f.loc[outside, f"{m}_match_p"] <= 0.05 + 1e-9).all()
+    without = audit_predictions(
+        y, p, sensitive_features=g, tests=(), metrics=["tpr"]
+    ).frame
+    assert without["tpr_interval_low"].isna().all()
 
 
 def test_reproducible_and_seed_sensitive():
@@ -143,10 +126,20 @@ def test_reproducible_and_seed_sensitive():
     a = audit_predictions(y, p, sensitive_features=g, random_state=7)
     b = audit_predictions(y, p, sensitive_features=g, random_state=7)
     pd.testing.assert_frame_equal(a.frame, b.frame)
+    # the reference ranges and the tests of proportions are exact: no seed
     c = audit_predictions(y, p, sensitive_features=g, random_state=8)
-    small = a.frame.index[a.frame["n"] < 100]
-    cols = [c for c in a.frame.columns if "interval" in c]
-    assert not a.frame.loc[small, cols].equals(c.frame.loc[small, cols])
+    cols = [c for c in a.frame.columns if "interval" in c or "match" in c]
+    pd.testing.assert_frame_equal(a.frame[cols], c.frame[cols])
+    # metrics without a closed form draw their posterior intervals: the seed
+    d = audit_predictions(y, p, sensitive_features=g, metrics=["mcc"], random_state=7)
+    e = audit_predictions(y, p, sensitive_features=g, metrics=["mcc"], random_state=8)
+    pd.testing.assert_frame_equal(
+        d.frame,
+        audit_predictions(
+            y, p, sensitive_features=g, metrics=["mcc"], random_state=7
+        ).frame,
+    )
+    assert d.frame["mcc"].equals(e.frame["mcc"])
 
 
 def test_summary_wording():
@@ -167,12 +160,12 @@ def test_summary_wording():
     text = report.summary()
     assert "big2 (n = 1000): TPR" in text and "unlikely under the reference" in text
     assert (
-        "tiny (n = 6): TPR = 0.500, 95% CI [0.19, 0.81], vs 0.739 for everyone else: "
-        "inconclusive at this size" in text
+        "tiny (n = 6): TPR = 0.500, 95% CI [0.12, 0.88], vs 0.739 for everyone else: "
+        "a difference of -0.24, not significant" in text
     )
     # a non-rejection is never called consistent, fine or noise
     assert "consistent" not in text and "noise" not in text
-    assert "at n = 6 no TPR gap at all is detectable with 80% power" in text
+    assert "at n = 6 no PPV gap at all is detectable with 80% power" in text
     assert "nopos (n = 8): TPR is undefined" in text
     assert "Separation (equalized odds): violated" in text
     assert "Small group(s) with fewer than 30 people: nopos, tiny" in text
@@ -463,8 +456,6 @@ def test_json_records_the_interval_level_and_columns():
 # =====================================================================================
 # what the audit could have detected, the verdicts, the report at many groups
 # =====================================================================================
-    # no exact law: NaN rather than an error
-    assert np.isnan(detectable_gaps("mcc", reference, n, np.zeros(1), alpha=0.05)).all()
 
 
 def test_verdicts_follow_the_rule_and_the_level_of_one_gap_among_the_tests():
@@ -474,16 +465,15 @@ def test_verdicts_follow_the_rule_and_the_level_of_one_gap_among_the_tests():
     counts |= {"small": [3, 1, 1, 5], "gap": [30, 30, 10, 50], "mid": [14, 6, 5, 25]}
     report = audit_predictions(counts=counts, metrics=["tpr", "fpr"], tests=("match",))
     f = report.frame
-    total = np.array(list(counts.values())).sum(axis=0)
+    cms = np.array([counts[g] for g in f.index], dtype=float)
+    others = cms.sum(axis=0) - cms
     seen = set()
-    for m in ("tpr", "fpr"):
-        # each metric is its own correction family: its tests of the 9 groups
-        at = report.match["metric"] == m
-        n_tests = int(report.match.loc[at, "p_value"].notna().sum())
-        assert n_tests == len(counts)
-        expected = detectable_gaps(
-            m, total, f["n"], np.zeros(len(f)), alpha=0.05 / n_tests
-        )
+    # one correction family: the tests of the 9 groups x 2 metrics
+    n_tests = int(report.match["p_value"].notna().sum())
+    assert n_tests == 2 * len(counts)
+    for m, cells in (("tpr", [0, 1]), ("fpr", [2, 3])):
+        share = cms[:, cells].sum(axis=1) / cms.sum(axis=1)
+        expected = detectable_gaps(m, others, f["n"], share, alpha=0.05 / n_tests)
         np.testing.assert_array_equal(f[f"{m}_detectable_gap"], expected)
         for _, row in f.iterrows():
             v, d = row[f"{m}_verdict"], abs(row[f"{m}_detectable_gap"])
@@ -525,7 +515,7 @@ def test_a_value_outside_its_range_says_why_it_is_not_a_finding():
     assert row["tpr_match_p"] < 0.05 < row["tpr_match_p_adjusted"]
     cell = report.cell("odd", "tpr")
     assert cell["verdict"] == "inconclusive" and cell["outside"]
-    assert "not after the holm adjustment for the 10 TPR tests" in cell["text"]
+    assert "not after the holm adjustment for the 10 tests of the audit" in cell["text"]
     assert "consistent" not in cell["text"]
     findings = report.findings()
     assert findings[0] == cell["text"]  # ranked first: no gap is rejected

@@ -96,9 +96,18 @@ def test_the_correction_runs_over_every_class():
         for k in LABELS
     }
     alpha = multi.alpha
-    for m in metrics:
-        raw = np.concatenate([alone[k].frame[f"{m}_match_p"] for k in LABELS])
-        expected = np.split(adjust_pvalues(raw, "holm"), len(LABELS))
+    # family="all": one Holm family over every group x class x metric
+    raws = {
+        m: np.concatenate([alone[k].frame[f"{m}_match_p"] for k in LABELS])
+        for m in metrics
+    }
+    joint = np.split(
+        adjust_pvalues(np.concatenate([raws[m] for m in metrics]), "holm"),
+        len(metrics),
+    )
+    for m, adjusted in zip(metrics, joint):
+        raw = raws[m]
+        expected = np.split(adjusted, len(LABELS))
         for k, want in zip(LABELS, expected):
             f = multi.reports[k].frame
             np.testing.assert_array_equal(
@@ -114,10 +123,10 @@ def test_the_correction_runs_over_every_class():
         smallest = np.nanmin(raw[:3])
         assert np.nanmin(expected[0]) >= np.nanmin(per_class)
         assert np.nanmin(expected[0]) >= smallest
-    # each metric is its own family: its tests of every group and class
-    assert multi.n_tests == {m: 3 * len(LABELS) for m in metrics}
+    # one family: the tests of every group, class and metric
+    assert multi.n_tests == {m: 3 * len(LABELS) * len(metrics) for m in metrics}
     for m in metrics:
-        assert multi.reports["low"]._n_tests(m) == 3 * len(LABELS)
+        assert multi.reports["low"]._n_tests(m) == 3 * len(LABELS) * len(metrics)
     # separation: per rate, one family of the pairs of every class
     for m in ("tpr", "fpr"):
         tables = [alone[k].separation for k in LABELS]
@@ -130,7 +139,7 @@ def test_the_correction_runs_over_every_class():
     any_reject = (multi.separation["p_adjusted"] <= alpha).any()
     assert multi.separation_violated == bool(any_reject)
     assert set(multi.separation["class"]) == set(LABELS)
-    assert "holm over the 3 groups x 3 classes of each metric" in multi.summary()
+    assert "holm over the 3 groups x 3 classes x 2 metrics" in multi.summary()
 
 
 @pytest.mark.slow

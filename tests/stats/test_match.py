@@ -43,7 +43,7 @@ from sklearn_smallfair.stats import (
 # These tests check the published law of the MATCH test (null="fixed-reference"),
 # which the default two-sample law replaced; tests/stats/test_match_two_sample.py
 # checks the default.
-match_test = functools.partial(match_test, null="fixed-reference")
+match_test = functools.partial(match_test, null="fixed-reference", family="metric")
 
 BINOMIAL = metric_names(family="binomial")
 JOINT_RATIO = metric_names(family="joint_ratio")
@@ -1075,6 +1075,8 @@ def test_matchtest_estimator():
     assert params["metric"] == "mcc" and params["alpha"] == 0.1
     assert set(params) == {
         "metric",
+        "null",
+        "family",
         "method",
         "alpha",
         "alternative",
@@ -1268,7 +1270,7 @@ def test_exact_joint_ratio_at_n_100000(reference_uncertainty):
 
 
 def test_matchtest_string_labels_with_pos_label():
-    est = MATCHTest(pos_label="y").fit(
+    est = MATCHTest(pos_label="y", null="fixed-reference", family="metric").fit(
         ["y", "n", "y", "n"], ["y", "y", "n", "n"], sensitive_features=[0, 0, 1, 1]
     )
     # group 0 has TPR 1 and its reference (group 1) TPR 0: impossible under the null
@@ -1702,8 +1704,8 @@ def test_correction_none_is_no_correction():
 def test_every_parameter_is_declared():
     import inspect
 
-    table = match_test._skl_parameter_constraints
-    assert set(table) == set(inspect.signature(match_test).parameters)
+    table = match_test.func._skl_parameter_constraints
+    assert set(table) == set(inspect.signature(match_test.func).parameters)
     assert set(MATCHTest._parameter_constraints) == set(MATCHTest().get_params())
     for name in ("reference_uncertainty", "conditional"):
         assert table[name] == ["boolean"]

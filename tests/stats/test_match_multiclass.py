@@ -171,7 +171,12 @@ def test_enumeration_and_the_aggregation_property(group):
     assert res["p_upper_tail"].iloc[0] == pytest.approx(upper, rel=1e-9)
 
     per_class = multiclass_match_test(
-        counts=group[None], reference=ref, metric="tpr", ci=None, correction=None
+        counts=group[None],
+        reference=ref,
+        metric="tpr",
+        ci=None,
+        correction=None,
+        method="exact",  # the published law: per class, the known reference
     ).frame
     cms = _all_matrices(n, K)
     pmf = stats.multinomial.pmf(cms.reshape(len(cms), -1), n, p_ref.reshape(-1))

@@ -31,7 +31,7 @@ from sklearn_smallfair.stats._results import P_VALUE_FLOOR
 # These tests check the published law of the MATCH test (null="fixed-reference"),
 # which the default two-sample law replaced; tests/stats/test_match_two_sample.py
 # checks the default.
-match_test = functools.partial(match_test, null="fixed-reference")
+match_test = functools.partial(match_test, null="fixed-reference", family="metric")
 
 COUNTS = {"a": [8, 2, 1, 9], "b": [3, 3, 4, 10], "c": [1, 5, 2, 12], "d": [0, 0, 3, 5]}
 REFERENCE = [130, 70, 40, 160]
@@ -83,10 +83,12 @@ def test_match_intervals_are_those_of_group_metrics(ci):
     assert n_checked >= 2 * 3 * len(metrics)  # d's tpr and f1 are undefined: NaN
     tpr = f[f["metric"] == "tpr"].set_index("group")
     assert np.isnan(tpr.loc["d", "score_ci_low"])
-    # Wilson from its definition for the group's rate, and for the reference's
-    low, high = _wilson(8, 10, ci)
-    assert tpr.loc["a", "score_ci_low"] == pytest.approx(low, rel=1e-12)
-    assert tpr.loc["a", "score_ci_high"] == pytest.approx(high, rel=1e-12)
+    # Clopper-Pearson (the default for a proportion) from its definition
+    a = 1.0 - ci
+    low = stats.beta.ppf(a / 2, 8, 3)
+    high = stats.beta.ppf(1 - a / 2, 9, 2)
+    assert tpr.loc["a", "score_ci_low"] == pytest.approx(low, rel=1e-10)
+    assert tpr.loc["a", "score_ci_high"] == pytest.approx(high, rel=1e-10)
     # a closed-form interval contains its estimate (a posterior one need not)
     closed = f[f["metric"].isin(["tpr", "acc", "f1"]) & f["score"].notna()]
     assert (closed["score_ci_low"] <= closed["score"] + 1e-12).all()
@@ -159,6 +161,14 @@ def test_match_interval_of_a_smoothed_score_is_its_posterior():
         b = cm[1] + 4 * p_ref[1]
         assert res.loc[g, "score"] == pytest.approx(a / (a + b), rel=1e-12)
         lo, hi = stats.beta.ppf([0.025, 0.975], a, b)
+        # the default: the hull of the smoothing posterior and the raw
+        # Clopper-Pearson interval, so that it covers whether or not the group
+        # follows its reference
+        tp, fn = cm[0], cm[1]
+        raw_lo = stats.beta.ppf(0.025, tp, fn + 1) if tp > 0 else 0.0
+        raw_hi = stats.beta.ppf(0.975, tp + 1, fn) if fn > 0 else 1.0
+        if tp + fn > 0:
+            lo, hi = min(lo, raw_lo), max(hi, raw_hi)
         assert res.loc[g, "score_ci_low"] == pytest.approx(lo, rel=1e-10)
         assert res.loc[g, "score_ci_high"] == pytest.approx(hi, rel=1e-10)
 
