@@ -125,8 +125,16 @@ def _cell(report, group, row, metric):
     if verdict == "gap":
         text = (
             f"{head}: a gap of {diff:+.2f}, unlikely under the reference at this "
-            f"group's size ({test})."
+            f"group's size ({test})"
         )
+        if low <= ref <= high:  # the numbers beside the verdict, reconciled
+            text += (
+                f"; the group's {level} interval still holds the reference's "
+                f"value: the test also weighs the reference's own counts and the "
+                f"exact law of the group's, which the interval of the group alone "
+                f"does not"
+            )
+        text += "."
         return {**out, "text": text, "short": f"gap {diff:+.2f}"}
     d = abs(gap)
     if verdict == "no gap detected":
