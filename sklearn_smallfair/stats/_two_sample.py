@@ -70,10 +70,7 @@ __all__ = [
     "MAX_TERMS",
     "acceptance_range",
     "critical_values",
-    "detectable_gaps",
-    "permutation_range",
-    "permutation_tails",
-    "power",
+    "permutation_law",
     "proportion_counts",
     "region_probability",
     "size_detectable",
@@ -530,24 +527,6 @@ def _curve(k, m, theta0, theta1, level, alternative="two-sided"):
     return _PowerCurve(k, m, theta0, c_hi, c_lo)
 
 
-def power(k, m, theta0, theta1, level):
-    """Power of the two-sided two-sample test at ``level`` of a group whose rate
-    is ``theta1`` (denominator ``k``) against a reference of ``m`` whose rate is
-    ``theta0``, both counts random.
-
-    Examples
-    --------
-    >>> from sklearn_smallfair.stats._two_sample import power
-    >>> power([150], [1000], [0.7], [0.55], 0.05).round(2)
-    array([0.94])
-    """
-    k, m, theta0, theta1, level = (
-        np.asarray(v, dtype=np.float64).ravel()
-        for v in np.broadcast_arrays(k, m, theta0, theta1, level)
-    )
-    return _curve(k, m, theta0, theta1, level)(theta1)
-
-
 def _solve_theta(curve, theta0, side, target, steps=_THETA_STEPS):
     """Per table, the group rate on ``side`` (+1 up, -1 down) of ``theta0`` at
     which ``curve`` reaches ``target``; NaN where it never does."""
@@ -560,59 +539,6 @@ def _solve_theta(curve, theta0, side, target, steps=_THETA_STEPS):
         hi = np.where(ok, mid, hi)
         lo = np.where(ok, lo, mid)
     return np.where(reach, hi, np.nan)
-
-
-def detectable_gaps(k, y, m, level, target=0.8, sides=(1, -1)):
-    """The smallest gaps of the group's rate from the reference's ``y / m`` that
-    the two-sided test at ``level`` detects with probability ``target``.
-
-    Parameters
-    ----------
-    k, y, m : array-like of int, shape (T,)
-        The group's denominator, the reference's numerator and denominator.
-    level : float or array-like
-        The level of one two-sided test (e.g. ``alpha / n_tests`` in a corrected
-        family).
-    target : float, default=0.8
-        The power.
-    sides : tuple of {1, -1}
-        Directions searched.
-
-    Returns
-    -------
-    dict
-        ``{side: gaps}``, each of shape (T,): the absolute gap upward (``1``) and
-        downward (``-1``), NaN where no gap in that direction reaches the power.
-
-    Notes
-    -----
-    The power counts the reference's noise (its count is random at its observed
-    rate). The test's region depends a little on the pooled count, so two
-    stages: the region at the reference's rate gives a first gap, then the
-    region at the pooled count expected at that gap gives the stated one.
-    """
-    k, y, m, level = (
-        np.asarray(v, dtype=np.float64).ravel()
-        for v in np.broadcast_arrays(k, y, m, level)
-    )
-    T = k.shape[0]
-    out = {s: np.full(T, np.nan) for s in sides}
-    ok = np.flatnonzero((k > 0) & (m > 0))
-    if ok.size == 0:
-        return out
-    kk, mm, lv = k[ok], m[ok], level[ok]
-    theta0 = y[ok] / mm
-    first = _curve(kk, mm, theta0, theta0, lv)
-    for s in sides:
-        side = np.full(ok.shape, float(s))
-        theta = _solve_theta(first, theta0, side, target)
-        found = ~np.isnan(theta)
-        if found.any():
-            f = np.flatnonzero(found)
-            again = _curve(kk[f], mm[f], theta0[f], theta[f], lv[f])
-            theta[f] = _solve_theta(again, theta0[f], side[f], target)
-        out[s][ok] = np.abs(theta - theta0)
-    return out
 
 
 def acceptance_range(k, y, m, level):
@@ -679,8 +605,32 @@ def _hypergeom_window(total, good, draws):
     return np.arange(max(lo, int(w_lo)), min(hi, int(w_hi)) + 1)
 
 
-def permutation_tails(metric, cms, refs, *, n_draws, seed, labels):
-    """Tails of ``metric`` under the permutation law within the true classes.
+def _one_law(metric, c, r, n_draws, seed, label):
+    """The permutation law of one group's matrix: its values (of ``metric``) and
+    weights, and whether it was enumerated (else ``n_draws`` equal draws)."""
+    pos, neg = c[TP] + c[FN], c[FP] + c[TN]
+    pos_total, neg_total = pos + r[TP] + r[FN], neg + r[FP] + r[TN]
+    tp_total, fp_total = c[TP] + r[TP], c[FP] + r[FP]
+    tp = _hypergeom_window(pos_total, tp_total, pos)
+    fp = _hypergeom_window(neg_total, fp_total, neg)
+    if tp.size * fp.size <= MAX_PAIRS:
+        TPv, FPv = np.meshgrid(tp, fp, indexing="ij")
+        weight = np.exp(
+            _hypergeom_logpmf(TPv, pos_total, tp_total, pos)
+            + _hypergeom_logpmf(FPv, neg_total, fp_total, neg)
+        ).ravel()
+        TPv, FPv, enumerated = TPv.ravel(), FPv.ravel(), True
+    else:
+        rng = child_rng(seed, "permutation law", label, metric.name)
+        TPv = rng.hypergeometric(tp_total, pos_total - tp_total, pos, n_draws)
+        FPv = rng.hypergeometric(fp_total, neg_total - fp_total, neg, n_draws)
+        weight, enumerated = np.full(n_draws, 1.0 / n_draws), False
+    mats = np.stack([TPv, pos - TPv, FPv, neg - FPv], axis=-1).astype(np.float64)
+    return np.asarray(metric.func(mats), dtype=np.float64), weight, enumerated
+
+
+def permutation_law(metric, cms, refs, level, *, n_draws, seed, labels):
+    """Tails and central range of ``metric`` under the permutation law.
 
     Parameters
     ----------
@@ -688,6 +638,10 @@ def permutation_tails(metric, cms, refs, *, n_draws, seed, labels):
         A single-group metric of the registry.
     cms, refs : ndarray of shape (G, 4)
         The groups' and their references' integer counts.
+    level : float or None
+        Each side's level of the range: the smallest ``lo`` with ``P(S <= lo) >
+        level`` and the largest ``hi`` with ``P(S >= hi) > level``; None leaves
+        the range out (NaN).
     n_draws : int
         Draws per group where the law is not enumerated.
     seed : numpy.random.SeedSequence
@@ -696,98 +650,51 @@ def permutation_tails(metric, cms, refs, *, n_draws, seed, labels):
 
     Returns
     -------
-    lower, upper, p_undefined, se, method : ndarray of shape (G,)
-        ``P(S <= s)``, ``P(S >= s)`` conditional on the metric being defined,
-        the probability that it is undefined, the Monte Carlo standard error
-        (NaN when enumerated) and ``"permutation"`` or ``"permutation-mc"``.
+    dict of ndarray of shape (G,)
+        ``lower`` = ``P(S <= s)`` and ``upper`` = ``P(S >= s)`` conditional on
+        the metric being defined (with draws: ``(count + 1) / (draws + 1)``),
+        ``p_undefined``, ``se`` (the Monte Carlo standard error of the smaller
+        tail, NaN when enumerated), ``method`` (``"permutation"`` or
+        ``"permutation-mc"``), ``low`` and ``high`` (the range).
     """
     G = cms.shape[0]
-    lower, upper = np.full(G, np.nan), np.full(G, np.nan)
-    p_undefined, se = np.full(G, np.nan), np.full(G, np.nan)
-    method = np.full(G, "permutation", dtype=object)
+    out = {k: np.full(G, np.nan) for k in ("lower", "upper", "p_undefined", "se")}
+    out.update(low=np.full(G, np.nan), high=np.full(G, np.nan))
+    out["method"] = np.full(G, "permutation", dtype=object)
     observed = np.asarray(metric.func(cms.astype(np.float64)), dtype=np.float64)
     for g in range(G):  # each group's own law (sizes differ)
-        c, r = cms[g], refs[g]
-        pos, neg = c[TP] + c[FN], c[FP] + c[TN]
-        pos_total, neg_total = pos + r[TP] + r[FN], neg + r[FP] + r[TN]
-        tp_total, fp_total = c[TP] + r[TP], c[FP] + r[FP]
-        tp = _hypergeom_window(pos_total, tp_total, pos)
-        fp = _hypergeom_window(neg_total, fp_total, neg)
-        if tp.size * fp.size <= MAX_PAIRS:
-            TPv, FPv = np.meshgrid(tp, fp, indexing="ij")
-            logw = _hypergeom_logpmf(TPv, pos_total, tp_total, pos) + (
-                _hypergeom_logpmf(FPv, neg_total, fp_total, neg)
-            )
-            weight = np.exp(logw).ravel()
-            mats = np.stack(
-                [TPv.ravel(), pos - TPv.ravel(), FPv.ravel(), neg - FPv.ravel()],
-                axis=-1,
-            ).astype(np.float64)
-        else:
-            rng = child_rng(seed, "permutation law", labels[g], metric.name)
-            TPd = rng.hypergeometric(tp_total, pos_total - tp_total, pos, n_draws)
-            FPd = rng.hypergeometric(fp_total, neg_total - fp_total, neg, n_draws)
-            mats = np.stack([TPd, pos - TPd, FPd, neg - FPd], axis=-1).astype(float)
-            weight = np.full(n_draws, 1.0 / n_draws)
-            method[g] = "permutation-mc"
-        values = np.asarray(metric.func(mats), dtype=np.float64)
+        values, weight, enumerated = _one_law(
+            metric, cms[g], refs[g], n_draws, seed, labels[g]
+        )
         defined = np.isfinite(values)
         mass = weight[defined].sum()
-        p_undefined[g] = weight[~defined].sum() / weight.sum()
-        s = observed[g]
-        if not np.isfinite(s) or mass <= 0:
+        out["p_undefined"][g] = weight[~defined].sum() / weight.sum()
+        if mass <= 0:
             continue
         v, w = values[defined], weight[defined]
-        tol = 1e-12 * max(abs(s), 1.0)
-        lower[g] = min(1.0, w[v <= s + tol].sum() / mass)
-        upper[g] = min(1.0, w[v >= s - tol].sum() / mass)
-        if method[g] == "permutation-mc":
-            m = defined.sum()
-            lower[g] = (np.sum(v <= s + tol) + 1) / (m + 1)
-            upper[g] = (np.sum(v >= s - tol) + 1) / (m + 1)
-            se[g] = np.sqrt(min(lower[g], upper[g]) * (1 - min(lower[g], upper[g])) / m)
-    return lower, upper, p_undefined, se, method
-
-
-def permutation_range(metric, cms, refs, level, *, n_draws, seed, labels):
-    """Central range of ``metric`` under the permutation law: per group the
-    smallest ``lo`` with ``P(S <= lo) > level`` and the largest ``hi`` with
-    ``P(S >= hi) > level``."""
-    G = cms.shape[0]
-    low, high = np.full(G, np.nan), np.full(G, np.nan)
-    for g in range(G):
-        c, r = cms[g], refs[g]
-        pos, neg = c[TP] + c[FN], c[FP] + c[TN]
-        pos_total, neg_total = pos + r[TP] + r[FN], neg + r[FP] + r[TN]
-        tp_total, fp_total = c[TP] + r[TP], c[FP] + r[FP]
-        tp = _hypergeom_window(pos_total, tp_total, pos)
-        fp = _hypergeom_window(neg_total, fp_total, neg)
-        if tp.size * fp.size <= MAX_PAIRS:
-            TPv, FPv = np.meshgrid(tp, fp, indexing="ij")
-            weight = np.exp(
-                _hypergeom_logpmf(TPv, pos_total, tp_total, pos)
-                + _hypergeom_logpmf(FPv, neg_total, fp_total, neg)
-            ).ravel()
-            TPv, FPv = TPv.ravel(), FPv.ravel()
-        else:
-            rng = child_rng(seed, "permutation law", labels[g], metric.name)
-            TPv = rng.hypergeometric(tp_total, pos_total - tp_total, pos, n_draws)
-            FPv = rng.hypergeometric(fp_total, neg_total - fp_total, neg, n_draws)
-            weight = np.full(n_draws, 1.0)
-        mats = np.stack([TPv, pos - TPv, FPv, neg - FPv], axis=-1).astype(float)
-        values = np.asarray(metric.func(mats), dtype=np.float64)
-        keep = np.isfinite(values)
-        if not keep.any():
+        if level is not None:
+            order = np.argsort(v, kind="stable")
+            vs, ws = v[order], w[order] / mass
+            cum = np.cumsum(ws)
+            at = min(int(np.searchsorted(cum, level, side="right")), vs.size - 1)
+            out["low"][g] = vs[at]
+            above = np.flatnonzero(np.cumsum(ws[::-1])[::-1] > level)
+            out["high"][g] = vs[above[-1]] if above.size else vs[-1]
+        s = observed[g]
+        if not np.isfinite(s):
             continue
-        v, w = values[keep], weight[keep]
-        order = np.argsort(v, kind="stable")
-        v, w = v[order], w[order] / w.sum()
-        cum = np.cumsum(w)
-        low[g] = v[min(int(np.searchsorted(cum, level, side="right")), v.size - 1)]
-        tail = np.cumsum(w[::-1])[::-1]  # P(S >= v_i)
-        above = np.flatnonzero(tail > level)
-        high[g] = v[above[-1]] if above.size else v[-1]
-    return low, high
+        tol = 1e-12 * max(abs(s), 1.0)
+        if enumerated:
+            out["lower"][g] = min(1.0, w[v <= s + tol].sum() / mass)
+            out["upper"][g] = min(1.0, w[v >= s - tol].sum() / mass)
+        else:
+            out["method"][g] = "permutation-mc"
+            m = defined.sum()
+            out["lower"][g] = (np.sum(v <= s + tol) + 1) / (m + 1)
+            out["upper"][g] = (np.sum(v >= s - tol) + 1) / (m + 1)
+            small = min(out["lower"][g], out["upper"][g])
+            out["se"][g] = np.sqrt(small * (1 - small) / m)
+    return out
 
 
 # =====================================================================================
@@ -861,9 +768,17 @@ def size_power(n, share, y, m, theta1, level, alternative="two-sided"):
 
 
 def size_detectable(n, share, y, m, level, target=0.8, alternative="two-sided"):
-    """:func:`detectable_gaps` at group sizes ``n`` with random denominators
-    (``K ~ Bin(n, share)``): ``{side: absolute gaps}`` for the sides the
-    alternative tests (``1`` up, ``-1`` down), NaN where not reached."""
+    """The smallest gaps of the group's rate from the reference's ``y / m`` that
+    the test at ``level`` detects with probability ``target``, at group sizes
+    ``n`` with random denominators (``K ~ Bin(n, share)``).
+
+    Returns ``{side: absolute gaps}`` for the sides the alternative tests (``1``
+    up, ``-1`` down), NaN where not reached. The power counts the reference's
+    noise (its count is random at its observed rate). The test's region depends
+    a little on the pooled count, so two stages: the region at the reference's
+    rate gives a first gap, then the region at the pooled count expected at that
+    gap gives the stated one.
+    """
     n, share, y, m, level = (
         np.asarray(v, dtype=np.float64).ravel()
         for v in np.broadcast_arrays(n, share, y, m, level)

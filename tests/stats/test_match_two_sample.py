@@ -19,7 +19,7 @@ from sklearn_smallfair.stats._two_sample import (
     GAMMA,
     acceptance_range,
     critical_values,
-    permutation_tails,
+    permutation_law,
     region_probability,
     tails,
     two_sided,
@@ -112,10 +112,11 @@ def test_acceptance_range_holds_the_reference_rate_and_excludes_rejections():
 def test_permutation_law_by_brute_force():
     cms = np.array([[6, 2, 3, 9]])
     refs = np.array([[30, 20, 10, 60]])
-    lower, upper, _p_und, se, method = permutation_tails(
-        _metric("f1"), cms, refs, n_draws=10, seed=None, labels=["g"]
+    law = permutation_law(
+        _metric("f1"), cms, refs, 0.025, n_draws=10, seed=None, labels=["g"]
     )
-    assert method[0] == "permutation" and np.isnan(se[0])
+    lower, upper = law["lower"], law["upper"]
+    assert law["method"][0] == "permutation" and np.isnan(law["se"][0])
     pos, neg = 8, 12
     tp = np.arange(pos + 1)[:, None]
     fp = np.arange(neg + 1)[None, :]
@@ -128,6 +129,12 @@ def test_permutation_law_by_brute_force():
     mass = w[ok].sum()
     np.testing.assert_allclose(lower[0], w[ok & (f1 <= s + 1e-12)].sum() / mass)
     np.testing.assert_allclose(upper[0], w[ok & (f1 >= s - 1e-12)].sum() / mass)
+    # the range: the 2.5 % quantile of each side of the same law
+    vals, inv = np.unique(f1[ok], return_inverse=True)
+    cdf = np.cumsum(np.bincount(inv, weights=w[ok])) / mass
+    assert law["low"][0] == vals[np.searchsorted(cdf, 0.025, side="right")]
+    sf = 1 - np.r_[0, cdf[:-1]]
+    assert law["high"][0] == vals[np.flatnonzero(sf > 0.025)[-1]]
 
 
 def _metric(name):
