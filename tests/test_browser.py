@@ -423,7 +423,7 @@ def _sized_report(n_groups, seed=0, **kwargs):
         )
         sex = rng.choice(["F", "M"], n)
         y = rng.integers(0, 2, n)
-        flip = rng.random(n) < np.where(sex == "F", 0.3, 0.12)
+        flip = rng.random(n) < np.where(sex == "F", 0.45, 0.08)
         features = pd.DataFrame({"race": race, "sex": sex})
         return audit_predictions(
             y, np.where(flip, 1 - y, y), sensitive_features=features, **kwargs

@@ -138,8 +138,18 @@ def test_table_mode_each_group_against_the_rest(predictions, tmp_path, capsys):
         assert table.loc[g, "reference_value"] == pytest.approx(
             rest[0] / rest[:2].sum()
         )
+        # the audit's family (3 groups x 1 metric) and the group's own share
+        n = int(cells[g].sum())
         assert table.loc[g, "power"] == pytest.approx(
-            match_power("tpr", rest, int(cells[g].sum()), effect=-0.3), rel=1e-12
+            match_power(
+                "tpr",
+                rest,
+                n,
+                effect=-0.3,
+                share=cells[g][:2].sum() / n,
+                alpha=0.05 / 3,
+            ),
+            rel=1e-12,
         )
 
 
