@@ -1,4 +1,4 @@
-"""Benchmark: the audit's smallest detectable gaps, in one call against one call per group.
+"""Benchmark: the audit's smallest detectable gaps, in one call against a loop.
 
 Ours: ``sklearn_smallfair.audit._detectable.detectable_gaps`` for ``tpr``, ``fpr``
 and ``ppv`` at the sizes of 60 groups (``--quick``: 8) of 144 to 33,817 people
