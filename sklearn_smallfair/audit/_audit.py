@@ -42,7 +42,7 @@ __all__ = ["FairnessAudit", "audit_predictions"]
 DEFAULT_METRICS = ("tpr", "fpr", "ppv")
 TESTS = ("match", "separation")
 _DEFAULT_SMOOTHING = "default"  # CrossPriorSmoothing(lam=10)
-#: Largest ``n_draws`` of the reference ranges (Monte Carlo matrices per group).
+#: Largest ``n_draws`` of the MATCH test's Monte Carlo permutation laws per group.
 MAX_N_DRAWS = 1_000_000
 
 #: Parameters shared by :func:`audit_predictions` and :class:`FairnessAudit`.

@@ -173,10 +173,10 @@ def _cell(report, group, row, metric):
             )
         else:
             why = (
-                f"; its value lies outside the reference's simulated "
-                f"{1 - report.alpha:.0%} range at this size ({_fmt(r_low)} to "
-                f"{_fmt(r_high)}), but the exact test's p = {_fmt_p(p)} is above "
-                f"alpha (small n: the metric takes few values at this size)"
+                f"; its value lies just outside the {1 - report.alpha:.0%} range "
+                f"the test accepts at this size ({_fmt(r_low)} to {_fmt(r_high)}, "
+                f"found at the pooled count of its ends), but the test's own p = "
+                f"{_fmt_p(p)} is above alpha"
             )
     text = f"{head}: inconclusive at this size ({test}){why}; {seen}."
     return {**out, "text": text, "short": short}
