@@ -35,7 +35,7 @@ prevalence 0.5 and TPR = TNR = r (so TPR = accuracy = r and MCC = 2r - 1), r =
 0.05, 0.2, 0.5, 0.95 (null); alternative: the reference has r = 0.8 and the group
 r = 0.6. Metrics ``tpr`` (a joint ratio), ``acc`` (binomial) and ``mcc`` (no closed
 form). Two designs, every simulated group its own group in one call
-(``match_test(counts=..., reference=...)``):
+(``match_test(null="fixed-reference", counts=..., reference=...)``):
 
 * *known reference*: the reference is the law itself (its proportions times
   10^6), so the null hypothesis of the test holds exactly. Methods: ``"auto"``,
@@ -439,6 +439,7 @@ def match_cell(design, metric, n, rate_ref, rate_group, sets, perm_sets, timings
             kwargs.update(n_draws=MATCH_DRAWS, random_state=int(rng.integers(2**63)))
         start = time.perf_counter()
         frame = match_test(
+            null="fixed-reference",
             counts=cms[:k],
             reference=refs if refs.ndim == 1 else refs[:k],
             metric=metric,

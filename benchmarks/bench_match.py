@@ -152,6 +152,7 @@ def ours(group, metric="tpr", method="exact", reference_uncertainty=False):
     from sklearn_smallfair.stats import match_test
 
     res = match_test(
+        null="fixed-reference",
         counts=np.asarray(group)[None, :],
         reference=REFERENCE,
         metric=metric,
@@ -254,7 +255,7 @@ def ours_groups(groups):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        frame = match_test(counts=groups, metric="tpr").frame
+        frame = match_test(null="fixed-reference", counts=groups, metric="tpr").frame
     return frame[["p_lower_tail", "p_upper_tail"]].to_numpy(), list(frame["method"])
 
 
@@ -275,7 +276,10 @@ def ours_auto(group, method="auto"):
     from sklearn_smallfair.stats import match_test
 
     row = match_test(
-        counts=np.asarray(group)[None, :], reference=REFERENCE, method=method
+        null="fixed-reference",
+        counts=np.asarray(group)[None, :],
+        reference=REFERENCE,
+        method=method,
     ).frame.iloc[0]
     return (
         float(row["p_lower_tail"]),
@@ -649,7 +653,9 @@ def run_sample_size(cfg, log):
     effect = cfg["plan_effect"]
 
     def ours_plan():
-        return match_sample_size("tpr", PLAN_REFERENCE, effect=effect)
+        return match_sample_size(
+            "tpr", PLAN_REFERENCE, effect=effect, null="fixed-reference"
+        )
 
     def baseline_plan():
         with mock.patch.object(_planning, "_critical", _bisection_critical):
