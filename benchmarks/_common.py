@@ -391,3 +391,17 @@ def script_main(run, doc, quick_help, argv=None):
     print(format_table(rows))
     print_notes(rows)
     return 0
+
+
+def cell_probabilities(prevalence, tpr, fpr):
+    """``(TP, FN, FP, TN)`` probabilities of a law."""
+    import numpy as np
+
+    return np.array(
+        [
+            prevalence * tpr,
+            prevalence * (1 - tpr),
+            (1 - prevalence) * fpr,
+            (1 - prevalence) * (1 - fpr),
+        ]
+    )

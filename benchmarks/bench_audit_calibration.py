@@ -117,18 +117,6 @@ CHECK_AUDITS = 2
 N_DRAWS = 20_000
 
 
-def cell_probabilities(prevalence, tpr, fpr):
-    """``(TP, FN, FP, TN)`` probabilities of a law."""
-    return np.array(
-        [
-            prevalence * tpr,
-            prevalence * (1 - tpr),
-            (1 - prevalence) * fpr,
-            (1 - prevalence) * (1 - fpr),
-        ]
-    )
-
-
 def group_sizes(n_groups, seed):
     """Sizes log-uniform in :data:`SIZE_RANGE`, fixed by ``(seed, n_groups)``."""
     rng = np.random.default_rng([seed, 1, n_groups])
@@ -143,7 +131,7 @@ def law_probabilities(law, n_groups):
         prevalences = np.linspace(*prevalence, n_groups)
     else:
         prevalences = np.full(n_groups, prevalence)
-    return np.array([cell_probabilities(p, tpr, fpr) for p in prevalences])
+    return np.array([_common.cell_probabilities(p, tpr, fpr) for p in prevalences])
 
 
 def draw(rng, sizes, probs, reps):
@@ -278,8 +266,8 @@ def power_cell(task):
     G, n, gap, reps, seed = task
     start = time.perf_counter()
     prevalence, tpr, fpr = LAWS["typical"]
-    probs = np.array([cell_probabilities(prevalence, tpr, fpr)] * G)
-    probs[0] = cell_probabilities(prevalence, tpr - gap, fpr)
+    probs = np.array([_common.cell_probabilities(prevalence, tpr, fpr)] * G)
+    probs[0] = _common.cell_probabilities(prevalence, tpr - gap, fpr)
     rng = np.random.default_rng([seed, 3, G, n, round(100 * gap)])
     cms = draw(rng, np.full(G, n), probs, reps)
     out = {"part": "power", "groups": G, "n": n, "gap": gap}
@@ -300,9 +288,11 @@ def size_cell(task):
     start = time.perf_counter()
     prevalence, tpr, fpr = LAWS["typical"]
     rng = np.random.default_rng([seed, 4, n, ref_n, round(100 * shift)])
-    group = rng.multinomial(n, cell_probabilities(prevalence, tpr, fpr), size=reps)
+    group = rng.multinomial(
+        n, _common.cell_probabilities(prevalence, tpr, fpr), size=reps
+    )
     ref = rng.multinomial(
-        ref_n, cell_probabilities(prevalence + shift, tpr, fpr), size=reps
+        ref_n, _common.cell_probabilities(prevalence + shift, tpr, fpr), size=reps
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -335,9 +325,11 @@ def boschloo_cell(task):
     prevalence, tpr, fpr = LAWS["typical"]
     rng = np.random.default_rng([seed, 5, n, ref_n, round(100 * gap)])
     group = rng.multinomial(
-        n, cell_probabilities(prevalence, tpr - gap, fpr), size=reps
+        n, _common.cell_probabilities(prevalence, tpr - gap, fpr), size=reps
     )
-    ref = rng.multinomial(ref_n, cell_probabilities(prevalence, tpr, fpr), size=reps)
+    ref = rng.multinomial(
+        ref_n, _common.cell_probabilities(prevalence, tpr, fpr), size=reps
+    )
     keep = (group[:, :2].sum(axis=1) > 0) & (ref[:, :2].sum(axis=1) > 0)
     group, ref = group[keep], ref[keep]
     with warnings.catch_warnings():

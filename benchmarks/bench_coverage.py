@@ -83,18 +83,6 @@ DISPARITY_DRAWN_GROUPS = 4_000
 FAIRLEARN_GROUPS = 500
 
 
-def cell_probabilities(prevalence, tpr, fpr):
-    """``(TP, FN, FP, TN)`` probabilities of a law."""
-    return np.array(
-        [
-            prevalence * tpr,
-            prevalence * (1 - tpr),
-            (1 - prevalence) * fpr,
-            (1 - prevalence) * (1 - fpr),
-        ]
-    )
-
-
 def collapse(cms, metric):
     """Each matrix reduced to its block sums (in the first cell of each block)."""
     out = np.zeros_like(cms)
@@ -108,7 +96,7 @@ def cell_coverage(metric_name, method, law, n, n_groups, seed):
     from sklearn_smallfair.metrics import compute_metric, get_metric, group_metrics
 
     metric = get_metric(metric_name)
-    p = cell_probabilities(*LAWS[law])
+    p = _common.cell_probabilities(*LAWS[law])
     truth = float(compute_metric(metric, p))
     rng = np.random.default_rng([seed, n, list(LAWS).index(law)])
     cms = rng.multinomial(n, p, size=n_groups)
@@ -166,7 +154,7 @@ def fairlearn_cell(metric_name, law, n, n_groups, seed, n_boot=200):
     funcs = {"tpr": true_positive_rate, "acc": accuracy_score}
     if metric_name not in funcs:
         return None
-    p = cell_probabilities(*LAWS[law])
+    p = _common.cell_probabilities(*LAWS[law])
     truth = p[0] / (p[0] + p[1]) if metric_name == "tpr" else p[0] + p[3]
     rng = np.random.default_rng([seed, n, 7])
     covered = []
@@ -201,7 +189,7 @@ def disparity_cells(n, same_law, n_groups, n_drawn, seed):
 
     law = LAWS["balanced"]
     ref_law = law if same_law else (law[0], law[1] - 0.15, law[2])
-    p, q = cell_probabilities(*law), cell_probabilities(*ref_law)
+    p, q = _common.cell_probabilities(*law), _common.cell_probabilities(*ref_law)
     truth = {
         "difference": (p[0] / (p[0] + p[1])) - (q[0] / (q[0] + q[1])),
         "ratio": (p[0] / (p[0] + p[1])) / (q[0] / (q[0] + q[1])),
