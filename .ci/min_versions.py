@@ -1,5 +1,10 @@
 """Print pip pins for the declared minimum versions of the core dependencies.
 
+With ``--test-requirements``, print instead the ``test`` extra's requirements, one
+per line, without those that cannot be installed beside the minimum versions
+(fairlearn's parity tests need a newer scikit-learn and pandas than the package's
+floors: they run at the current versions and skip at the minimum ones).
+
 Reads ``[project].dependencies`` of ``pyproject.toml``: a floor ``name>=X.Y.Z`` is
 pinned exactly, a floor ``name>=X.Y`` to its series ``name==X.Y.*`` (the newest
 patch release of the declared minor version); and the floors of ``pyarrow`` and
@@ -17,6 +22,14 @@ except ModuleNotFoundError:  # Python 3.10
 
 root = Path(__file__).resolve().parents[1]
 project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+#: Test requirements left out at the minimum versions.
+NOT_AT_MINIMUM = ("fairlearn",)
+if "--test-requirements" in sys.argv[1:]:
+    for requirement in project["optional-dependencies"]["test"]:
+        name = re.split(r"[\[<>=!~ ]", requirement.strip(), maxsplit=1)[0]
+        if name.lower() not in NOT_AT_MINIMUM:
+            print(requirement)
+    sys.exit(0)
 pins = []
 for requirement in project["dependencies"]:
     match = re.fullmatch(r"\s*([A-Za-z0-9_.\-\[\]]+)\s*>=\s*([0-9.]+)\s*", requirement)

@@ -114,7 +114,7 @@ FULL = {
 #: Audits per checked cell that are also run through audit_predictions.
 CHECK_AUDITS = 2
 #: Monte Carlo draws of the permutation laws (the audit's default).
-N_DRAWS = 20_000
+N_RESAMPLES = 20_000
 
 
 def group_sizes(n_groups, seed):
@@ -157,8 +157,8 @@ def pvalues(cms, metrics, null, seed):
             metric=list(metrics),
             null=null,
             correction=None,
-            ci=None,
-            n_draws=N_DRAWS,
+            confidence_level=None,
+            n_resamples=N_RESAMPLES,
             random_state=seed,
         )
     return res.frame["p_value"].to_numpy(dtype=float).reshape(len(metrics), reps, G)
@@ -301,8 +301,8 @@ def size_cell(task):
             reference=ref,
             metric=list(SIZE_METRICS),
             correction=None,
-            ci=None,
-            n_draws=N_DRAWS,
+            confidence_level=None,
+            n_resamples=N_RESAMPLES,
             random_state=seed,
         )
     p = res.frame["p_value"].to_numpy(dtype=float).reshape(len(SIZE_METRICS), reps)
@@ -335,7 +335,11 @@ def boschloo_cell(task):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = match_test(
-            counts=group, reference=ref, metric="tpr", correction=None, ci=None
+            counts=group,
+            reference=ref,
+            metric="tpr",
+            correction=None,
+            confidence_level=None,
         )
         p_default = res.frame["p_value"].to_numpy(dtype=float)
         p_boschloo = np.array(

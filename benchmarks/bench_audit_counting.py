@@ -50,8 +50,8 @@ def _settings():
     return dict(
         metrics=list(METRICS),
         zero_division=np.nan,
-        ci=0.95,
-        ci_method="auto",
+        confidence_level=0.95,
+        interval_method="auto",
         random_state=0,
     )
 
@@ -102,7 +102,9 @@ def run(quick=False, *, log=print):
         cfg["repeats"],
     )
     start = time.perf_counter()
-    audit_predictions(y_true, y_pred, sensitive_features=groups, tests=(), n_draws=100)
+    audit_predictions(
+        y_true, y_pred, sensitive_features=groups, tests=(), n_resamples=100
+    )
     whole = time.perf_counter() - start
     ratio = timing["ratio"]
     log(

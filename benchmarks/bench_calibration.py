@@ -40,7 +40,7 @@ form). Two designs, every simulated group its own group in one call
 * *known reference*: the reference is the law itself (its proportions times
   10^6), so the null hypothesis of the test holds exactly. Methods: ``"auto"``,
   ``"exact"``, ``"saddlepoint"``, ``"enumerate"``, ``"montecarlo"`` (999 draws per
-  group), ``"beta"`` (published, joint ratios) and ``"normal"`` (binomial metrics);
+  group), ``"beta"`` (published, joint ratios) and ``"asymptotic"`` (binomial metrics);
 * *reference of 1,000*: each group against its own reference of 1,000 people drawn
   from the same law, with ``reference_uncertainty`` False (the default) and True,
   and the published approximations. ``mcc`` at n = 200 is left out here: its
@@ -143,12 +143,19 @@ MATCH_ALTERNATIVE = (0.8, 0.6)
 MATCH_METHODS = {
     "known reference": {
         "tpr": ("auto", "exact", "saddlepoint", "enumerate", "montecarlo", "beta"),
-        "acc": ("auto", "exact", "saddlepoint", "enumerate", "montecarlo", "normal"),
+        "acc": (
+            "auto",
+            "exact",
+            "saddlepoint",
+            "enumerate",
+            "montecarlo",
+            "asymptotic",
+        ),
         "mcc": ("auto", "enumerate", "montecarlo"),
     },
     "reference of 1,000": {
         "tpr": ("auto", "auto, reference_uncertainty", "beta"),
-        "acc": ("auto", "auto, reference_uncertainty", "normal"),
+        "acc": ("auto", "auto, reference_uncertainty", "asymptotic"),
         "mcc": ("auto", "auto, reference_uncertainty"),
     },
 }
@@ -436,7 +443,9 @@ def match_cell(design, metric, n, rate_ref, rate_group, sets, perm_sets, timings
         if method.endswith("reference_uncertainty"):
             kwargs["reference_uncertainty"] = True
         if method == "montecarlo":
-            kwargs.update(n_draws=MATCH_DRAWS, random_state=int(rng.integers(2**63)))
+            kwargs.update(
+                n_resamples=MATCH_DRAWS, random_state=int(rng.integers(2**63))
+            )
         start = time.perf_counter()
         frame = match_test(
             null="fixed-reference",

@@ -30,7 +30,7 @@ on the value being defined, against the whole-group (unsmoothed) target.
   (``method="exact"``, 10 groups, 19 metrics, 6 estimators, ``n_jobs=1``, one
   process) on sizes 5, 10, ..., 150 (``--quick``: 5, 10, ..., 40), with the
   engine (values shared between groups, sums between metrics and estimators)
-  and with the previous one swapped in (``_exact_task_per_metric``: the same
+  and with the per-metric reference swapped in (``_exact_task_per_metric``: the same
   blocks and rows, each metric's formula and power sums evaluated on their own,
   each group's Cross-Prior Smoothing sums by ``bincount``); the ratio is the
   median of per-pair ratios of interleaved repeats (2; ``--quick``: 3), and the
@@ -73,7 +73,7 @@ except ImportError:  # run as a script, or imported from the benchmarks folder
 
 NAME = "downsampling"
 SEED = 20261121
-N_DRAWS = 1_000_000
+N_RESAMPLES = 1_000_000
 N_JOBS = 2
 #: (name, kind, parameter): additive smoothing ``eps`` or Cross-Prior ``lam``
 ESTIMATORS = (
@@ -164,10 +164,10 @@ def metric_value(name, cells):
     return np.where(np.isfinite(v), v, np.nan)
 
 
-def numpy_montecarlo(counts, ref, n, metrics, estimators, *, n_draws, seed):
+def numpy_montecarlo(counts, ref, n, metrics, estimators, *, n_resamples, seed):
     """One (group, size) of the published experiment, the straightforward way.
 
-    ONE ``default_rng(seed).multinomial(n, p, size=n_draws)`` call, each estimator
+    ONE ``default_rng(seed).multinomial(n, p, size=n_resamples)`` call, each estimator
     on every draw, each metric formula on every smoothed draw, then the statistics
     conditional on the value being defined. Returns ``{(metric, estimator): (mse,
     bias, variance, p_undefined, mse_se)}``.
@@ -176,7 +176,7 @@ def numpy_montecarlo(counts, ref, n, metrics, estimators, *, n_draws, seed):
     p = counts / counts.sum()
     p_ref = np.asarray(ref, dtype=np.float64) / np.sum(ref)
     targets = {metric: float(metric_value(metric, counts)) for metric in metrics}
-    draws = np.random.default_rng(seed).multinomial(n, p, size=n_draws)
+    draws = np.random.default_rng(seed).multinomial(n, p, size=n_resamples)
     out = {}
     for est_name, kind, param in estimators:
         if kind == "additive":
@@ -199,7 +199,7 @@ def numpy_montecarlo(counts, ref, n, metrics, estimators, *, n_draws, seed):
                 variance = float(v.var())
             else:
                 mse = mse_se = bias = variance = np.nan
-            out[(metric, est_name)] = (mse, bias, variance, 1 - k / n_draws, mse_se)
+            out[(metric, est_name)] = (mse, bias, variance, 1 - k / n_resamples, mse_se)
     return out
 
 
@@ -425,7 +425,7 @@ def check_exact_vs_baseline(label, n, exact_rows, base):
             f"Monte Carlo {mse!r} (SE {mse_se:.3g}): {z:.1f} SE apart",
         )
         p = float(row.p_undefined)
-        se_p = np.sqrt(max(p * (1 - p), 1 / N_DRAWS) / N_DRAWS)
+        se_p = np.sqrt(max(p * (1 - p), 1 / N_RESAMPLES) / N_RESAMPLES)
         zp = _z(p_undef, p, se_p)
         _common.check(
             zp <= SE_TOL,
@@ -484,22 +484,22 @@ def baseline_cells(labels, sizes, k):
 
 
 def per_metric_engine():
-    """A context in which ``downsampling_experiment`` runs the previous exact
+    """A context in which ``downsampling_experiment`` runs the reference exact
     engine: each metric's formula and power sums evaluated on their own, for
     each group separately with a reference-per-group estimator."""
     import contextlib
 
     _common.ensure_package_importable()
-    from sklearn_smallfair.model_selection import _downsampling
+    from sklearn_smallfair.model_selection import _exact_reference, _schedule
 
     @contextlib.contextmanager
     def swapped():
-        fast = _downsampling._exact_task
-        _downsampling._exact_task = _downsampling._exact_task_per_metric
+        fast = _schedule._exact_task
+        _schedule._exact_task = _exact_reference._exact_task_per_metric
         try:
             yield
         finally:
-            _downsampling._exact_task = fast
+            _schedule._exact_task = fast
 
     return swapped()
 
@@ -536,7 +536,7 @@ def engine_row(counts, reference, metrics, cfg, log):
         f"downsampling exact engine {len(counts)} groups x {_fmt_sizes(sizes)} x "
         f"{len(metrics)} metrics x {len(ESTIMATORS)} est.",
         timed["ours_s"],
-        "previous engine: per-metric evaluation",
+        "reference engine: per-metric evaluation",
         timed["baseline_s"],
         ratio=timed["ratio"],
         status="INFO",
@@ -586,7 +586,7 @@ def run(quick=False, *, log=print):
         cells[0][1],
         metrics[:1],
         ESTIMATORS[-1:],
-        n_draws=N_DRAWS,
+        n_resamples=N_RESAMPLES,
         seed=SEED,
     )
     cell_times, exact_cells, worst_z = [], {}, 0.0
@@ -610,7 +610,7 @@ def run(quick=False, *, log=print):
                 n,
                 metrics,
                 ESTIMATORS,
-                n_draws=N_DRAWS,
+                n_resamples=N_RESAMPLES,
                 seed=[SEED, g, n],
             ),
             1,
@@ -619,7 +619,7 @@ def run(quick=False, *, log=print):
         worst_z = max(worst_z, check_exact_vs_baseline(label, n, exact, base))
         log(
             f"[{NAME}] numpy Monte Carlo {label} n={n} ({len(metrics)} metrics x "
-            f"{n_est} estimators, {N_DRAWS:,} draws): {secs:.2f} s"
+            f"{n_est} estimators, {N_RESAMPLES:,} draws): {secs:.2f} s"
         )
     per_cell = float(np.mean(cell_times))
     base_total = per_cell * n_cells
@@ -731,7 +731,7 @@ def run(quick=False, *, log=print):
             [MC_METRIC],
             [MC_ESTIMATOR],
             "montecarlo",
-            n_draws=N_DRAWS,
+            n_resamples=N_RESAMPLES,
             random_state=SEED,
         )
 
@@ -748,7 +748,7 @@ def run(quick=False, *, log=print):
                 n,
                 [MC_METRIC],
                 [MC_ESTIMATOR],
-                n_draws=N_DRAWS,
+                n_resamples=N_RESAMPLES,
                 seed=[SEED, g, n],
             )[(MC_METRIC, est_name)]
             for n in mc_sizes
@@ -779,11 +779,11 @@ def run(quick=False, *, log=print):
             worst[pair] = max(worst[pair], z)
     mc_s = timed["ours_s"]
     ex_s, ex_times, _ = _common.best_of(ours_exact, cfg["repeats_exact"])
-    total_draws = len(mc_sizes) * N_DRAWS
+    total_draws = len(mc_sizes) * N_RESAMPLES
     ours_rate, base_rate = total_draws / mc_s, total_draws / base_mc_s
     log(
         f"[{NAME}] Monte Carlo {MC_GROUP} {MC_METRIC} {est_name} "
-        f"{_fmt_sizes(mc_sizes)}, {N_DRAWS:,} draws/size: ours {mc_s:.2f} s "
+        f"{_fmt_sizes(mc_sizes)}, {N_RESAMPLES:,} draws/size: ours {mc_s:.2f} s "
         f"({ours_rate:,.0f} draws/s), numpy {base_mc_s:.2f} s ({base_rate:,.0f} "
         f"draws/s); exact {ex_s:.3f} s; worst |z|: "
         + ", ".join(f"{k} {v:.2f}" for k, v in worst.items())
@@ -799,7 +799,7 @@ def run(quick=False, *, log=print):
             target=f">= {TARGET_MC_RATIO:g}x",
             status="PASS" if ratio >= TARGET_MC_RATIO else "MISS",
             notes=(
-                f"{MC_GROUP}, {N_DRAWS:,} draws per size, n_jobs=1: "
+                f"{MC_GROUP}, {N_RESAMPLES:,} draws per size, n_jobs=1: "
                 f"{ours_rate:,.0f} vs {base_rate:,.0f} draws/s; mse within "
                 f"{worst['ours-baseline']:.1f} combined SE of the baseline's, "
                 f"{worst['ours-exact']:.1f} (ours) and {worst['baseline-exact']:.1f} "
@@ -809,7 +809,7 @@ def run(quick=False, *, log=print):
             ours_times=mc_s,
             pair_ratios=timed["ratios"],
             sizes=mc_sizes,
-            n_draws=N_DRAWS,
+            n_resamples=N_RESAMPLES,
             draws_per_s=ours_rate,
             baseline_draws_per_s=base_rate,
         )
@@ -825,7 +825,7 @@ def run(quick=False, *, log=print):
             status="INFO",
             notes=(
                 f"{MC_GROUP}, n_jobs=1; no Monte Carlo error, vs "
-                f"{N_DRAWS:,} draws per size"
+                f"{N_RESAMPLES:,} draws per size"
             ),
             ours_times=ex_times,
             sizes=mc_sizes,

@@ -7,7 +7,7 @@ the inner loop of ``method="exact"`` in the MATCH test and downsampling experime
 (22,533,056 matrices in all). It is timed end to end:
 
 * cold: the enumeration cache is cleared first
-  (``sklearn_smallfair._confusion._enumerate_cached.cache_clear()``), so the
+  (``sklearn_smallfair._enumeration._enumerate_cached.cache_clear()``), so the
   construction of the matrices is timed;
 * warm: the same sweep again without clearing (the cache keeps the 16 most recent
   sizes, so a sweep over 146 sizes gets no hits; the hit count is reported);
@@ -77,7 +77,7 @@ def _size_label(sizes):
 
 def _cache():
     _common.ensure_package_importable()
-    from sklearn_smallfair._confusion import _enumerate_cached
+    from sklearn_smallfair._enumeration import _enumerate_cached
 
     return _enumerate_cached
 

@@ -30,13 +30,13 @@ written here that evaluates the same sum the plain way, in the same process:
   saddle-point approximation; target under 1 s) against the exact windowed sum
   (``method="exact"``), which it must match within 1e-9; 20,000 groups of 5 to
   150 people, each against the rest (target under 2 s), against a per-group loop
-  of the O(n) sum over every k with ``scipy.stats.binom`` (the code before).
+  of the O(n) sum over every k with ``scipy.stats.binom`` (a plain reference loop).
   ``--quick`` times the loop on 1,000 of the groups (ours too, for the ratio).
-  The 10^7 call includes the group's ``reference_range`` columns (``ci=0.95``),
-  which at that size come from the Edgeworth law
+  The 10^7 call includes the group's ``reference_range`` columns
+  (``confidence_level=0.95``), which at that size come from the Edgeworth law
   (:func:`sklearn_smallfair.stats._large_n.large_range`, O(1) per group); a
   row of its own times that range against the exact law's search
-  (``_planning._exact_range``, the windowed sums), which it must match within
+  (``_planning_fixed._exact_range``, the windowed sums), which it must match within
   one lattice step ``1 / (n (p_TP + p_FN))``.
 
 * **sample size** (:func:`~sklearn_smallfair.stats.match_sample_size`,
@@ -372,7 +372,7 @@ def _fmt_n(n):
 
 def _cache():
     _common.ensure_package_importable()
-    from sklearn_smallfair._confusion import _enumerate_cached
+    from sklearn_smallfair._enumeration import _enumerate_cached
 
     return _enumerate_cached
 
@@ -648,7 +648,7 @@ def run_sample_size(cfg, log):
     """(e) match_sample_size near n = 100,000 against the bisection search."""
     from unittest import mock
 
-    from sklearn_smallfair.stats import _planning, match_sample_size
+    from sklearn_smallfair.stats import _planning_fixed, match_sample_size
 
     effect = cfg["plan_effect"]
 
@@ -658,7 +658,7 @@ def run_sample_size(cfg, log):
         )
 
     def baseline_plan():
-        with mock.patch.object(_planning, "_critical", _bisection_critical):
+        with mock.patch.object(_planning_fixed, "_critical", _bisection_critical):
             return ours_plan()
 
     out = _common.interleaved(baseline_plan, ours_plan, 3)
@@ -690,7 +690,7 @@ def _null_range_row(cfg, log):
     """The reference range of one group of 10^7: Edgeworth law against the
     exact law's search."""
     from sklearn_smallfair.metrics import get_metric
-    from sklearn_smallfair.stats._planning import _exact_range, null_range
+    from sklearn_smallfair.stats._planning_fixed import _exact_range, null_range
 
     tpr = get_metric("tpr")
     n = np.array([HUGE_N], np.int64)

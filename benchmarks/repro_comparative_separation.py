@@ -327,9 +327,8 @@ def treatment_weights(treatment, y, A):
 
 
 def _p(result, which):
-    """A result's p-value (``p_value_<which>``, formerly ``pvalue_<which>``)."""
-    name = f"p_value_{which}"
-    return getattr(result, name if hasattr(result, name) else f"pvalue_{which}")
+    """A result's p-value, ``p_value_<which>``."""
+    return getattr(result, f"p_value_{which}")
 
 
 def _wald_p(x1, n1, x0, n0):

@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    python benchmarks/repro_multiclass_cps.py [--n-draws 10000] [--n-jobs 1]
+    python benchmarks/repro_multiclass_cps.py [--n-resamples 10000] [--n-jobs 1]
         [--data-home DIR] [--json PATH]
 
 The Cross-Prior Smoothing study reports, for binary confusion matrices, that
@@ -10,7 +10,7 @@ smoothing a small group's matrix toward its reference lowers the mean squared
 error of its metrics. This script tests the claim on real multiclass groups with
 :func:`~sklearn_smallfair.model_selection.multiclass_downsampling_experiment`:
 for each group, subgroups of ``n = 5, 10, ..., 150`` are drawn from
-``Multinomial(n, C_group / N_group)`` (``--n-draws`` draws per group and size),
+``Multinomial(n, C_group / N_group)`` (``--n-resamples`` draws per group and size),
 each metric is computed raw and smoothed toward the rest of the population
 (``(c + lam p_rest) / (n + lam) n``, ``lam = 5, 10, 20``) and compared with the
 whole group's raw value.
@@ -137,7 +137,7 @@ def jira_counts(data_home, k):
     return multiclass_confusion_counts(y, pred, sensitive_features=groups, labels=names)
 
 
-def run_setting(name, counts, n_draws, n_jobs):
+def run_setting(name, counts, n_resamples, n_jobs):
     res = multiclass_downsampling_experiment(
         counts,
         sizes=SIZES,
@@ -145,7 +145,7 @@ def run_setting(name, counts, n_draws, n_jobs):
         average="macro",
         lam=LAMS,
         method="montecarlo",
-        n_draws=n_draws,
+        n_resamples=n_resamples,
         random_state=0,
         n_jobs=n_jobs,
     )
@@ -183,14 +183,14 @@ def summarize(res):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n-draws", type=int, default=10_000)
+    parser.add_argument("--n-resamples", type=int, default=10_000)
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     args = parser.parse_args(argv)
     pd.set_option("display.width", 200)
     pd.set_option("display.max_rows", 500)
-    results = {"command": " ".join(sys.argv), "n_draws": args.n_draws}
+    results = {"command": " ".join(sys.argv), "n_resamples": args.n_resamples}
     settings = []
     compas = compas_counts(args.data_home)
     if compas is not None:
@@ -212,7 +212,7 @@ def main(argv=None):
             str(g): counts.counts[i].tolist() for i, g in enumerate(counts.groups)
         }
         start = time.perf_counter()
-        frames.append(run_setting(name, counts, args.n_draws, args.n_jobs))
+        frames.append(run_setting(name, counts, args.n_resamples, args.n_jobs))
         print(f"  ({time.perf_counter() - start:.0f} s)")
     res = pd.concat(frames, ignore_index=True)
     ratio, lower, undefined = summarize(res)

@@ -29,7 +29,10 @@ import time
 import matplotlib.pyplot as plt
 
 from sklearn_smallfair.datasets import load_published_groups
-from sklearn_smallfair.model_selection import downsampling_experiment
+from sklearn_smallfair.model_selection import (
+    DownsamplingDisplay,
+    downsampling_experiment,
+)
 from sklearn_smallfair.smoothing import AdditiveSmoothing, CrossPriorSmoothing
 
 counts, reference = load_published_groups()
@@ -73,13 +76,9 @@ pooled = results.groupby(["metric", "estimator", "n"])[["mse", "p_undefined"]].m
 # %%
 # Mean squared error against the subgroup size
 # --------------------------------------------
-styles = {
-    "raw": {"color": "black", "ls": "-", "label": "raw"},
-    "bashful": {"color": "tab:orange", "ls": "--", "label": "bashful (eps = 1e-10)"},
-    "cps_5": {"color": "tab:blue", "ls": "-", "label": "CPS, lam = 5"},
-    "cps_10": {"color": "tab:green", "ls": "-", "label": "CPS, lam = 10"},
-    "cps_20": {"color": "tab:purple", "ls": "-", "label": "CPS, lam = 20"},
-}
+# :class:`~sklearn_smallfair.model_selection.DownsamplingDisplay` draws one
+# metric's pooled statistic against ``n``, one line per estimator; its numbers
+# are the pooled means above (``disp.curves``).
 titles = {
     "mcc": "Matthews correlation (MCC)",
     "tpr": "true positive rate (TPR)",
@@ -87,19 +86,14 @@ titles = {
     "pt": "prevalence threshold (PT)",
 }
 fig, axes = plt.subplots(2, 2, figsize=(10, 7.5), sharex=True, layout="constrained")
-for ax, metric in zip(axes.flat, metrics):
-    for name, style in styles.items():
-        curve = pooled.loc[(metric, name), "mse"]
-        ax.plot(curve.index, curve.to_numpy(), lw=1.6, **style)
-    ax.set_yscale("log")
+for i, (ax, metric) in enumerate(zip(axes.flat, metrics)):
+    DownsamplingDisplay.from_results(
+        results, metric=metric, statistic="mse", ax=ax, logy=True, lw=1.6
+    )
     ax.set_title(titles[metric], fontsize=11)
     ax.grid(which="both", color="0.92")
-for ax in axes[1]:
-    ax.set_xlabel("subgroup size n")
-for ax in axes[:, 0]:
-    ax.set_ylabel("MSE (mean over the 10 groups)")
-handles, labels = axes[0, 0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="outside lower center", ncols=5, fontsize=9)
+    if i:
+        ax.get_legend().remove()
 fig.suptitle(
     "Downsampling the published groups: error against the whole-group score",
     fontsize=12,

@@ -54,7 +54,7 @@ models = {
         n_components=5, random_state=0
     ),
     "pair mean, corrected": EccentricityCorrectedRegressor(
-        DyadicMeanRegressor(), method="linear", random_state=0
+        DyadicMeanRegressor(), correction_model="linear", random_state=0
     ),
 }
 # test ratings of users or items absent from the training split are dropped

@@ -103,7 +103,7 @@ exp = multiclass_downsampling_experiment(
     sizes=[5, 10, 20, 40, 80],
     metrics=["tpr", "kappa"],
     lam=[0, 10],
-    n_draws=2000,
+    n_resamples=2000,
     random_state=0,
 )
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=False)
@@ -146,7 +146,7 @@ whole = multiclass_match_test(
     sensitive_features=groups,
     labels=labels,
     metric="kappa",
-    n_draws=20_000,
+    n_resamples=20_000,
     random_state=0,
 )
 print(

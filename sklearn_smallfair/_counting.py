@@ -20,16 +20,18 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from ._validation import (
-    _check_label_union,
+from ._groups import (
     _encode_column,
     _feature_columns,
     _joinable,
-    _label_equal,
-    _labels,
     _offset,
     _Ranked,
     _unique_inverse,
+)
+from ._validation import (
+    _check_label_union,
+    _label_equal,
+    _labels,
     check_paired_targets,
     check_sample_weight,
     format_labels,
@@ -326,7 +328,7 @@ def _finish(partial, pos_label):
     """
     true_present = _present_labels(partial.true_labels, partial.n, 0)
     pred_present = _present_labels(partial.pred_labels, partial.n, 1)
-    _check_label_union(
+    pos_label = _check_label_union(
         np.array(true_present, dtype=object),
         np.array(pred_present, dtype=object),
         pos_label,

@@ -17,7 +17,7 @@ an input that comes from it.
 import numpy as np
 
 from ._counting import _finish, _merge, _partial_counts
-from ._validation import _Coded, _Columns
+from ._groups import _Coded, _Columns
 
 __all__ = ["dask_grouped_counts", "is_dask_collection", "to_local"]
 

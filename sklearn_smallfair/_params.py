@@ -85,8 +85,9 @@ N_JOBS = [None, Whole(1, None, closed="left"), Whole(None, -1, closed="right")]
 ZERO_DIVISION = [StrOptions({"warn"}), NumberOptions({0.0, 1.0}), "nan"]
 #: A true bool (``"no"``, ``0`` and ``None`` are refused).
 BOOLEAN = ["boolean"]
-#: ``pos_label``: a class label (number, bool or string).
-POS_LABEL = [Real, str]
+#: ``pos_label``: a class label (number, bool or string), or ``None`` for
+#: scikit-learn's rule (:func:`~sklearn_smallfair._validation.resolve_pos_label`).
+POS_LABEL = [Real, str, None]
 #: ``reference``: ``"rest"``/``"total"``, a group label, or explicit counts.
 REFERENCE = [str, Real, "array-like"]
 #: Per-group counts given instead of rows: a table, a mapping or an array.

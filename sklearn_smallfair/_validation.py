@@ -1,7 +1,8 @@
-"""Shared input checks.
+"""Shared input checks: array-likes, labels, targets, weights, counts, scalars.
 
-Every public function validates its inputs here, before any work, and raises a
-``ValueError`` or ``TypeError`` that names the argument and says how to fix it.
+Every public function validates its inputs here (group labels in
+:mod:`sklearn_smallfair._groups`), before any work, and raises a ``ValueError``
+or ``TypeError`` that names the argument and says how to fix it.
 """
 
 import inspect
@@ -21,11 +22,9 @@ __all__ = [
     "check_non_negative_scalar",
     "check_probability",
     "check_sample_weight",
-    "check_sensitive_features",
     "check_zero_division",
     "format_label",
     "format_labels",
-    "warn_small_references",
 ]
 
 
@@ -111,12 +110,13 @@ def _missing_mask(arr):
 
 
 def _check_no_missing(arr, name):
-    if isinstance(arr, _Coded):
-        bad = arr.codes < 0
-    elif arr.dtype.kind in "biu":  # integers and booleans have no missing value
+    if arr.dtype.kind in "biu":  # integers and booleans have no missing value
         return
-    else:
-        bad = _missing_mask(arr)
+    _report_missing(_missing_mask(arr), name)
+
+
+def _report_missing(bad, name):
+    """Raise when the boolean mask ``bad`` marks a missing value of ``name``."""
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         raise ValueError(
@@ -199,15 +199,16 @@ def check_paired_targets(y_true, y_pred):
     return y_true, y_pred
 
 
-def check_binary_targets(y_true, y_pred, *, pos_label=1):
+def check_binary_targets(y_true, y_pred, *, pos_label=None):
     """Validate binary ``y_true``/``y_pred`` and return boolean positive masks.
 
     Parameters
     ----------
     y_true, y_pred : array-like of shape (n_samples,)
         Binary labels (numbers, booleans or strings).
-    pos_label : int, float, bool or str, default=1
-        The label of the positive class.
+    pos_label : int, float, bool, str or None, default=None
+        The label of the positive class; ``None`` follows scikit-learn's rule
+        (:func:`resolve_pos_label`).
 
     Returns
     -------
@@ -217,7 +218,7 @@ def check_binary_targets(y_true, y_pred, *, pos_label=1):
     y_true, y_pred = check_paired_targets(y_true, y_pred)
     true_labels = _labels(_distinct(y_true), "y_true")
     pred_labels = _labels(_distinct(y_pred), "y_pred")
-    _check_label_union(true_labels, pred_labels, pos_label)
+    pos_label = _check_label_union(true_labels, pred_labels, pos_label)
     t = _equals(y_true, pos_label)
     p = _equals(y_pred, pos_label)
     return t, p
@@ -233,9 +234,42 @@ def _distinct(arr):
     return pd.unique(arr)
 
 
+def resolve_pos_label(labels, pos_label):
+    """The positive class of binary targets with the distinct ``labels``.
+
+    A given ``pos_label`` is returned as it is. ``None`` follows scikit-learn's
+    rule: ``1`` when the labels are among ``{0, 1}`` or among ``{-1, 1}``
+    (booleans included), otherwise a ``ValueError`` naming the labels.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair._validation import resolve_pos_label
+    >>> resolve_pos_label([0, 1], None)
+    1
+    >>> resolve_pos_label(["no", "yes"], "yes")
+    'yes'
+    """
+    if pos_label is not None:
+        return pos_label
+    values = list(labels)
+    numeric = all(
+        isinstance(v, (Real, np.number, np.bool_)) and not isinstance(v, str)
+        for v in values
+    )
+    if numeric:
+        found = {float(v) for v in values}
+        if found <= {0.0, 1.0} or found <= {-1.0, 1.0}:
+            return 1
+    raise ValueError(
+        f"y_true and y_pred take the labels {format_labels(values)} and pos_label "
+        f"is None, which means 1 only for labels {{0, 1}} or {{-1, 1}} "
+        f"(scikit-learn's rule); pass pos_label=<the positive label>."
+    )
+
+
 def _check_label_union(true_labels, pred_labels, pos_label):
     """Check the distinct labels of ``y_true`` and ``y_pred`` together, and
-    ``pos_label`` against them."""
+    ``pos_label`` against them; return ``pos_label`` (resolved when None)."""
     labels = _sorted_labels(
         pd.unique(
             np.concatenate([true_labels.astype(object), pred_labels.astype(object)])
@@ -247,6 +281,7 @@ def _check_label_union(true_labels, pred_labels, pos_label):
             f"y_true and y_pred together have {labels.shape[0]} distinct labels "
             f"{format_labels(labels)}; they must share the same two labels."
         )
+    pos_label = resolve_pos_label(labels, pos_label)
     if not any(_label_equal(v, pos_label) for v in labels):
         str_labels = any(isinstance(v, str) for v in labels)
         if labels.shape[0] == 2 or str_labels != isinstance(pos_label, str):
@@ -254,6 +289,7 @@ def _check_label_union(true_labels, pred_labels, pos_label):
                 f"pos_label={pos_label!r} is not a valid label: the labels are "
                 f"{format_labels(labels)}. Pass pos_label=<the positive label>."
             )
+    return pos_label
 
 
 def _label_equal(value, pos_label):
@@ -302,289 +338,6 @@ def check_sample_weight(sample_weight, n_samples):
     if (w < 0).any():
         raise ValueError("sample_weight must be non-negative.")
     return w
-
-
-class _Columns(tuple):
-    """Group columns already taken out of a data frame: ``(columns, name)``.
-
-    Made by the input adapters (:mod:`sklearn_smallfair._dataframes`) from a
-    polars or pyarrow frame, one column at a time, without converting the frame.
-    """
-
-
-class _Coded:
-    """A categorical column: integer codes (``-1`` missing) and the label of each
-    code. Its codes are counted as they are, without hashing the labels."""
-
-    __slots__ = ("categories", "codes")
-
-    def __init__(self, codes, categories):
-        self.codes = np.asarray(codes)
-        self.categories = np.asarray(categories)
-
-    @property
-    def shape(self):
-        return self.codes.shape
-
-    def to_numpy(self):
-        """The labels, one per row (missing rows as ``None``)."""
-        labels = self.categories.astype(object)[self.codes]
-        labels[self.codes < 0] = None
-        return labels
-
-
-def _category_column(values, *, as_object):
-    """A pandas Series or array of dtype ``category`` as :class:`_Coded`, else
-    ``None``. ``as_object``: labels as an object array (as ``_asarray`` reads a
-    Series), else in the dtype of the categories (as ``Series.to_numpy``)."""
-    if isinstance(values, (pd.Series, pd.Index)) and isinstance(
-        values.dtype, pd.CategoricalDtype
-    ):
-        values = values.array
-    if not isinstance(values, pd.Categorical):
-        return None
-    categories = np.asarray(values.categories, dtype=object if as_object else None)
-    return _Coded(values.codes, categories)
-
-
-def _feature_columns(sensitive_features, n_samples):
-    """The group columns of ``sensitive_features`` and a name for the grouping.
-
-    Returns ``(columns, name)``: a list of 1-D numpy arrays (or
-    ``pandas.Categorical`` for columns of dtype ``category``, whose codes are
-    used as they are), each checked for length and missing values.
-    """
-    _reject_mapping(sensitive_features, "sensitive_features")
-    name = "group"
-    if isinstance(sensitive_features, pd.DataFrame):
-        name = "|".join(str(c) for c in sensitive_features.columns)
-        columns = [
-            _category_column(sensitive_features[c], as_object=False)
-            if isinstance(sensitive_features[c].dtype, pd.CategoricalDtype)
-            else sensitive_features[c].to_numpy()
-            for c in sensitive_features.columns
-        ]
-    elif isinstance(sensitive_features, _Columns):
-        columns, name = list(sensitive_features[0]), sensitive_features[1]
-    elif _category_column(sensitive_features, as_object=True) is not None:
-        if isinstance(sensitive_features, pd.Series) and sensitive_features.name:
-            name = str(sensitive_features.name)
-        columns = [_category_column(sensitive_features, as_object=True)]
-    else:
-        if isinstance(sensitive_features, pd.Series) and sensitive_features.name:
-            name = str(sensitive_features.name)
-        arr = (
-            None
-            if isinstance(sensitive_features, (str, bytes))
-            else _asarray(sensitive_features, "sensitive_features")
-        )
-        if arr is None or arr.ndim == 0:
-            raise TypeError(
-                "sensitive_features must be array-like with one label per sample, "
-                f"got {type(sensitive_features).__name__}."
-            )
-        if arr.ndim == 1:
-            columns = [arr]
-        elif arr.ndim == 2:
-            columns = [arr[:, j] for j in range(arr.shape[1])]
-        else:
-            raise ValueError(
-                f"sensitive_features must be 1-D or 2-D, got shape {arr.shape}."
-            )
-    if len(columns) == 0:
-        raise ValueError("sensitive_features has no columns.")
-    for col in columns:
-        if col.shape[0] != n_samples:
-            raise ValueError(
-                f"sensitive_features has {col.shape[0]} rows but y_true has "
-                f"{n_samples}; pass one group label per sample."
-            )
-        if isinstance(col, _Coded) or col.dtype.kind != "O":
-            _check_no_missing(col, "sensitive_features")
-        # text and object labels: checked on their codes when they are encoded
-    return columns, name
-
-
-def check_sensitive_features(sensitive_features, n_samples):
-    """Validate group labels and encode them.
-
-    Parameters
-    ----------
-    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
-        Group labels. With several columns the groups are their intersections,
-        labelled ``"a|b"``.
-    n_samples : int
-        Expected number of rows.
-
-    Returns
-    -------
-    groups : ndarray of shape (n_groups,)
-        Sorted distinct group labels.
-    codes : ndarray of int64, shape (n_samples,)
-        Index of each row's group in ``groups``.
-    name : str
-        A name for the grouping (Series name, joined column names or ``"group"``).
-    """
-    if sensitive_features is None:
-        raise ValueError(
-            "sensitive_features is required: pass the group label of every sample."
-        )
-    columns, name = _feature_columns(sensitive_features, n_samples)
-    if len(columns) == 1:
-        groups, codes = _unique_inverse(columns[0])
-        return groups, codes.astype(np.int64), name
-    uniques, inverses = zip(*(_unique_inverse(c) for c in columns))
-    combined = np.ravel_multi_index(inverses, tuple(len(u) for u in uniques))
-    present, codes = np.unique(combined, return_inverse=True)
-    parts = np.unravel_index(present, tuple(len(u) for u in uniques))
-    groups = np.array(
-        [
-            "|".join(_joinable(u[i]) for u, i in zip(uniques, idx))
-            for idx in zip(*parts)
-        ],
-        dtype=object,
-    )
-    return groups, codes.astype(np.int64).ravel(), name
-
-
-def _joinable(label):
-    """A label as a part of an intersectional label ``"a|b"``.
-
-    A ``|`` inside a part is escaped as ``\\|`` (and a backslash as ``\\\\``), so
-    ``("A|B", "C")`` and ``("A", "B|C")`` stay two labels, ``A\\|B|C`` and
-    ``A|B\\|C``.
-    """
-    return str(label).replace("\\", "\\\\").replace("|", "\\|")
-
-
-def _check_missing_codes(col, codes, uniques, name):
-    """The missing-value check of :func:`_check_no_missing` on hashed labels:
-    NaN and None have code -1, an infinity is one of the distinct labels."""
-    bad = None
-    if (codes < 0).any():
-        bad = codes < 0
-    infinite = [
-        v for v in uniques if isinstance(v, (float, np.floating)) and not np.isfinite(v)
-    ]
-    if infinite:
-        for v in infinite:
-            bad = (col == v) if bad is None else bad | (col == v)
-    if bad is not None:
-        _check_no_missing(np.where(bad, np.nan, 0.0), name)
-
-
-def _check_one_label_type(col):
-    """Refuse a column mixing text and non-text labels (``1`` and ``"1"``)."""
-    if col.dtype.kind != "O":
-        return
-    is_text = np.fromiter(
-        (isinstance(v, (str, bytes)) for v in col), dtype=bool, count=len(col)
-    )
-    if is_text.any() and not is_text.all():
-        text = col[is_text][0]
-        other = col[~is_text][0]
-        raise ValueError(
-            f"sensitive_features mixes text and non-text labels (e.g. {text!r} of "
-            f"type {type(text).__name__} and {other!r} of type "
-            f"{type(other).__name__}), which would print alike or sort "
-            f"arbitrarily; convert the column to one type, e.g. "
-            f"pandas.Series(...).astype(str)."
-        )
-
-
-def _unique_inverse(col):
-    """Sorted distinct labels and codes.
-
-    Integers in a short range, booleans and categorical columns are encoded by
-    counting (:func:`_encode_column`); other labels are hashed
-    (``pandas.factorize``). Both give the same labels and codes.
-    """
-    labels, ids, lo, span = _encode_column(col)
-    if isinstance(ids, _Ranked):
-        ids = ids.sorted()
-    if span is None:  # hashed: ids are the codes
-        return labels, ids
-    seen = np.bincount(_offset(ids, lo), minlength=span) > 0
-    if seen.all():
-        return labels, _offset(ids, lo)
-    lut = np.cumsum(seen) - 1
-    return labels[seen], lut[_offset(ids, lo)]
-
-
-class _Ranked:
-    """Codes (in order of appearance, or of the categories) with the rank of
-    each code's label among the sorted labels: counted as they are, then the
-    counted table's rows are put in the order of the labels."""
-
-    __slots__ = ("codes", "rank")
-
-    def __init__(self, codes, rank):
-        self.codes, self.rank = codes, rank
-
-    def sorted(self):
-        """The codes of the sorted labels (one pass)."""
-        return self.rank[self.codes]
-
-
-def _offset(ids, lo):
-    """``ids - lo`` as int64 (``ids`` may be unsigned or narrow)."""
-    if lo == 0 and ids.dtype == np.int64:
-        return ids
-    return np.subtract(ids, lo, dtype=np.int64, casting="unsafe")
-
-
-#: Largest span of integer labels (``max - min + 1``) counted directly, beyond
-#: the number of rows: a wider span is hashed.
-_MAX_EXTRA_SPAN = 1 << 16
-
-
-def _encode_column(col):
-    """Encode a label column for counting: ``(labels, ids, lo, span)``.
-
-    Row ``i`` has the label ``labels[ids[i] - lo]``, and ``labels`` is sorted.
-    For integers in a short range (``span = max - min + 1`` at most the number of
-    rows plus 65,536), booleans and categorical columns, ``ids`` are the values
-    or the codes themselves and ``labels`` holds every label of the range or
-    every category, present or not (``span`` entries): counting rows by id and
-    dropping the empty ids gives the distinct labels without hashing. Other
-    columns are hashed once (``pandas.factorize``, the label types checked on
-    the distinct labels only): ``span`` is then ``None`` and ``ids`` a
-    :class:`_Ranked` (codes in order of appearance, and the rank of each code's
-    label, to sort the counted table rather than the rows), or sorted codes
-    when labels of several types are compared as text.
-    """
-    if isinstance(col, _Coded):
-        _check_one_label_type(col.categories)
-        try:
-            order = np.argsort(col.categories, kind="stable")
-        except TypeError:  # labels of several types: compared as text
-            return _encode_column(col.to_numpy())
-        rank = np.empty(order.shape[0], dtype=np.int64)
-        rank[order] = np.arange(order.shape[0])
-        if (order == np.arange(order.shape[0])).all():  # categories in order
-            return col.categories, col.codes, 0, order.shape[0]
-        return col.categories[order], _Ranked(col.codes, rank), 0, order.shape[0]
-    kind = col.dtype.kind
-    if kind == "b":
-        return np.array([False, True]), col.view(np.uint8), 0, 2
-    if kind in "iu" and col.shape[0] > 0:
-        lo, hi = col.min(), col.max()
-        span = int(hi) - int(lo) + 1
-        if span <= col.shape[0] + _MAX_EXTRA_SPAN:
-            return np.arange(span, dtype=col.dtype) + lo, col, lo, span
-    codes, uniques = pd.factorize(col)  # hashed, in order of appearance
-    uniques = np.asarray(uniques)
-    if col.dtype.kind == "O":
-        _check_missing_codes(col, codes, uniques, "sensitive_features")
-    _check_one_label_type(uniques)
-    try:
-        order = np.argsort(uniques, kind="stable")
-    except TypeError:  # labels of several types: compared as text
-        codes, uniques = pd.factorize(col.astype(str).astype(object), sort=True)
-        return np.asarray(uniques), np.asarray(codes).ravel(), 0, None
-    rank = np.empty(order.shape[0], dtype=np.int64)
-    rank[order] = np.arange(order.shape[0])
-    return uniques[order], _Ranked(np.asarray(codes).ravel(), rank), 0, None
 
 
 _CELL_NAMES = ("TP", "FN", "FP", "TN")
@@ -712,6 +465,10 @@ def check_zero_division(zero_division):
     )
 
 
+#: Methods an object must have to be accepted as a ``smoothing`` argument.
+_SMOOTHING_METHODS = ("fit", "transform", "transform_matrices", "coefficients")
+
+
 def check_smoothing(smoothing, name="smoothing"):
     """Check a smoothing argument: ``None`` or a fitted-on-demand smoothing.
 
@@ -726,177 +483,16 @@ def check_smoothing(smoothing, name="smoothing"):
     smoothing : the same object, after its parameters (``eps``, ``lam``) were
         validated.
     """
-    from .smoothing import BaseSmoothing  # smoothing builds on this module
-
     if smoothing is None:
         return None
-    if not isinstance(smoothing, BaseSmoothing):
+    # Duck-typed: any object with the smoothing estimators' methods is accepted
+    # (this module sits below :mod:`sklearn_smallfair.smoothing`).
+    if not all(
+        callable(getattr(smoothing, method, None)) for method in _SMOOTHING_METHODS
+    ):
         raise TypeError(
             f"{name} must be None, AdditiveSmoothing(eps) or CrossPriorSmoothing(lam);"
             f" got {smoothing!r}."
         )
     smoothing.fit()  # validates eps / lam early
     return smoothing
-
-
-def _reference_names(shape, labels):
-    """Names of the references of leading shape ``shape``, as shown in warnings."""
-    if labels is not None:
-        labels = np.asarray(labels, dtype=object)
-        if labels.shape != shape:
-            raise ValueError(
-                f"labels must hold one label per reference matrix, shape {shape}; "
-                f"got shape {labels.shape}."
-            )
-        return lambda index: f"group {format_label(labels[index])}"
-    if len(shape) == 1:
-        return lambda index: f"group at position {index[0]}"
-    return lambda index: f"reference at position {index}"
-
-
-def _people(total):
-    """A number of people as shown in messages: ``1,234``, ``12.5`` or ``0.004``
-    (weighted counts)."""
-    if float(total).is_integer():
-        return f"{int(total):,}"
-    return f"{total:,.1f}" if total >= 1 else f"{total:.3g}"
-
-
-def warn_small_references(
-    reference_counts,
-    labels=None,
-    min_reference=100,
-    *,
-    what="Cross-Prior Smoothing",
-    hint="",
-    parameter="min_reference",
-    stacklevel=2,
-    cell_names=None,
-):
-    """Warn when reference matrices are too small, or degenerate, to be a prior.
-
-    A reference used as a prior (Cross-Prior Smoothing) or as a null law (the
-    MATCH test) should be known much better than the small group it serves. Two
-    :class:`~sklearn_smallfair.exceptions.ReferenceWarning` are possible, each
-    naming the references concerned (by group label, else by position) and the
-    fix:
-
-    - a reference with fewer than ``min_reference`` people: its proportions are
-      almost as noisy as a small group's;
-    - a reference with an empty cell: that cell has zero prior mass, so a
-      group's count in it can only be shrunk toward 0, and a rate built on it is
-      pulled toward 0 or 1 with no uncertainty.
-
-    Parameters
-    ----------
-    reference_counts : array-like of shape (..., 4)
-        Reference matrices ``(TP, FN, FP, TN)``, one per group (or a single one).
-    labels : array-like of shape (...), default=None
-        Group label of each reference matrix (the leading shape of
-        ``reference_counts``); references are named by position when ``None``.
-    min_reference : int, default=100
-        Fewest people a reference should hold; ``0`` disables the size check
-        (empty cells are still reported).
-    what : str, default="Cross-Prior Smoothing"
-        What the reference is used for, to start the message.
-    hint : str, default=""
-        One more remedy specific to the caller (e.g. ``"a smaller lam"``).
-    parameter : str or None, default="min_reference"
-        The caller's parameter that sets ``min_reference``, named in the message
-        (with how to silence it); ``None`` when the caller has none.
-    stacklevel : int, default=2
-        Passed to :func:`warnings.warn` (2: the function calling this one is
-        shown).
-    cell_names : sequence of str, default=None
-        Names of the cells of other matrices than the binary ``(TP, FN, FP, TN)``
-        (e.g. the ``K^2`` cells of flattened K x K matrices); the last axis of
-        ``reference_counts`` then has ``len(cell_names)`` cells.
-
-    Returns
-    -------
-    flagged : ndarray of bool, shape (...)
-        References that were reported (too small or with an empty cell).
-
-    Examples
-    --------
-    >>> import warnings
-    >>> from sklearn_smallfair._validation import warn_small_references
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     warn_small_references([[30, 10, 5, 15], [500, 0, 200, 300]],
-    ...                           labels=["a", "b"])
-    array([ True,  True])
-    >>> for w in caught:
-    ...     print(str(w.message)[:72], "...")
-    Cross-Prior Smoothing: the reference of group 'a' (60 people) has fewer ...
-    Cross-Prior Smoothing: the reference of group 'b' (FN = 0) has an empty ...
-    """
-    import warnings
-
-    from .exceptions import ReferenceWarning
-
-    if cell_names is None:
-        ref = check_counts(reference_counts, name="reference_counts").astype(
-            np.float64
-        )
-        cell_names = _CELL_NAMES
-    else:
-        ref = np.asarray(reference_counts, dtype=np.float64)
-    shape = ref.shape[:-1]
-    name = _reference_names(shape, labels)
-    totals = ref.sum(axis=-1)
-    small = totals < min_reference
-    empty = (ref == 0).any(axis=-1)
-    remedies = [
-        "a larger reference (reference='rest' or 'total' rather than one group, "
-        "or a published population table)"
-    ]
-    if hint:
-        remedies.append(hint)
-
-    def listing(mask, describe):
-        """``(subject, verb)``: the references in ``mask``, described."""
-        where = [tuple(int(i) for i in index) for index in np.argwhere(mask)]
-        if not shape:  # a single reference matrix
-            return f"the reference{describe(())}", "has"
-        parts = [f"{name(index)}{describe(index)}" for index in where[:10]]
-        more = f", ... ({len(where)} in all)" if len(where) > 10 else ""
-        if len(where) == 1:
-            return f"the reference of {parts[0]}", "has"
-        return f"the references of {', '.join(parts)}{more}", "have"
-
-    if small.any():
-        which, verb = listing(
-            small, lambda index: f" ({_people(totals[index])} people)"
-        )
-        threshold = f"{parameter}={min_reference}" if parameter else min_reference
-        silence = (
-            f"; set {parameter}=0 if this reference is known to be reliable"
-            if parameter
-            else ""
-        )
-        warnings.warn(
-            f"{what}: {which} {verb} fewer than {threshold} people, so "
-            f"{'its' if verb == 'has' else 'their'} proportions are almost as "
-            f"noisy as a small group's and make a poor prior. Use "
-            f"{' or '.join(remedies)}{silence}.",
-            ReferenceWarning,
-            stacklevel=stacklevel,
-        )
-    if empty.any():
-
-        def cells(index):
-            zero = [c for c, v in zip(cell_names, ref[index]) if v == 0]
-            return f" ({', '.join(f'{c} = 0' for c in zero)})"
-
-        which, verb = listing(empty, cells)
-        warnings.warn(
-            f"{what}: {which} {verb} an empty cell, which gets no prior mass: a "
-            f"group's count in that cell is only shrunk toward 0, and a rate built "
-            f"on it (e.g. TPR = TP / (TP + FN) when FN = 0) is pulled toward 0 or "
-            f"1 with no uncertainty. Use {' or '.join(remedies)}, or add a "
-            f"pseudo-count to the reference (reference_counts + 0.5).",
-            ReferenceWarning,
-            stacklevel=stacklevel,
-        )
-    return small | empty

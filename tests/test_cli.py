@@ -156,7 +156,7 @@ def test_audit_generated_csv(predictions_csv, tmp_path, capsys):
     groups = pd.read_csv(table, index_col=0)
     assert list(groups.index) == ["A", "B", "C"]
     assert groups.loc["C", "n"] == 12
-    assert {"tpr", "tpr_smoothed", "fpr", "ppv_match_p"} <= set(groups.columns)
+    assert {"tpr", "tpr_smoothed", "fpr", "ppv_match_p_value"} <= set(groups.columns)
     payload = json.loads(js.read_text(encoding="utf-8"))
     assert payload["title"] == "Generated <audit>"
 
@@ -178,7 +178,7 @@ def test_audit_intersectional_groups(predictions_csv, tmp_path, capsys):
     expected = sorted(set(frame["race"] + "|" + frame["sex"]))
     assert sorted(groups.index) == expected
     assert "C|F" in out or "C|M" in out
-    assert "separation_p_tpr" not in groups.columns  # only the MATCH test
+    assert "tpr_separation_p_adjusted" not in groups.columns  # only the MATCH test
     assert "ppv" not in groups.columns
     assert "alpha = 0.1" in out
 
@@ -270,7 +270,7 @@ def test_experiment_montecarlo_progress_and_plot(tmp_path, capsys):
     results = tmp_path / "mc.csv"
     argv = [
         "experiment", "--dataset", "compas", "--sizes", "5:15:5", "30",
-        "--method", "montecarlo", "--draws", "500", "--metrics", "ppv",
+        "--method", "montecarlo", "--n-resamples", "500", "--metrics", "ppv",
         "--lam", "10", "--seed", "3", "--out", results,
     ]  # fmt: skip
     plot = tmp_path / "curves.png"
@@ -280,7 +280,7 @@ def test_experiment_montecarlo_progress_and_plot(tmp_path, capsys):
     assert code == 0, err
     assert "Traceback" not in err
     frame = pd.read_csv(results)
-    assert {"mse_se", "n_draws"} <= set(frame.columns)
+    assert {"mse_se", "n_resamples"} <= set(frame.columns)
     assert sorted(frame["n"].unique()) == [5, 10, 15, 30]
     assert set(frame["group"]) == {"COMPAS|Black", "COMPAS|White"}
     if HAS_MPL:
@@ -398,7 +398,7 @@ def test_usage_errors(tmp_path, predictions_csv, capsys):
         (["experiment", "--sizes", "20:5"], "--sizes", "A <= B"),
         (["experiment", "--sizes", "0:5"], "--sizes", ">= 1"),
         (["experiment", "--sizes", "a:b"], "--sizes", "A:B"),
-        (["experiment", "--draws", "0"], "--draws", ">= 1"),
+        (["experiment", "--n-resamples", "0"], "--n-resamples", ">= 1"),
         (["experiment", "--jobs", "0"], "--jobs", "must not be 0"),
         (["experiment", "--method", "magic"], "--method", "invalid choice"),
         (["experiment", "--metrics", "nope"], "unknown", "'nope'", "tpr"),

@@ -45,21 +45,21 @@ def _empirical_frequencies(draws, n):
     return np.bincount(idx, minlength=cms.shape[0]) / draws.shape[0]
 
 
-def _tv_bound(pmf, n_draws, delta=1e-9):
+def _tv_bound(pmf, n_resamples, delta=1e-9):
     """Upper bound for the total-variation distance of an empirical law.
 
     E[TV] <= 1/2 sum_i sd(f_i) = 1/2 sum_i sqrt(p_i (1 - p_i) / M) (Jensen), and TV
     changes by at most 1/M when one draw changes, so by McDiarmid's inequality
     P(TV > E[TV] + t) <= exp(-2 M t^2) = delta.
     """
-    mean_bound = 0.5 * np.sqrt(pmf * (1 - pmf) / n_draws).sum()
-    return mean_bound + sqrt(log(1 / delta) / (2 * n_draws))
+    mean_bound = 0.5 * np.sqrt(pmf * (1 - pmf) / n_resamples).sum()
+    return mean_bound + sqrt(log(1 / delta) / (2 * n_resamples))
 
 
-def _pooled_chisquare_pvalue(freq, pmf, n_draws, min_expected=5.0):
+def _pooled_chisquare_pvalue(freq, pmf, n_resamples, min_expected=5.0):
     """Pearson chi-square p-value, pooling cells with expected count < 5."""
-    observed = freq * n_draws
-    expected = pmf * n_draws
+    observed = freq * n_resamples
+    expected = pmf * n_resamples
     small = expected < min_expected
     obs = np.append(observed[~small], observed[small].sum())
     exp = np.append(expected[~small], expected[small].sum())
@@ -271,17 +271,17 @@ def test_multinomial_logpmf_bad_p(p, match):
     ],
 )
 def test_multinomial_logpmf_against_simulation(n, p):
-    n_draws = 200_000
+    n_resamples = 200_000
     rng = np.random.default_rng(20240501 + n)
-    draws = rng.multinomial(n, p, size=n_draws)
+    draws = rng.multinomial(n, p, size=n_resamples)
     freq = _empirical_frequencies(draws, n)
     pmf = np.exp(multinomial_logpmf(enumerate_confusion_matrices(n), p))
     tv = 0.5 * np.abs(freq - pmf).sum()
-    assert tv <= _tv_bound(pmf, n_draws)
-    assert _pooled_chisquare_pvalue(freq, pmf, n_draws) > 1e-6
+    assert tv <= _tv_bound(pmf, n_resamples)
+    assert _pooled_chisquare_pvalue(freq, pmf, n_resamples) > 1e-6
     # a wrong law is detected by the same bound: the check has power
     wrong = np.exp(multinomial_logpmf(enumerate_confusion_matrices(n), [0.25] * 4))
-    assert 0.5 * np.abs(freq - wrong).sum() > _tv_bound(wrong, n_draws)
+    assert 0.5 * np.abs(freq - wrong).sum() > _tv_bound(wrong, n_resamples)
 
 
 # --------------------------------------------------------------------------------------
@@ -336,15 +336,15 @@ def test_multivariate_hypergeometric_logpmf_rejects_fractional_counts():
 
 def test_multivariate_hypergeometric_logpmf_against_simulation():
     population = np.array([6, 3, 5, 10])
-    n, n_draws = 5, 200_000
+    n, n_resamples = 5, 200_000
     rng = np.random.default_rng(7)
-    draws = rng.multivariate_hypergeometric(population, n, size=n_draws)
+    draws = rng.multivariate_hypergeometric(population, n, size=n_resamples)
     freq = _empirical_frequencies(draws, n)
     pmf = np.exp(
         multivariate_hypergeometric_logpmf(enumerate_confusion_matrices(n), population)
     )
-    assert 0.5 * np.abs(freq - pmf).sum() <= _tv_bound(pmf, n_draws)
-    assert _pooled_chisquare_pvalue(freq, pmf, n_draws) > 1e-6
+    assert 0.5 * np.abs(freq - pmf).sum() <= _tv_bound(pmf, n_resamples)
+    assert _pooled_chisquare_pvalue(freq, pmf, n_resamples) > 1e-6
 
 
 # --------------------------------------------------------------------------------------
@@ -750,16 +750,16 @@ def test_enumerate_confusion_matrices_above_the_bound(n):
 
 
 def test_enumerate_confusion_matrices_bound_edge(monkeypatch):
-    from sklearn_smallfair import _confusion
+    from sklearn_smallfair import _enumeration
 
-    monkeypatch.setattr(_confusion, "MAX_ENUMERATION_BYTES", comb(33, 3) * 4 * 8)
+    monkeypatch.setattr(_enumeration, "MAX_ENUMERATION_BYTES", comb(33, 3) * 4 * 8)
     assert enumerate_confusion_matrices(30).shape == (comb(33, 3), 4)
     with pytest.raises(ValueError, match=r"of memory, above the bound .*\(n <= 30\)"):
         enumerate_confusion_matrices(31)
 
 
 def test_large_enumerations_are_not_cached():
-    from sklearn_smallfair._confusion import _ENUMERATION_CACHE_ROWS
+    from sklearn_smallfair._enumeration import _ENUMERATION_CACHE_ROWS
 
     assert enumerate_confusion_matrices(182) is enumerate_confusion_matrices(182)
     assert comb(186, 3) > _ENUMERATION_CACHE_ROWS

@@ -8,7 +8,7 @@ import pytest
 
 from sklearn_smallfair import _counting
 from sklearn_smallfair._confusion import confusion_counts
-from sklearn_smallfair._validation import check_sensitive_features
+from sklearn_smallfair._groups import check_sensitive_features
 from sklearn_smallfair.metrics import group_metrics
 
 
@@ -408,7 +408,7 @@ def test_audit_of_dask_and_polars_columns():
     n = 600
     y_true, y_pred = targets(rng, n)
     frame = pd.DataFrame({"y": y_true, "p": y_pred, "g": rng.choice(["a", "b"], n)})
-    kw = dict(tests=("match",), n_draws=2_000, metrics=["tpr"])
+    kw = dict(tests=("match",), n_resamples=2_000, metrics=["tpr"])
     want = audit_predictions(frame.y, frame.p, sensitive_features=frame.g, **kw)
     parts = dd.from_pandas(frame, npartitions=3)
     polars = pl.from_pandas(frame)

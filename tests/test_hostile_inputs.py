@@ -196,10 +196,7 @@ def test_estimator_refuses_every_invalid_parameter(qualname, cls):
 # Numbered cases: each failed before its fix.
 # ---------------------------------------------------------------------------------
 def test_named_cells_are_read_by_name_everywhere():
-    from sklearn_smallfair._confusion import (
-        dirichlet_multinomial_logpmf,
-        multinomial_logpmf,
-    )
+    from sklearn_smallfair._pmf import dirichlet_multinomial_logpmf, multinomial_logpmf
     from sklearn_smallfair.metrics import compute_metric, group_metrics
     from sklearn_smallfair.smoothing import AdditiveSmoothing, CrossPriorSmoothing
 

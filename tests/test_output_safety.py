@@ -86,7 +86,7 @@ def _report(labels, seed=0, size=12):
     y_true = np.tile([1, 0], groups.shape[0] // 2)
     y_pred = np.where(rng.random(groups.shape[0]) < 0.2, 1 - y_true, y_true)
     return audit_predictions(
-        y_true, y_pred, sensitive_features=groups, n_draws=300, random_state=0
+        y_true, y_pred, sensitive_features=groups, n_resamples=300, random_state=0
     )
 
 
@@ -546,7 +546,7 @@ def _alive(pid):
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc (Linux)")
 def test_sigterm_stops_the_experiment_workers(tmp_path):
     argv = [sys.executable, "-m", "sklearn_smallfair", "experiment", "--jobs", "2",
-            "--method", "montecarlo", "--draws", "5000000", "--sizes", "5:150",
+            "--method", "montecarlo", "--n-resamples", "5000000", "--sizes", "5:150",
             "--no-progress", "--out", str(tmp_path / "r.csv")]  # fmt: skip
     proc = subprocess.Popen(
         argv,

@@ -217,15 +217,27 @@ def test_pos_label_not_among_labels(y, pos_label):
 
 
 def test_string_labels_with_default_pos_label():
+    # pos_label=None is scikit-learn's rule: 1 only for labels {0, 1} or {-1, 1}
     with pytest.raises(
         ValueError,
-        match=r"pos_label=1 is not a valid label: the "
-        r"labels are \['neg', 'pos'\]",
+        match=r"take the labels \['neg', 'pos'\] and pos_label is None.*"
+        r"pass pos_label=",
     ):
         confusion_counts(["pos", "neg"], ["neg", "neg"])
-    # a single string label and a numeric pos_label is still a mistake
-    with pytest.raises(ValueError, match="pos_label=1 is not a valid label"):
+    with pytest.raises(ValueError, match=r"take the labels \['neg'\]"):
         confusion_counts(["neg", "neg"], ["neg", "neg"])
+    # an explicit numeric pos_label with string labels is still a mistake
+    with pytest.raises(
+        ValueError,
+        match=r"pos_label=1 is not a valid label: the labels are \['neg', 'pos'\]",
+    ):
+        confusion_counts(["pos", "neg"], ["neg", "neg"], pos_label=1)
+    with pytest.raises(ValueError, match="pos_label=1 is not a valid label"):
+        confusion_counts(["neg", "neg"], ["neg", "neg"], pos_label=1)
+    assert confusion_counts([-1, 1, 1], [1, 1, -1]).counts.tolist() == [1, 1, 1, 0]
+    assert (
+        confusion_counts(["pos", "neg"], ["neg", "neg"], pos_label="pos").counts[1] == 1
+    )
 
 
 @pytest.mark.parametrize("weights", [[1.0, -0.5, 2.0], [-1, 0, 0]])
@@ -313,7 +325,7 @@ def test_bad_counts(counts, error, match):
 
 
 def _expected_undefined(name, c):
-    """Where a metric is undefined, from DESIGN 5.1 (n = 0 is 0/0 for all)."""
+    """Where a metric is undefined (n = 0 is 0/0 for all)."""
     tp, fn, fp, tn = (c[..., i] for i in range(4))
     m = get_metric(name)
     if m.family in ("binomial", "joint_ratio"):
@@ -536,8 +548,8 @@ def test_shared_number_checks_agree_on_the_error_type():
         check_probability,
     )
 
-    # a value of the wrong type is a TypeError in both (check_probability used to
-    # raise ValueError), a number out of range a ValueError
+    # a value of the wrong type is a TypeError in both, a number out of range a
+    # ValueError
     for check in (check_probability, check_non_negative_scalar):
         with pytest.raises(TypeError, match="x must be"):
             check("a", "x")
@@ -560,7 +572,7 @@ def test_shared_number_checks_agree_on_the_error_type():
     ],
 )
 def test_unique_inverse_fast_paths_equal_factorize(column):
-    from sklearn_smallfair._validation import _unique_inverse
+    from sklearn_smallfair._groups import _unique_inverse
 
     labels, codes = _unique_inverse(column)
     want_codes, want_labels = pd.factorize(column, sort=True)
@@ -572,7 +584,7 @@ def test_unique_inverse_fast_paths_equal_factorize(column):
 def test_sensitive_features_codes_of_a_category_column():
     """A category column is encoded from its codes: the labels and codes of the
     same labels in a plain column, unused categories left out."""
-    from sklearn_smallfair._validation import check_sensitive_features
+    from sklearn_smallfair._groups import check_sensitive_features
 
     values = ["z", "b", "z", "m"]
     cat = pd.Categorical(values, categories=["z", "unused", "m", "b"])
@@ -585,3 +597,23 @@ def test_sensitive_features_codes_of_a_category_column():
         assert_array_equal(codes, want_codes)
     with pytest.raises(ValueError, match="mixes text and non-text labels"):
         check_sensitive_features(pd.Series(pd.Categorical(["a", 1, "a"])), 3)
+
+
+def test_check_smoothing_is_duck_typed():
+    from sklearn_smallfair._validation import check_smoothing
+    from sklearn_smallfair.smoothing import AdditiveSmoothing
+
+    smoother = AdditiveSmoothing(0.5)
+    assert check_smoothing(smoother) is smoother
+    assert check_smoothing(None) is None
+
+    class Lookalike:
+        def fit(self, counts=None, reference_counts=None):
+            return self
+
+        transform = transform_matrices = coefficients = fit
+
+    lookalike = Lookalike()
+    assert check_smoothing(lookalike) is lookalike
+    with pytest.raises(TypeError, match="smoothing must be None, AdditiveSmoothing"):
+        check_smoothing("additive")

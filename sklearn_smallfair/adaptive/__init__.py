@@ -5,8 +5,8 @@ from ._normalized import (
     AdaptiveNormalizedReport,
     adaptive_normalized_report,
     adaptive_normalized_score,
-    make_adaptive_scorer,
 )
+from ._scorer import make_adaptive_scorer
 
 __all__ = [
     "AdaptiveNormalizedReport",

@@ -1,14 +1,14 @@
-"""Dataset-adaptive normalized metric (DESIGN 5.7).
+"""Dataset-adaptive normalized metric.
 
 ``score = clip(raw * f(d, N) * g(SNR) / h, 0, 1)`` where
 
 * ``f(d, N) = 1 + max(0, sigma(d / (0.05 N) - 1) - sigma(0))`` rewards a score
-  obtained with many features per sample (from the source);
+  obtained with many features per sample (from the published method);
 * ``g(SNR)`` discounts a score obtained on noisy data (the form of ``g`` and the
-  SNR definitions are this package's choices: the source leaves them open);
+  SNR definitions are this package's choices: the method leaves them open);
 * ``h = 1 + log(CI)`` (binary) or ``1 + log(1 / ACIR)`` (multiclass) discounts a
   score obtained on imbalanced classes (the formulas of ``h`` and ``CI`` are from
-  the source, the definition of ``ACIR`` is this package's choice).
+  the published method, the definition of ``ACIR`` is this package's choice).
 """
 
 import math
@@ -17,7 +17,6 @@ from numbers import Real
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 from sklearn.metrics import (
     accuracy_score,
     adjusted_mutual_info_score,
@@ -30,32 +29,38 @@ from sklearn.metrics import (
 from sklearn.utils.multiclass import type_of_target
 
 from .._params import Number, StrOptions, Whole, validate_params
-from .._validation import _reject_mapping, _unique_inverse, check_paired_targets
+from .._validation import _reject_mapping, check_paired_targets, resolve_pos_label
+from ._factors import (
+    _classification_snr,
+    _clustering_snr,
+    _codes,
+    _default_snr_factor,
+    _dimensionality_factor,
+    _imbalance,
+    _regression_snr,
+)
 
 __all__ = [
     "AdaptiveNormalizedReport",
     "adaptive_normalized_report",
     "adaptive_normalized_score",
-    "make_adaptive_scorer",
 ]
 
 _TASKS = ("auto", "binary", "multiclass", "regression", "clustering")
 
-#: Fraction of the sample size at which the dimensionality factor starts to grow.
-_DIM_RATIO = 0.05
+
+def _f1_binary(y_true, y_pred, pos_label=None):
+    labels = pd.unique(np.concatenate([y_true.astype(object), y_pred.astype(object)]))
+    return f1_score(y_true, y_pred, pos_label=resolve_pos_label(labels, pos_label))
 
 
-def _f1_binary(y_true, y_pred, pos_label=1):
-    return f1_score(y_true, y_pred, pos_label=pos_label)
-
-
-def _f1_macro(y_true, y_pred, pos_label=1):
+def _f1_macro(y_true, y_pred, pos_label=None):
     return f1_score(y_true, y_pred, average="macro")
 
 
 _CLASSIFICATION_METRICS = {
-    "accuracy": lambda t, p, pos_label=1: accuracy_score(t, p),
-    "balanced_accuracy": lambda t, p, pos_label=1: balanced_accuracy_score(t, p),
+    "accuracy": lambda t, p, pos_label=None: accuracy_score(t, p),
+    "balanced_accuracy": lambda t, p, pos_label=None: balanced_accuracy_score(t, p),
     "f1": None,  # binary F1 of pos_label, or macro F1 for multiclass
     "f1_macro": _f1_macro,
 }
@@ -82,7 +87,7 @@ _OPTIONS = {
     ],
     "snr_scale": [Number(0, None, closed="neither")],
     "snr_transform": [callable, None],
-    "pos_label": [Real, str, "boolean"],
+    "pos_label": [Real, str, "boolean", None],
 }
 _COUNT = [Whole(1, None, closed="left"), None]
 _SCORE_PARAMS = {
@@ -99,7 +104,10 @@ _SCORE_PARAMS = {
 class AdaptiveNormalizedReport:
     """Every factor of :func:`adaptive_normalized_score`.
 
-    Attributes
+    Returned by :func:`adaptive_normalized_report`; its fields are its
+    parameters.
+
+    Parameters
     ----------
     task : str
         The task used (``"auto"`` resolved).
@@ -128,6 +136,16 @@ class AdaptiveNormalizedReport:
         ``raw_score * f * g / h`` before clipping.
     score : float
         ``unclipped_score`` clipped to ``[0, 1]``.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.adaptive import adaptive_normalized_report
+    >>> report = adaptive_normalized_report([0, 0, 0, 1, 1, 1],
+    ...                                     [0, 0, 1, 1, 1, 1], n_features=2)
+    >>> report.task, report.base_metric, report.imbalance_name
+    ('binary', 'accuracy', 'CI')
+    >>> round(report.raw_score, 4), round(report.score, 4)
+    (0.8333, 1.0)
     """
 
     task: str
@@ -151,87 +169,6 @@ class AdaptiveNormalizedReport:
     def to_series(self):
         """The factors as a :class:`pandas.Series` indexed by field name."""
         return pd.Series(self.to_dict(), dtype=object, name="adaptive_normalized")
-
-
-# --------------------------------------------------------------------------
-# factors
-
-
-def _dimensionality_factor(n_features, n_samples):
-    """``f(d, N) = 1 + max(0, sigma(d / (0.05 N) - 1) - sigma(0))``."""
-    z = n_features / (_DIM_RATIO * n_samples) - 1.0
-    return 1.0 + max(0.0, float(expit(z)) - 0.5)
-
-
-def _default_snr_factor(snr, snr_scale):
-    """``g(SNR) = 1 - exp(-SNR / snr_scale)``: 0 at SNR 0, increasing, 1 at inf."""
-    return -math.expm1(-snr / snr_scale) if np.isfinite(snr) else 1.0
-
-
-def _ratio(signal, noise):
-    """``signal / noise`` with ``x / 0 = inf`` for ``x > 0`` and ``0 / 0 = 0``."""
-    if noise > 0:
-        return float(signal / noise)
-    return math.inf if signal > 0 else 0.0
-
-
-def _regression_snr(y_true, y_pred):
-    """``sum(y^2) / sum((y - y_pred)^2)``: squared targets (not centred)."""
-    noise = float(np.sum((y_true - y_pred) ** 2))
-    if noise == 0:
-        return math.inf
-    return _ratio(float(np.sum(y_true**2)), noise)
-
-
-def _classification_snr(y_true, y_pred):
-    """Correct over incorrect predictions: trace(C) / (sum(C) - trace(C))."""
-    correct = int(np.sum(_equal_labels(y_true, y_pred)))
-    return _ratio(correct, y_true.shape[0] - correct)
-
-
-def _equal_labels(a, b):
-    if a.dtype.kind == "O" or b.dtype.kind == "O" or a.dtype.kind != b.dtype.kind:
-        # Python == element by element (1 == 1.0, "1" != 1), in one ufunc call
-        return np.equal(a.astype(object), b.astype(object)).astype(bool)
-    return a == b
-
-
-def _clustering_snr(X, codes):
-    """Between-cluster over within-cluster dispersion of ``X`` for the cluster
-    ``codes`` (``0 .. k - 1``, each used).
-
-    ``B = sum_k n_k ||c_k - c||^2`` and ``W = sum_k sum_{i in k} ||x_i - c_k||^2``:
-    the Calinski-Harabasz index without its ``(N - K) / (K - 1)`` factor.
-    """
-    k = int(codes.max()) + 1
-    counts = np.bincount(codes, minlength=k).astype(np.float64)
-    sums = np.zeros((k, X.shape[1]))
-    np.add.at(sums, codes, X)
-    centroids = sums / counts[:, None]
-    overall = X.mean(axis=0)
-    between = float(np.sum(counts * np.sum((centroids - overall) ** 2, axis=1)))
-    within = float(np.sum((X - centroids[codes]) ** 2))
-    return _ratio(between, within)
-
-
-def _imbalance(y_true, task):
-    """``(name, value, h)`` for the classes present in ``y_true``."""
-    counts = np.bincount(_codes(y_true))
-    if counts.shape[0] < 2:
-        raise ValueError(
-            f"y_true holds a single class, so the class imbalance of the {task} "
-            "task is undefined; score data with at least two classes."
-        )
-    if task == "binary":
-        ci = counts.max() / counts.min()
-        return "CI", float(ci), 1.0 + math.log(ci)
-    acir = float(np.mean(counts / counts.max()))
-    return "ACIR", acir, 1.0 + math.log(1.0 / acir)
-
-
-def _codes(y):
-    """Codes ``0 .. k - 1`` of the ``k`` distinct labels of ``y``."""
-    return _unique_inverse(y)[1]
 
 
 # --------------------------------------------------------------------------
@@ -259,7 +196,7 @@ def _check_base_metric(base_metric, task):
     if callable(base_metric):
         user_metric = base_metric
 
-        def call_user(t, p, pos_label=1):
+        def call_user(t, p, pos_label=None):
             return user_metric(t, p)
 
         return "callable", call_user
@@ -275,7 +212,7 @@ def _check_base_metric(base_metric, task):
     else:
         metric = _OTHER_METRICS[base_metric]
 
-        def fn(t, p, pos_label=1):
+        def fn(t, p, pos_label=None):
             return metric(t, p)
 
     return base_metric, fn
@@ -369,11 +306,50 @@ def adaptive_normalized_report(
     base_metric=None,
     snr_scale=1.0,
     snr_transform=None,
-    pos_label=1,
+    pos_label=None,
 ):
-    """Compute the dataset-adaptive normalized score and report every factor.
+    r"""Compute the dataset-adaptive normalized score and report every factor.
 
-    The parameters are those of :func:`adaptive_normalized_score`.
+    The factors are those of :func:`adaptive_normalized_score`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels or targets (for clustering: the true labels).
+    y_pred : array-like of shape (n_samples,)
+        Predicted labels or targets (for clustering: the cluster labels).
+    X : array-like of shape (n_samples, n_features), default=None
+        The scored samples' features: ``d = X.shape[1]`` and ``N = X.shape[0]``.
+        Required for clustering (its SNR uses the values of ``X``); otherwise
+        only its shape is used.
+    n_features : int >= 1, default=None
+        ``d``; takes precedence over ``X.shape[1]``. Needed when ``X`` is None.
+    n_samples : int >= 1, default=None
+        ``N``; takes precedence over ``X.shape[0]``. Defaults to the number of
+        rows of ``X``, else to ``len(y_true)``.
+    task : {"auto", "binary", "multiclass", "regression", "clustering"}, default="auto"
+        ``"auto"`` uses :func:`sklearn.utils.multiclass.type_of_target` of
+        ``y_true``: binary, multiclass, or continuous (regression). Integer
+        regression targets look multiclass: pass ``task="regression"``. A
+        classification task needs class labels in ``y_pred`` too: continuous
+        predictions raise a ``ValueError``.
+    base_metric : str or callable, default=None
+        The raw score. Classification: ``"accuracy"`` (default),
+        ``"balanced_accuracy"``, ``"f1"`` (of ``pos_label`` for binary, macro
+        for multiclass) or ``"f1_macro"``. Regression: ``"r2"`` (default; a
+        negative :math:`R^2` gives a score of 0 after clipping). Clustering:
+        ``"nmi"`` (default), ``"ami"`` or ``"ari"``. Or a callable
+        ``base_metric(y_true, y_pred) -> float``, higher is better.
+    snr_scale : finite float > 0, default=1.0
+        Scale of the default :math:`g(s) = 1 - e^{-s / \text{snr\_scale}}`;
+        larger values discount noisy data more.
+    snr_transform : callable, default=None
+        A replacement for ``g``: ``snr_transform(snr) -> float >= 0``
+        (``snr`` may be ``inf``).
+    pos_label : int, float, bool, str or None, default=None
+        Positive class of the binary ``"f1"`` base metric. ``None`` follows
+        scikit-learn's rule: ``1`` when the labels are ``{0, 1}`` or
+        ``{-1, 1}``, otherwise a ``ValueError`` naming the labels.
 
     Returns
     -------
@@ -497,7 +473,7 @@ def adaptive_normalized_score(
     base_metric=None,
     snr_scale=1.0,
     snr_transform=None,
-    pos_label=1,
+    pos_label=None,
 ):
     r"""Dataset-adaptive normalized score, in ``[0, 1]``.
 
@@ -506,7 +482,7 @@ def adaptive_normalized_score(
         \mathrm{score} = \operatorname{clip}\left(
             \frac{\mathrm{raw} \cdot f(d, N) \cdot g(\mathrm{SNR})}{h}, 0, 1\right)
 
-    **From the source** (DESIGN 5.7): the product form and the clipping; the
+    **From the published method**: the product form and the clipping; the
     dimensionality factor
     :math:`f(d, N) = 1 + \max(0, \sigma(d / (0.05 N) - 1) - \sigma(0))`
     (:math:`\sigma` logistic, so :math:`f = 1` while :math:`d \le 0.05 N` and
@@ -514,7 +490,7 @@ def adaptive_normalized_score(
     binary tasks with :math:`\mathrm{CI}` = majority count / minority count of
     ``y_true``, and :math:`h = 1 + \log(1 / \mathrm{ACIR})` for multiclass tasks.
 
-    **This package's choices** (the source leaves them open):
+    **This package's choices** (the method leaves them open):
 
     * :math:`g(s) = 1 - e^{-s / \text{snr\_scale}}` (``snr_scale=1``): 0 at
       :math:`s = 0`, increasing, 1 as :math:`s \to \infty`; at ``snr_scale=1``
@@ -568,8 +544,10 @@ def adaptive_normalized_score(
     snr_transform : callable, default=None
         A replacement for ``g``: ``snr_transform(snr) -> float >= 0``
         (``snr`` may be ``inf``).
-    pos_label : int, float, bool or str, default=1
-        Positive class of the binary ``"f1"`` base metric.
+    pos_label : int, float, bool, str or None, default=None
+        Positive class of the binary ``"f1"`` base metric. ``None`` follows
+        scikit-learn's rule: ``1`` when the labels are ``{0, 1}`` or
+        ``{-1, 1}``, otherwise a ``ValueError`` naming the labels.
 
     Returns
     -------
@@ -596,112 +574,3 @@ def adaptive_normalized_score(
         snr_transform=snr_transform,
         pos_label=pos_label,
     ).score
-
-
-class _AdaptiveScorer:
-    """``scorer(estimator, X, y)`` for scikit-learn model selection."""
-
-    def __init__(self, kwargs, n_samples, response_method):
-        self._kwargs = kwargs
-        self._n_samples = n_samples
-        self._response_method = response_method
-
-    def __call__(self, estimator, X, y_true, sample_weight=None):
-        if sample_weight is not None:
-            raise ValueError(
-                "The adaptive normalized scorer does not support sample_weight."
-            )
-        method = getattr(estimator, self._response_method, None)
-        if method is None:
-            raise AttributeError(
-                f"{type(estimator).__name__} has no method "
-                f"{self._response_method!r}; pass response_method=<its method>."
-            )
-        y_pred = method(X)
-        n_features = None
-        if len(np.shape(X)) != 2:
-            n_features = getattr(estimator, "n_features_in_", None)
-        return adaptive_normalized_score(
-            y_true,
-            y_pred,
-            X=X if n_features is None else None,
-            n_features=n_features,
-            n_samples=self._n_samples,
-            **self._kwargs,
-        )
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
-        return (
-            f"make_adaptive_scorer({args}, n_samples={self._n_samples!r}, "
-            f"response_method={self._response_method!r})"
-        )
-
-
-@validate_params(
-    {**_OPTIONS, "n_samples": _COUNT, "response_method": [str]},
-)
-def make_adaptive_scorer(
-    *,
-    task="auto",
-    base_metric=None,
-    snr_scale=1.0,
-    snr_transform=None,
-    pos_label=1,
-    n_samples=None,
-    response_method="predict",
-):
-    """Make a scorer of :func:`adaptive_normalized_score` for model selection.
-
-    The scorer is called as ``scorer(estimator, X, y)`` (the ``scoring=``
-    protocol of :func:`~sklearn.model_selection.cross_validate` and
-    :class:`~sklearn.model_selection.GridSearchCV`) and scores
-    ``estimator.<response_method>(X)`` against ``y``. ``d`` is ``X.shape[1]``
-    (``estimator.n_features_in_`` when ``X`` is not 2-D). ``N`` is, by default,
-    the number of rows of the *evaluated* split, so a test fold of 50 samples
-    out of 250 gets ``N = 50``; pass ``n_samples`` to fix ``N`` (for example to
-    the training size) for every fold. The classes, SNR and imbalance are those
-    of the evaluated split. Higher is better.
-
-    Parameters
-    ----------
-    task, base_metric, snr_scale, snr_transform, pos_label
-        See :func:`adaptive_normalized_score`. ``task="clustering"`` scores the
-        cluster labels predicted for ``X`` against ``y`` and uses ``X`` for the
-        SNR.
-    n_samples : int, default=None
-        A fixed ``N``; ``None`` uses the size of the evaluated split.
-    response_method : str, default="predict"
-        Estimator method giving the predictions (labels, targets or clusters).
-
-    Returns
-    -------
-    scorer : callable
-        ``scorer(estimator, X, y) -> float`` in ``[0, 1]``.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> from sklearn.model_selection import cross_validate
-    >>> from sklearn_smallfair.adaptive import make_adaptive_scorer
-    >>> X, y = load_iris(return_X_y=True)
-    >>> scoring = {"adaptive": make_adaptive_scorer(n_samples=100),
-    ...            "accuracy": "accuracy"}
-    >>> cv = cross_validate(LogisticRegression(max_iter=1000), X, y, cv=3,
-    ...                     scoring=scoring)
-    >>> cv["test_accuracy"].round(3), cv["test_adaptive"].round(3)
-    (array([0.98, 0.96, 0.98]), array([0.961, 0.941, 0.961]))
-    """
-    if task != "auto":
-        _check_base_metric(base_metric, task)
-    if n_samples is not None:
-        n_samples = int(n_samples)
-    kwargs = dict(
-        task=task,
-        base_metric=base_metric,
-        snr_scale=snr_scale,
-        snr_transform=snr_transform,
-        pos_label=pos_label,
-    )
-    return _AdaptiveScorer(kwargs, n_samples, response_method)

@@ -1,15 +1,11 @@
 """FairnessAudit and audit_predictions: per-group metrics, tests and a report."""
 
-import warnings
-
-import numpy as np
-import pandas as pd
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._confusion import CELLS, reference_counts, rows_or_counts
+from .._confusion import rows_or_counts
 from .._params import (
     BOOLEAN,
     COUNTS,
@@ -22,28 +18,26 @@ from .._params import (
     Whole,
     validate_params,
 )
-from .._random import child_seed, resolve_seed
-from .._validation import (
-    _feature_columns,
-    check_sensitive_features,
-    check_smoothing,
-    format_labels,
-)
-from ..exceptions import UndefinedGroupMetricWarning
-from ..metrics import Metric, compute_metric, get_metrics, group_metrics
+from .._random import resolve_seed
+from .._validation import check_smoothing
+from ..metrics import Metric, get_metrics
 from ..smoothing import BaseSmoothing, CrossPriorSmoothing
-from ..stats import match_test, separation_test
-from ._detectable import detectable_gaps, verdicts
-from ._multiclass import check_matrix_metrics
-from ._report import AuditReport
+from ._binary import audit_counts, warn_undefined
+from ._multiclass import (
+    audit_multiclass,
+    check_matrix_metrics,
+    is_multiclass_counts,
+    more_than_two,
+    multiclass_counts,
+)
 
 __all__ = ["FairnessAudit", "audit_predictions"]
 
 DEFAULT_METRICS = ("tpr", "fpr", "ppv")
 TESTS = ("match", "separation")
 _DEFAULT_SMOOTHING = "default"  # CrossPriorSmoothing(lam=10)
-#: Largest ``n_draws`` of the MATCH test's Monte Carlo permutation laws per group.
-MAX_N_DRAWS = 1_000_000
+#: Largest ``n_resamples`` of the MATCH test's Monte Carlo laws per group.
+MAX_N_RESAMPLES = 1_000_000
 
 #: Parameters shared by :func:`audit_predictions` and :class:`FairnessAudit`.
 _AUDIT_PARAMETERS = {
@@ -52,11 +46,12 @@ _AUDIT_PARAMETERS = {
     "reference": REFERENCE,
     "tests": [StrOptions(set(TESTS)), list, tuple, None],
     "alpha": [Number(0, 1, closed="neither")],
-    "ci": [Number(0, 1, closed="neither"), None],
+    "confidence_level": [Number(0, 1, closed="neither")],
     "correction": [StrOptions({"holm", "bonferroni", "fdr_bh", "none"}), None],
     "family": [StrOptions({"all", "metric"})],
-    "n_draws": [Whole(100, MAX_N_DRAWS)],
+    "n_resamples": [Whole(100, MAX_N_RESAMPLES)],
     "random_state": RANDOM_STATE,
+    "pos_label": [*POS_LABEL, None],
 }
 
 
@@ -79,64 +74,6 @@ def _resolve_smoothing(smoothing):
     return check_smoothing(smoothing)  # checks its own parameters
 
 
-def _describe(smoothing):
-    """``CrossPriorSmoothing(lam=10)``: the smoothing with all its parameters."""
-    if smoothing is None:
-        return "none"
-    params = ", ".join(f"{k}={v!r}" for k, v in smoothing.get_params().items())
-    return f"{type(smoothing).__name__}({params})"
-
-
-def _is_total(reference):
-    return isinstance(reference, str) and reference == "total"
-
-
-def _marginals(data, metrics, level, seed):
-    """Per attribute of intersectional groups: its groups' metrics, and the parts.
-
-    Returns ``(marginals, parts)``: a dict from attribute name to the frame of
-    :func:`group_metrics` over that attribute alone (``n``, each metric with its
-    confidence interval), and a frame indexed by the intersectional groups with
-    one column per attribute (the group's level of it); ``(None, None)`` for a
-    single attribute or counts.
-    """
-    features = data["sensitive_features"]
-    if data["y_true"] is None or features is None:
-        return None, None
-    n_samples = len(data["y_pred"])
-    columns, name = _feature_columns(features, n_samples)
-    if len(columns) < 2:
-        return None, None
-    names = name.split("|")
-    if len(names) != len(columns) or len(set(names)) != len(names):
-        names = [f"attribute {k + 1}" for k in range(len(columns))]
-    groups, codes, _ = check_sensitive_features(features, n_samples)
-    first = np.unique(codes, return_index=True)[1]
-    parts = pd.DataFrame(
-        {a: np.asarray(col)[first] for a, col in zip(names, columns)}, index=groups
-    )
-    marginals = {}
-    for a, col in zip(names, columns):
-        with warnings.catch_warnings():  # the intersections' warning says it
-            warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
-            table = group_metrics(
-                data["y_true"],
-                data["y_pred"],
-                sensitive_features=np.asarray(col),
-                sample_weight=data["sample_weight"],
-                pos_label=data["pos_label"],
-                metrics=metrics,
-                smoothing=None,
-                zero_division=np.nan,
-                ci=level,
-                ci_method="auto",
-                random_state=child_seed(seed, "marginal", a),
-            )
-        keep = ["n"] + [f"{m}{s}" for m in metrics for s in ("", "_ci_low", "_ci_high")]
-        marginals[a] = table[keep]
-    return marginals, parts
-
-
 @validate_params(
     {
         "y_true": ["array-like", None],
@@ -145,7 +82,6 @@ def _marginals(data, metrics, level, seed):
         "counts": [*COUNTS, None],
         **_AUDIT_PARAMETERS,
         "sample_weight": ["array-like", None],
-        "pos_label": [*POS_LABEL, None],
         "labels": ["array-like", None],
         "matrix_metrics": [str, list, tuple, None],
         "title": [str],
@@ -162,14 +98,14 @@ def audit_predictions(
     reference="rest",
     tests=TESTS,
     alpha=0.05,
-    ci=None,
+    confidence_level=0.95,
     correction="holm",
     family="all",
     sample_weight=None,
     pos_label=None,
     labels=None,
     matrix_metrics=None,
-    n_draws=20_000,
+    n_resamples=20_000,
     random_state=0,
     title="Fairness audit",
 ):
@@ -177,7 +113,7 @@ def audit_predictions(
 
     Computes, for every group: its size and class counts; the raw and smoothed
     value of each metric with its undefined flag and the group's confidence
-    interval of each (``ci_method="auto"`` of
+    interval of each (``interval_method="auto"`` of
     :func:`~sklearn_smallfair.metrics.group_metrics`); the reference's value and the
     range of values the reference's proportions give at the group's size; the
     MATCH test of each value against the reference; and the separation
@@ -206,7 +142,10 @@ def audit_predictions(
         mapping from group to ``K x K`` matrix or an array of shape
         ``(n_groups, K, K)``, rows true and columns predicted in the order of
         ``labels``.
-        Metric names (:func:`~sklearn_smallfair.metrics.metric_names`).
+    metrics : str, Metric or list of them, default=("tpr", "fpr", "ppv")
+        The audited metrics: names of
+        :func:`~sklearn_smallfair.metrics.metric_names` or
+        :class:`~sklearn_smallfair.metrics.Metric` objects.
     smoothing : AdditiveSmoothing, CrossPriorSmoothing, None or "default"
         Smoothing of the ``*_smoothed`` columns; ``"default"`` is
         ``CrossPriorSmoothing(lam=10)``.
@@ -220,10 +159,9 @@ def audit_predictions(
         Tests to run.
     alpha : float, default=0.05
         Significance level, also the reference ranges' ``1 - alpha`` coverage.
-    ci : float or None, default=None
-        Level of each group's confidence intervals (``<metric>_ci_low``,
-        ``<metric>_ci_high`` and their ``_smoothed`` counterparts), in (0, 1);
-        ``None`` uses ``1 - alpha``.
+    confidence_level : float, default=0.95
+        Level of each group's confidence intervals (``<metric>_low``,
+        ``<metric>_high`` and their ``_smoothed`` counterparts), in (0, 1).
     correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
         Multiple-comparison correction of the tests' p-values (``"none"`` is
         ``None``: no correction).
@@ -237,9 +175,11 @@ def audit_predictions(
     sample_weight : array-like of shape (n_samples,), default=None
         Integer frequency weights of the rows.
     pos_label : int, float, bool or str, default=None
-        The positive class of binary targets; ``None`` is 1 (or ``True``).
-        Multiclass targets have no positive class: each class is audited in turn,
-        so ``pos_label`` is then an error.
+        The positive class of binary targets. ``None`` follows scikit-learn's
+        rule: ``1`` when the labels are ``{0, 1}`` or ``{-1, 1}`` (booleans
+        included), otherwise a ``ValueError`` naming the labels and asking for
+        ``pos_label``. Multiclass targets have no positive class: each class is
+        audited in turn, so ``pos_label`` is then an error.
     labels : array-like of shape (n_classes,), default=None
         The classes, in the order of the report, at least two; a class of the
         data missing from ``labels`` is an error. Given, the audit is per class
@@ -253,7 +193,7 @@ def audit_predictions(
         smoothed, against the reference's, with the multiclass MATCH test
         (:func:`~sklearn_smallfair.stats.multiclass_match_test`, one family of
         the groups per metric), in :attr:`MulticlassAuditReport.matrix`.
-    n_draws : int, default=20_000
+    n_resamples : int, default=20_000
         Monte Carlo draws per group of the MATCH test's permutation law where it
         is too large to enumerate (metrics that are not proportions, groups of
         thousands).
@@ -291,11 +231,11 @@ default=0
         smoothing=_resolve_smoothing(smoothing),
         tests=_check_tests(tests),
         alpha=float(alpha),
-        level=1.0 - float(alpha) if ci is None else float(ci),
+        confidence_level=float(confidence_level),
         correction=None if correction == "none" else correction,
         family=family,
         reference=reference,
-        n_draws=n_draws,
+        n_resamples=n_resamples,
         seed=resolve_seed(random_state),
         matrix_metrics=check_matrix_metrics(matrix_metrics),
     )
@@ -309,8 +249,6 @@ default=0
     )
     kind, counted = _count(data, labels)
     if kind == "multiclass":
-        from ._multiclass import audit_multiclass
-
         return audit_multiclass(counted, data, settings, title)
     if settings["matrix_metrics"]:
         raise ValueError(
@@ -319,14 +257,9 @@ default=0
             f"labels=[...] to audit each class, or drop matrix_metrics."
         )
     groups, cms, name = counted
-    data["pos_label"] = _BINARY_POS_LABEL if pos_label is None else pos_label
-    report = _audit_counts(groups, cms, name, data, settings, title)
-    _warn_undefined(report.frame, resolved)
+    report = audit_counts(groups, cms, name, data, settings, title)
+    warn_undefined(report.frame, resolved)
     return report
-
-
-#: The positive class of binary targets when ``pos_label`` is not given.
-_BINARY_POS_LABEL = 1
 
 
 def _count(data, labels):
@@ -337,8 +270,6 @@ def _count(data, labels):
     ``labels``, are counted into ``K x K`` matrices
     (:func:`~sklearn_smallfair.metrics.multiclass_confusion_counts`).
     """
-    from ._multiclass import is_multiclass_counts, more_than_two, multiclass_counts
-
     counts, pos_label = data["counts"], data["pos_label"]
     if labels is None and not is_multiclass_counts(counts):
         try:
@@ -348,207 +279,12 @@ def _count(data, labels):
                 data["sensitive_features"],
                 counts,
                 data["sample_weight"],
-                _BINARY_POS_LABEL if pos_label is None else pos_label,
+                pos_label,
             )
         except ValueError:
             if counts is not None or not more_than_two(data["y_true"], data["y_pred"]):
                 raise
     return "multiclass", multiclass_counts(data, labels)
-
-
-def _audit_counts(groups, cms, name, data, settings, title, *, decide=True):
-    """The binary audit of the per-group ``(TP, FN, FP, TN)`` matrices ``cms``.
-
-    ``data`` holds the rows (for the margins of intersectional groups) or the
-    counts; the matrices are counted once, by the caller. ``decide=False``
-    leaves out the MATCH verdicts and detectable gaps (:func:`decide_match`),
-    for a caller that adjusts the p-values over a larger family first.
-    """
-    resolved = settings["resolved"]
-    smoothing = settings["smoothing"]
-    tests = settings["tests"]
-    alpha, level = settings["alpha"], settings["level"]
-    correction, reference = settings["correction"], settings["reference"]
-    seed = settings["seed"]
-    table = group_metrics(
-        counts=pd.DataFrame(
-            cms, columns=list(CELLS), index=pd.Index(groups, name=name)
-        ),
-        metrics=resolved,
-        smoothing=smoothing,
-        reference=reference,
-        zero_division=np.nan,
-        ci=level,
-        ci_method="auto",
-        random_state=child_seed(seed, "ci"),
-    )
-    ref = reference_counts(cms, reference, groups=groups)
-    frame = table[["n", "n_pos", "n_neg"]].copy()
-    for m in resolved:
-        frame[m] = table[m]
-        frame[f"{m}_ci_low"] = table[f"{m}_ci_low"]
-        frame[f"{m}_ci_high"] = table[f"{m}_ci_high"]
-        frame[f"{m}_undefined"] = table[f"{m}_undefined"]
-        source = f"{m}_smoothed" if smoothing is not None else m
-        frame[f"{m}_smoothed"] = table[source]
-        frame[f"{m}_smoothed_ci_low"] = table[f"{source}_ci_low"]
-        frame[f"{m}_smoothed_ci_high"] = table[f"{source}_ci_high"]
-        frame[f"{m}_reference"] = compute_metric(m, ref, zero_division=np.nan)
-        # the range of the group's value that the MATCH test accepts (below)
-        frame[f"{m}_interval_low"] = np.nan
-        frame[f"{m}_interval_high"] = np.nan
-
-    match = None
-    if "match" in tests:
-        # by position: the counts of group k under the key k; the test compares
-        # each group with a sample independent of it (the others for "total")
-        others = cms.sum(axis=0) - cms if _is_total(reference) else ref
-        with warnings.catch_warnings():  # one warning by label, below
-            warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
-            result = match_test(
-                counts={k: row for k, row in enumerate(cms)},
-                metric=resolved,
-                reference=others,
-                correction=correction,
-                family=settings["family"],
-                alpha=alpha,
-                ci=1.0 - alpha,
-                n_draws=settings["n_draws"],
-                random_state=child_seed(seed, "match"),
-            )
-        match = result.to_frame()
-        position = match["group"].to_numpy(dtype=np.int64)
-        match["group"] = groups[position]
-        for m in resolved:
-            rows = match[match["metric"] == m]
-            at = position[(match["metric"] == m).to_numpy()]
-            for cols, col_name in (
-                (("p_lower_tail", "lower"), "match_lower"),
-                (("p_upper_tail", "upper"), "match_upper"),
-                (("p_value",), "match_p"),
-                (("p_adjusted",), "match_p_adjusted"),
-            ):
-                values = np.full(len(frame), np.nan)
-                col = next((c for c in cols if c in rows), None)
-                if col is not None:  # the tails' names, before and after 0.3
-                    values[at] = rows[col].to_numpy(dtype=float)
-                frame[f"{m}_{col_name}"] = values
-            for end in ("low", "high"):
-                values = np.full(len(frame), np.nan)
-                values[at] = rows[f"reference_range_{end}"].to_numpy(dtype=float)
-                frame[f"{m}_interval_{end}"] = values
-            reject = np.zeros(len(frame), dtype=bool)
-            reject[at] = rows["reject"].to_numpy(dtype=bool)
-            frame[f"{m}_match_reject"] = reject
-        if decide:
-            decide_match(
-                frame, resolved, cms, others, settings, _family_sizes(match, settings)
-            )
-
-    separation = violated = None
-    if "separation" in tests:
-        # the test depends on the counts only: four rows per group, weighted
-        codes = np.repeat(np.arange(groups.shape[0]), 4)
-        with warnings.catch_warnings():  # one warning by label, below
-            warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
-            res = separation_test(
-                np.tile([1, 1, 0, 0], groups.shape[0]),
-                np.tile([1, 0, 1, 0], groups.shape[0]),
-                sensitive_features=codes,
-                sample_weight=cms.ravel(),
-                alpha=alpha,
-                correction=correction,
-                method="auto",  # exact test for small cells, score test otherwise
-            )
-        separation = res.to_frame()
-        for col in ("group_a", "group_b"):
-            separation[col] = groups[separation[col].to_numpy(dtype=np.int64)]
-        violated = bool(res.violated)
-        separation_columns(frame, separation)
-
-    marginals, parts = _marginals(data, resolved, level, seed)
-    return AuditReport(
-        frame=frame,
-        marginals=marginals,
-        parts=parts,
-        overall={
-            m: float(compute_metric(m, cms.sum(axis=0), zero_division=np.nan))
-            for m in resolved
-        },
-        match=match,
-        separation=separation,
-        separation_violated=violated,
-        metrics=resolved,
-        alpha=alpha,
-        ci=level,
-        correction=correction,
-        smoothing=_describe(smoothing),
-        reference=reference if isinstance(reference, str) else "given",
-        title=title,
-        family=settings["family"],
-    )
-
-
-def _family_sizes(match, settings):
-    """Per metric, the number of MATCH tests in its correction family."""
-    counts = match.groupby("metric")["p_value"].count()
-    if settings["family"] == "all":
-        return dict.fromkeys(counts.index, int(counts.sum()))
-    return counts.to_dict()
-
-
-def decide_match(frame, resolved, cms, others, settings, n_tests):
-    """Per metric: ``<m>_detectable_gap`` and ``<m>_verdict`` of ``frame``.
-
-    ``others`` are the samples the MATCH test compared each group with;
-    ``n_tests`` maps each metric to the number of tests of its correction
-    family.
-    """
-    alpha, correction = settings["alpha"], settings["correction"]
-    n = cms.sum(axis=1)
-    n_int = np.rint(n).astype(np.int64)
-    for m in resolved:
-        # one gap among the family's tests is rejected at alpha / n_tests by
-        # holm, bonferroni and fdr_bh alike
-        single = alpha / max(n_tests.get(m, 0), 1) if correction else alpha
-        metric = get_metrics(m)[0]
-        gap = np.full(len(frame), np.nan)
-        if metric.family in ("binomial", "joint_ratio"):
-            k = cms[:, list(metric.denominator)].sum(axis=1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                share = np.where(n > 0, k / np.where(n > 0, n, 1), 0.0)
-            gap = detectable_gaps(m, others, n_int, share, alpha=single)
-        frame[f"{m}_detectable_gap"] = gap
-        frame[f"{m}_verdict"] = verdicts(frame, m, gap)
-
-
-def separation_columns(frame, separation):
-    """``separation_p_tpr`` and ``separation_p_fpr``: per group, the smallest
-    adjusted p-value of the comparisons involving it."""
-    for m in ("tpr", "fpr"):
-        rows = separation[separation["metric"] == m]
-        best = []
-        for g in frame.index:
-            involved = (rows["group_a"] == g) | (rows["group_b"] == g)
-            best.append(rows.loc[involved, "p_adjusted"].min())
-        frame[f"separation_p_{m}"] = np.asarray(best, dtype=float)
-
-
-def _warn_undefined(frame, resolved, where=""):
-    """One warning naming every undefined (0/0) metric and its groups."""
-    undefined = [
-        f"{m} for {format_labels(frame.index[frame[f'{m}_undefined'].to_numpy()])}"
-        for m in resolved
-        if frame[f"{m}_undefined"].any()
-    ]
-    if undefined:
-        warnings.warn(
-            f"undefined (0/0) metrics{where}: {'; '.join(undefined)}. The report "
-            f"marks them (<metric>_undefined), their tests are NaN, and their "
-            f"smoothed values are defined.",
-            UndefinedGroupMetricWarning,
-            stacklevel=3,
-        )
 
 
 def _estimator_has(attr):
@@ -583,8 +319,8 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         Tests to run.
     alpha : float, default=0.05
         Significance level.
-    ci : float or None, default=None
-        Level of each group's confidence intervals; ``None`` uses ``1 - alpha``.
+    confidence_level : float, default=0.95
+        Level of each group's confidence intervals, in (0, 1).
     correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
         Multiple-comparison correction (``"none"`` is ``None``).
     family : {"all", "metric"}, default="all"
@@ -592,6 +328,9 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         :func:`audit_predictions`).
     reference : {"rest", "total"}, group label or array-like, default="rest"
         Each group's reference.
+    pos_label : int, float, bool or str, default=None
+        The positive class of binary targets; ``None`` follows scikit-learn's
+        rule (see :func:`audit_predictions`).
     labels : array-like of shape (n_classes,), default=None
         The classes of a per-class audit, in order (see
         :func:`audit_predictions`); default: the classes of the audit data,
@@ -604,7 +343,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         ``estimator`` is already fitted: :meth:`fit` does not refit it. Without
         a call to :meth:`fit`, :meth:`audit` uses a fitted ``estimator`` as it
         is, whatever ``prefit``.
-    n_draws : int, default=20_000
+    n_resamples : int, default=20_000
         Monte Carlo draws per group of the MATCH test's permutation law where it
         is too large to enumerate.
     random_state : int, RandomState instance or None, default=0
@@ -654,14 +393,15 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         smoothing=_DEFAULT_SMOOTHING,
         tests=TESTS,
         alpha=0.05,
-        ci=None,
+        confidence_level=0.95,
         correction="holm",
         family="all",
         reference="rest",
+        pos_label=None,
         labels=None,
         matrix_metrics=None,
         prefit=False,
-        n_draws=20_000,
+        n_resamples=20_000,
         random_state=0,
     ):
         self.estimator = estimator
@@ -669,14 +409,15 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         self.smoothing = smoothing
         self.tests = tests
         self.alpha = alpha
-        self.ci = ci
+        self.confidence_level = confidence_level
         self.correction = correction
         self.family = family
         self.reference = reference
+        self.pos_label = pos_label
         self.labels = labels
         self.matrix_metrics = matrix_metrics
         self.prefit = prefit
-        self.n_draws = n_draws
+        self.n_resamples = n_resamples
         self.random_state = random_state
 
     def fit(self, X, y, **fit_params):
@@ -808,12 +549,13 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
             reference=self.reference,
             tests=self.tests,
             alpha=self.alpha,
-            ci=self.ci,
+            confidence_level=self.confidence_level,
             correction=self.correction,
             family=self.family,
+            pos_label=self.pos_label,
             labels=self.labels,
             matrix_metrics=self.matrix_metrics,
-            n_draws=self.n_draws,
+            n_resamples=self.n_resamples,
             random_state=self.random_state,
             title=title or "Fairness audit",
         )

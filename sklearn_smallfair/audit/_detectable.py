@@ -77,8 +77,8 @@ def verdicts(frame, metric, gap):
     """
     reject = frame[f"{metric}_match_reject"].to_numpy(dtype=bool)
     p = frame[f"{metric}_match_p_adjusted"].to_numpy(dtype=float)
-    low = frame[f"{metric}_ci_low"].to_numpy(dtype=float)
-    high = frame[f"{metric}_ci_high"].to_numpy(dtype=float)
+    low = frame[f"{metric}_low"].to_numpy(dtype=float)
+    high = frame[f"{metric}_high"].to_numpy(dtype=float)
     ref = frame[f"{metric}_reference"].to_numpy(dtype=float)
     d = np.abs(gap)
     with np.errstate(invalid="ignore"):

@@ -3,20 +3,34 @@
 The page loads nothing and runs no script (its content security policy forbids
 them): the summary matrix is sorted by radio buttons and CSS (one copy of the
 matrix per order, the checked one shown), long lists fold into ``<details>``,
-wide tables scroll inside their own container on screen and wrap in print.
+wide tables scroll inside their own container on screen and wrap in print. The
+markup is in the templates (:mod:`._templates`); this module turns a report into
+the values its sections show.
 """
-
-import html
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
 from .. import __version__
 from .._output import display_label
-from ..metrics import get_metric
 from ._detectable import POWER
+from ._drilldown import VERDICT_CLASS as _CLASS
+from ._drilldown import drilldown
+from ._format import metric_label, plain
+from ._templates import (
+    ci_text,
+    describe,
+    fmt_p,
+    macro,
+    num,
+    page,
+    render_template,
+    table,
+)
 
-__all__ = ["render"]
+__all__ = ["figure", "render", "render_sections", "shown_pairs"]
+
 
 #: Findings shown above the fold; the rest are folded by kind.
 TOP_FINDINGS = 5
@@ -34,49 +48,11 @@ _KINDS = {
     "blind": "What the audit could not see",
     "small": "Small groups",
 }
-_CLASS = {
-    "gap": "v-gap",
-    "no gap detected": "v-ok",
-    "inconclusive": "v-unsure",
-    "undefined": "v-undef",
-    "not tested": "v-none",
-}
 _ORDERS = (
     ("evidence", "Strongest evidence first"),
     ("size", "Smallest group first"),
     ("name", "By name"),
 )
-
-
-def esc(text):
-    """Displayable (control and bidirectional characters shown) and escaped."""
-    return html.escape(display_label(text))
-
-
-def _label(metric):
-    return metric.upper() if len(metric) <= 4 else metric
-
-
-def _describe(metric):
-    try:
-        return get_metric(metric).description
-    except ValueError:  # pragma: no cover - audited metrics are known
-        return metric
-
-
-def _p(p):
-    if np.isnan(p):
-        return "undefined"
-    return f"{p:.1e}" if p < 1e-4 else f"{p:.2g}"
-
-
-def _num(x, digits=2):
-    return "undefined" if np.isnan(x) else f"{x:.{digits}f}"
-
-
-def _head(text, tip):
-    """A header cell: readable words with a tooltip explaining the column."""
-    return f'<th scope="col"><abbr title="{html.escape(tip)}">{text}</abbr></th>'
 
 
 # =====================================================================================
@@ -125,7 +101,7 @@ def _orders(report, cells):
 def _order_keys(report):
     """``(key, label)`` of every order of the matrix: the fixed ones, per metric."""
     return [*_ORDERS] + [
-        (f"m{k}", f"{_label(m)} gaps first") for k, m in enumerate(report.metrics)
+        (f"m{k}", f"{metric_label(m)} gaps first") for k, m in enumerate(report.metrics)
     ]
 
 
@@ -146,19 +122,16 @@ def _verdict_class(cell):
 
 def _matrix_cell(cell, compact):
     v = cell["verdict"]
-    tip = html.escape(display_label(cell["text"]))
-    if v == "undefined":
-        body = '<span class="big">0/0</span><span class="small">undefined</span>'
-    else:
-        d = cell["difference"]
-        p = cell["p_adjusted"]
-        mark = "&#8224;" if cell["outside"] else ""
-        body = f'<span class="big">{d:+.2f}{mark}</span>'
-        if not np.isnan(p):
-            body += f'<span class="small">p = {_p(p)}</span>'
-        if v != "gap" and not compact:
-            body += f'<span class="small">{html.escape(cell["short"])}</span>'
-    return f'<td class="{_verdict_class(cell)}" title="{tip}">{body}</td>'
+    p = cell["p_adjusted"]
+    return {
+        "cls": _verdict_class(cell),
+        "text": cell["text"],
+        "undefined": v == "undefined",
+        "big": f"{cell['difference']:+.2f}",
+        "outside": cell["outside"],
+        "p": None if np.isnan(p) else fmt_p(p),
+        "short": cell["short"] if v != "gap" and not compact else None,
+    }
 
 
 def _chunks(report, order):
@@ -171,19 +144,19 @@ def _chunks(report, order):
     return [order[k : k + rows] for k in range(0, len(order), rows)]
 
 
-def _matrix(report, order, cells, key):
+def _summary(report, cells, prefix=""):
     f = report.frame
     ref = report._ref_word()
-    compact = len(order) > FOLD_GROUPS
+    compact = len(f) > FOLD_GROUPS
     heads = [
-        _head("Group", "The group (its label as given)"),
-        _head("People", "Number of people in the group (n)"),
+        ("Group", "The group (its label as given)"),
+        ("People", "Number of people in the group (n)"),
     ]
     for m in report.metrics:
         heads.append(
-            _head(
-                _label(m),
-                f"{_describe(m)}. Each cell: the group's value minus {ref}'s "
+            (
+                metric_label(m),
+                f"{describe(m)}. Each cell: the group's value minus {ref}'s "
                 f"(large; on the metric's scale, a difference of proportions for "
                 f"a rate), the MATCH test's adjusted p-value, and for a "
                 f"non-rejection the smallest gap the audit detects at the group's "
@@ -192,176 +165,72 @@ def _matrix(report, order, cells, key):
                 + ". Hover a cell for the whole sentence.",
             )
         )
-    tables = []
-    for chunk in _chunks(report, order):
-        rows = [
-            f'<tr><th scope="row">{esc(_plain(g))}</th>'
-            f'<td class="n">{int(f.loc[g, "n"]):,}</td>'
-            + "".join(_matrix_cell(c, compact) for c in cells[g])
-            + "</tr>"
-            for g in chunk
-        ]
-        tables.append(
-            f'<div class="scroll"><table class="matrix{" compact" * compact}">'
-            f"<thead><tr>{''.join(heads)}</tr></thead><tbody>{''.join(rows)}"
-            "</tbody></table></div>"
-        )
-    return f'<div class="view view-{key}">{"".join(tables)}</div>'
-
-
-def _plain(group):
-    value = group.item() if isinstance(group, np.generic) else group
-    if isinstance(value, tuple):
-        return " & ".join(str(display_label(v)) for v in value)
-    return value
-
-
-def _legend(report):
-    items = (
-        ("v-gap", "gap", "The MATCH test rejects, after the adjustment"),
-        (
-            "v-unsure",
-            "inconclusive at this size",
-            "Not rejected, but the group's interval allows a gap the audit would miss",
-        ),
-        (
-            "v-ok",
-            "no gap above the detectable size",
-            "Not rejected, and the group's interval holds the reference's value "
-            f"and no gap as large as the one the audit detects with {POWER:.0%} "
-            "power at the group's size",
-        ),
-        (
-            "v-blind",
-            "no gap detectable at this size",
-            f"At the group's size no gap reaches {POWER:.0%} power: the audit "
-            "cannot see a gap, whatever the data",
-        ),
-        ("v-undef", "undefined (0/0)", "No one in the metric's denominator"),
-        (
-            "",
-            "&#8224; outside the reference's range, not rejected",
-            f"The value lies outside the reference's {1 - report.alpha:.0%} "
-            "range at the group's size but the adjusted test does not reject; "
-            "hover the cell for why (the adjustment for many tests, or a small n)",
-        ),
-    )
-    spans = "".join(
-        f'<span class="key {cls}" title="{html.escape(tip)}">{text}</span>'
-        for cls, text, tip in items
-    )
-    return f'<p class="legend">{spans}</p>'
-
-
-def _summary(report, cells, prefix=""):
+    shown = {
+        g: {
+            "label": plain(g),
+            "n": f"{int(f.loc[g, 'n']):,}",
+            "cells": [_matrix_cell(c, compact) for c in cells[g]],
+        }
+        for g in f.index
+    }
     orders = _orders(report, cells)
-    radios = "".join(
-        f'<input type="radio" name="{prefix}order" id="{prefix}order-{key}"'
-        f"{' checked' if k == 0 else ''}>"
-        f'<label for="{prefix}order-{key}">{text}</label>'
-        for k, (key, text) in enumerate(_order_keys(report))
-    )
-    views = "".join(
-        _matrix(report, orders[key], cells, key) for key, _ in _order_keys(report)
-    )
-    counts = report._verdict_counts()
-    sep = ""
+    keys = _order_keys(report)
+    views = [
+        {
+            "key": key,
+            "chunks": [
+                [shown[g] for g in chunk] for chunk in _chunks(report, orders[key])
+            ],
+        }
+        for key, _ in keys
+    ]
+    separation = None
     if report.separation_violated is not None:
-        word = "violated" if report.separation_violated else "no violation detected"
-        sep = f" Separation (equalized odds): <strong>{word}</strong>."
-    return (
-        "<section id='summary'><h2>Summary</h2>"
-        f'<p class="verdict">{html.escape(counts)}{sep}</p>'
-        f"{_legend(report)}"
-        f'<div class="sorter"><span class="sort-by">Sort:</span>{radios}{views}'
-        "</div></section>"
+        separation = (
+            "violated" if report.separation_violated else "no violation detected"
+        )
+    return macro("summary")(
+        {
+            "prefix": prefix,
+            "counts": report._verdict_counts(),
+            "separation": separation,
+            "power": f"{POWER:.0%}",
+            "range_level": f"{1 - report.alpha:.0%}",
+            "orders": keys,
+            "views": views,
+            "heads": heads,
+            "compact": compact,
+        }
     )
 
 
 # =====================================================================================
 # findings
 # =====================================================================================
-def _findings(report):
+def _findings(report, prefix=""):
     ranked = report._ranked()
-    top = ranked[:TOP_FINDINGS]
     rest = ranked[TOP_FINDINGS:]
-    out = ["<section id='findings'><h2>Findings</h2>"]
-    out.append(
-        "<ol class='top'>"
-        + "".join(f"<li>{esc(text)}</li>" for _, _, text in top)
-        + "</ol>"
+    by_kind = []
+    for kind, title in _KINDS.items():
+        items = [text for k, _, text in rest if k == kind]
+        if items:
+            by_kind.append((title, items))
+    return macro("findings")(
+        {
+            "prefix": prefix,
+            "top": [text for _, _, text in ranked[:TOP_FINDINGS]],
+            "n_rest": len(rest),
+            "rest": by_kind,
+        }
     )
-    if rest:
-        out.append(
-            f"<details class='more'><summary>{len(rest)} more finding(s), by "
-            "kind</summary>"
-        )
-        for kind, title in _KINDS.items():
-            items = [text for k, _, text in rest if k == kind]
-            if items:
-                out.append(
-                    f"<h3>{html.escape(title)} ({len(items)})</h3><ul>"
-                    + "".join(f"<li>{esc(t)}</li>" for t in items)
-                    + "</ul>"
-                )
-        out.append("</details>")
-    out.append("</section>")
-    return "".join(out)
 
 
 # =====================================================================================
 # tables
 # =====================================================================================
-def _table(frame, heads, *, index=None, cls="data"):
-    """An escaped table with readable headers and tooltips.
-
-    ``heads`` maps each column to ``(header, tooltip)``; ``index`` is the header
-    of the row labels (``None``: no row labels).
-    """
-    cols = "".join(_head(*heads[c]) for c in frame.columns)
-    first = _head(*index) if index else ""
-    columns = [[_cell_text(v) for v in frame[c].tolist()] for c in frame.columns]
-    labels = [
-        f'<th scope="row">{esc(_plain(label))}</th>' if index else ""
-        for label in frame.index
-    ]
-    rows = [
-        f"<tr>{th}{''.join(f'<td>{v}</td>' for v in values)}</tr>"
-        for th, values in zip(labels, zip(*columns))
-    ]
-    return (
-        f'<div class="scroll"><table class="{cls}"><thead><tr>{first}{cols}</tr>'
-        f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
-    )
-
-
-def _cell_text(value):
-    """A table cell's escaped text: numbers formatted, labels made displayable."""
-    text = _text(value)
-    if isinstance(text, str) and text.isascii() and text.isprintable():
-        return html.escape(text)
-    return esc(text)
-
-
-def _text(value):
-    if isinstance(value, (float, np.floating)):
-        return "undefined" if np.isnan(value) else f"{value:.4g}"
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else "no"
-    return value
-
-
-def _ci_text(value, low, high):
-    if np.isnan(value):
-        return "undefined"
-    if np.isnan(low) or np.isnan(high):
-        return f"{value:.3g}"
-    return f"{value:.3g} [{low:.2f}, {high:.2f}]"
-
-
-def _groups_table(report):
+def _groups_table(report, prefix=""):
     f = report.frame
-    level = f"{report.ci:.0%}"
+    level = f"{report.confidence_level:.0%}"
     ref = report._ref_word()
     out = pd.DataFrame(index=f.index)
     heads = {}
@@ -374,18 +243,18 @@ def _groups_table(report):
     add("n_pos", f["n_pos"].astype(int), "Positives", "People whose true label is 1")
     add("n_neg", f["n_neg"].astype(int), "Negatives", "People whose true label is 0")
     for m in report.metrics:
-        L = _label(m)
+        L = metric_label(m)
         add(
             m,
-            [_ci_text(*t) for t in zip(f[m], f[f"{m}_ci_low"], f[f"{m}_ci_high"])],
+            [ci_text(*t) for t in zip(f[m], f[f"{m}_low"], f[f"{m}_high"])],
             f"{L} [{level} CI]",
-            f"{_describe(m)}: the group's raw value and its {level} confidence "
+            f"{describe(m)}: the group's raw value and its {level} confidence "
             "interval (where its true value may be)",
         )
         s = f"{m}_smoothed"
         add(
             s,
-            [_ci_text(*t) for t in zip(f[s], f[f"{s}_ci_low"], f[f"{s}_ci_high"])],
+            [ci_text(*t) for t in zip(f[s], f[f"{s}_low"], f[f"{s}_high"])],
             f"{L} smoothed [{level} CI]",
             f"The group's {L} after smoothing ({report.smoothing}) with its interval",
         )
@@ -398,7 +267,7 @@ def _groups_table(report):
         add(
             f"{m}_range",
             [
-                f"{_num(lo)} to {_num(hi)}"
+                f"{num(lo)} to {num(hi)}"
                 for lo, hi in zip(f[f"{m}_interval_low"], f[f"{m}_interval_high"])
             ],
             f"{L} reference range",
@@ -419,7 +288,7 @@ def _groups_table(report):
             add(
                 f"{m}_gap",
                 [
-                    _num(abs(x)) if not np.isnan(x) else "none"
+                    num(abs(x)) if not np.isnan(x) else "none"
                     for x in f[f"{m}_detectable_gap"]
                 ],
                 f"{L} detectable gap",
@@ -439,26 +308,22 @@ def _groups_table(report):
     for m in report.metrics:
         cols = counts + [c for c in out.columns if c == m or c.startswith(f"{m}_")]
         tables.append(
-            f"<h3>{_label(m)}</h3>"
-            + _table(
-                out[cols],
-                heads,
-                index=("Group", "The group (its label as given)"),
+            (
+                metric_label(m),
+                table(
+                    out[cols], heads, index=("Group", "The group (its label as given)")
+                ),
             )
         )
-    table = "".join(tables)
-    text = (
-        f"<p>One table per metric. Each value with the group's {level} "
-        "confidence interval in brackets; hover a header for what the column "
-        "holds.</p>"
+    return macro("groups")(
+        {
+            "prefix": prefix,
+            "folded": len(f) > FOLD_GROUPS,
+            "n_groups": len(f),
+            "level": level,
+            "tables": tables,
+        }
     )
-    if len(f) > FOLD_GROUPS:
-        return (
-            "<section id='groups'><h2>Per-group metrics</h2>"
-            f"<details><summary>All {len(f)} groups, one table per metric"
-            f"</summary>{text}{table}</details></section>"
-        )
-    return f"<section id='groups'><h2>Per-group metrics</h2>{text}{table}</section>"
 
 
 _MATCH_HEADS = {
@@ -466,8 +331,8 @@ _MATCH_HEADS = {
     "n": ("People", "Number of people in the group"),
     "metric": ("Metric", "The audited metric"),
     "score": ("Value", "The group's value of the metric"),
-    "score_ci_low": ("Value CI low", "Lower end of the group's interval"),
-    "score_ci_high": ("Value CI high", "Upper end of the group's interval"),
+    "score_low": ("Value CI low", "Lower end of the group's interval"),
+    "score_high": ("Value CI high", "Upper end of the group's interval"),
     "reference_score": ("Reference value", "The reference's value of the metric"),
     "reference_range_low": (
         "Reference range low",
@@ -487,8 +352,6 @@ _MATCH_HEADS = {
         "P(value or higher)",
         "Probability of the observed value or a higher one under the reference",
     ),
-    "lower": ("P(value or lower)", "Lower tail probability under the reference"),
-    "upper": ("P(value or higher)", "Upper tail probability under the reference"),
     "p_value": ("p", "Two-sided p-value, unadjusted"),
     "p_adjusted": ("Adjusted p", "p-value adjusted for the number of tests"),
     "p_undefined": ("p undefined", "Whether the test is undefined (0/0)"),
@@ -504,8 +367,8 @@ _SEP_HEADS = {
     "value_a": ("Value A", "Group A's rate"),
     "value_b": ("Value B", "Group B's rate"),
     "difference": ("Gap (A - B)", "Group A's rate minus group B's"),
-    "difference_ci_low": ("Gap CI low", "Lower end of the gap's confidence interval"),
-    "difference_ci_high": (
+    "difference_low": ("Gap CI low", "Lower end of the gap's confidence interval"),
+    "difference_high": (
         "Gap CI high",
         "Upper end of the gap's confidence interval",
     ),
@@ -519,21 +382,19 @@ _SEP_HEADS = {
 
 def _heads_for(frame, known):
     return {
-        c: known.get(c, (html.escape(str(c)).replace("_", " ").capitalize(), str(c)))
+        c: known.get(c, (str(c).replace("_", " ").capitalize(), str(c)))
         for c in frame.columns
     }
 
 
-def _match_section(report):
+def _match_section(report, prefix=""):
     m = report.match
-    table = _table(m, _heads_for(m, _MATCH_HEADS), cls="data")
-    return (
-        "<section id='match'><h2>MATCH test</h2><p>For each group and metric: "
-        "the observed value, the reference's value, the tail probabilities of "
-        "the observed value under the reference's proportions at the group's "
-        "size, and the p-values.</p>"
-        f"<details><summary>All {len(m)} tests</summary>{table}</details>"
-        "</section>"
+    return macro("match")(
+        {
+            "prefix": prefix,
+            "n": len(m),
+            "table": table(m, _heads_for(m, _MATCH_HEADS), cls="data"),
+        }
     )
 
 
@@ -548,9 +409,9 @@ def shown_pairs(sep):
     """
     keep = sep["reject"].to_numpy(dtype=bool).copy()
     p = np.nan_to_num(sep["p_value"].to_numpy(dtype=float), nan=2.0)
-    if {"difference_ci_low", "difference_ci_high"} <= set(sep.columns):
-        low = sep["difference_ci_low"].to_numpy(dtype=float)
-        high = sep["difference_ci_high"].to_numpy(dtype=float)
+    if {"difference_low", "difference_high"} <= set(sep.columns):
+        low = sep["difference_low"].to_numpy(dtype=float)
+        high = sep["difference_high"].to_numpy(dtype=float)
         supported = np.where(low > 0, low, np.where(high < 0, -high, 0.0))
         supported = np.nan_to_num(supported, nan=0.0)
     else:
@@ -560,199 +421,73 @@ def shown_pairs(sep):
     return keep
 
 
-def _separation_section(report):
+def _separation_section(report, prefix=""):
     sep = report.separation
-    word = "violated" if report.separation_violated else "no violation detected"
     reject = sep["reject"].to_numpy(dtype=bool)
-    keep = shown_pairs(sep)
-    shown = sep[keep].sort_values(["reject", "p_adjusted"], ascending=[False, True])
+    shown = sep[shown_pairs(sep)].sort_values(
+        ["reject", "p_adjusted"], ascending=[False, True]
+    )
     heads = _heads_for(sep, _SEP_HEADS)
-    text = (
-        f"<p>Verdict at alpha = {report.alpha:g}: <strong>{word}</strong>. "
-        f"{int(reject.sum())} of {len(sep)} comparisons reject; shown: the "
-        f"rejections and the {min(TOP_PAIRS, len(sep))} largest gaps the data "
-        "support (the end of the gap's confidence interval nearest zero; then "
-        "the smallest p-value).</p>"
-    )
-    full = ""
+    full = None
     if len(shown) < len(sep):
-        full = (
-            f"<details><summary>All {len(sep)} comparisons</summary>"
-            f"{_table(sep, heads, cls='data full')}</details>"
-        )
-    return (
-        "<section id='separation'><h2>Separation (equalized odds)</h2>"
-        f"{text}{_table(shown, heads, cls='data')}{full}</section>"
-    )
-
-
-# =====================================================================================
-# intersections
-# =====================================================================================
-def _drilldown(report):
-    """Per metric: the attributes' marginal values beside the intersections."""
-    marginals = report.marginals
-    attrs = list(marginals)
-    out = [
-        "<section id='drilldown'><h2>Which attribute drives a gap</h2>"
-        "<p>The groups are intersections of "
-        + ", ".join(f"<em>{esc(a)}</em>" for a in attrs)
-        + ". For each metric: the value of every level of each attribute alone "
-        "(over all its intersections) beside the intersections' values; a gap "
-        "that follows one attribute's level shows in that attribute's margin.</p>"
-    ]
-    level = f"{report.ci:.0%}"
-    for m in report.metrics:
-        L = _label(m)
-        overall = report.overall.get(m, np.nan)
-        out.append(f"<h3>{L} (everyone: {_num(overall, 3)})</h3>")
-        out.append(f"<p class='driver'>{esc(_driver(report, m))}</p>")
-        out.append('<div class="side">')
-        if len(attrs) == 2:
-            out.append(_cross(report, m, attrs))
-        rows = []
-        for a in attrs:
-            t = marginals[a]
-            for lvl, r in t.iterrows():
-                rows.append(
-                    {
-                        "attribute": display_label(a),
-                        "level": display_label(lvl),
-                        "n": int(r["n"]),
-                        "value": _ci_text(r[m], r[f"{m}_ci_low"], r[f"{m}_ci_high"]),
-                        "diff": "undefined"
-                        if np.isnan(r[m])
-                        else f"{r[m] - overall:+.2f}",
-                    }
-                )
-        frame = pd.DataFrame(rows)
-        heads = {
-            "attribute": ("Attribute", "One column of the sensitive features"),
-            "level": ("Level", "A value of the attribute"),
-            "n": ("People", "People with this level, over all intersections"),
-            "value": (f"{L} [{level} CI]", f"{L} of everyone with this level"),
-            "diff": ("Gap to everyone", f"The level's {L} minus everyone's"),
+        full = table(sep, heads, cls="data full")
+    return macro("separation")(
+        {
+            "prefix": prefix,
+            "alpha": f"{report.alpha:g}",
+            "word": "violated"
+            if report.separation_violated
+            else "no violation detected",
+            "n_reject": int(reject.sum()),
+            "n": len(sep),
+            "n_top": min(TOP_PAIRS, len(sep)),
+            "shown": table(shown, heads, cls="data"),
+            "full": full,
         }
-        body = {k: v for k, v in heads.items() if k != "attribute"}
-        out.append(
-            _table(
-                frame.set_index("attribute"),
-                body,
-                index=heads["attribute"],
-                cls="data margins",
-            )
-        )
-        out.append("</div>")
-    out.append("</section>")
-    return "".join(out)
-
-
-def _cross(report, metric, attrs):
-    """Two attributes: levels of one as rows, of the other as columns, margins."""
-    a, b = attrs
-    f, parts = report.frame, report.parts
-    ma, mb = report.marginals[a], report.marginals[b]
-    cols = list(mb.index)
-    head = "".join(f'<th scope="col">{esc(_plain(c))}</th>' for c in cols) + _head(
-        f"All {esc(b)}", f"{_label(metric)} of the row's level over all"
     )
-    rows = []
-    for r in ma.index:
-        tds = []
-        for c in cols:
-            hit = parts.index[(parts[a] == r) & (parts[b] == c)]
-            if not len(hit):
-                tds.append('<td class="v-none">no one</td>')
-                continue
-            cell = report.cell(hit[0], metric)
-            tip = html.escape(display_label(cell["text"]))
-            tds.append(
-                f'<td class="{_CLASS.get(cell["verdict"], "v-none")}" title="{tip}">'
-                f"{_num(cell['value'])}<span class='small'>n = "
-                f"{int(f.loc[hit[0], 'n'])}</span></td>"
-            )
-        tds.append(f'<td class="margin">{_num(ma.loc[r, metric])}</td>')
-        rows.append(f'<tr><th scope="row">{esc(_plain(r))}</th>{"".join(tds)}</tr>')
-    foot = "".join(f'<td class="margin">{_num(mb.loc[c, metric])}</td>' for c in cols)
-    overall = report.overall.get(metric, np.nan)
-    rows.append(
-        f'<tr><th scope="row">All {esc(a)}</th>{foot}'
-        f'<td class="margin">{_num(overall)}</td></tr>'
-    )
-    return (
-        '<div class="scroll"><table class="cross">'
-        f'<thead><tr><th scope="col">{esc(a)} \\ {esc(b)}</th>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
-    )
-
-
-def _driver(report, metric):
-    """One sentence: the attribute whose level's margin is farthest from everyone."""
-    f = report.frame
-    overall = report.overall.get(metric, np.nan)
-    diff = (f[metric] - f[f"{metric}_reference"]).abs()
-    gaps = f.index[f.get(f"{metric}_verdict", pd.Series("", f.index)) == "gap"]
-    focus = list(gaps) if len(gaps) else ([diff.idxmax()] if diff.notna().any() else [])
-    if not focus or np.isnan(overall):
-        return f"No {_label(metric)} value to drill into."
-    texts = []
-    for g in focus[:3]:
-        levels = report.parts.loc[g]
-        margins = {
-            a: report.marginals[a].loc[levels[a], metric] for a in report.marginals
-        }
-        dev = {a: v - overall for a, v in margins.items() if not np.isnan(v)}
-        if not dev:
-            continue
-        top = max(dev, key=lambda a: abs(dev[a]))
-        rest = "; ".join(
-            f"{display_label(a)} = {display_label(levels[a])}: {_num(margins[a])}"
-            for a in dev
-            if a != top
-        )
-        kind = "gap" if g in gaps else "largest difference"
-        texts.append(
-            f"{display_label(_plain(g))}'s {kind} ({_label(metric)} "
-            f"{f.loc[g, metric]:.2f} against {f.loc[g, f'{metric}_reference']:.2f} "
-            f"for {report._ref_word()}) follows "
-            f"{display_label(top)} = {display_label(levels[top])} most: everyone "
-            f"with that level has {_label(metric)} {margins[top]:.2f} against "
-            f"{overall:.2f} overall" + (f" ({rest})." if rest else ".")
-        )
-    return " ".join(texts) or f"No {_label(metric)} value to drill into."
 
 
 # =====================================================================================
 # page
 # =====================================================================================
+def figure(data, *, level, smoothing, range_level):
+    """The plots' ``<figure>``: a base64 PNG ``data`` and its caption (a note
+    that plots need matplotlib when ``data`` is None)."""
+    return macro("figure")(
+        {
+            "data": data,
+            "level": level,
+            "smoothing": smoothing,
+            "range_level": range_level,
+        }
+    )
+
+
 def render_sections(report, plots, prefix=""):
     """The sections of ``report``'s page (without the notes) and their CSS.
 
-    ``prefix`` starts every element id (and the sorting radio buttons' name), so
-    that several reports' sections can share one page.
+    ``plots`` is the plots' HTML (:func:`figure`, may be empty). ``prefix``
+    starts every element id (and the sorting radio buttons' name), so that
+    several reports' sections can share one page.
     """
     cells = _cells(report)
-    sections = [_summary(report, cells, prefix), _findings(report)]
+    sections = [_summary(report, cells, prefix), _findings(report, prefix)]
     if report.marginals:
-        sections.append(_drilldown(report))
-    sections.append(_groups_table(report))
+        sections.append(drilldown(report, prefix))
+    sections.append(_groups_table(report, prefix))
     if report.separation is not None:
-        sections.append(_separation_section(report))
+        sections.append(_separation_section(report, prefix))
     if report.match is not None:
-        sections.append(_match_section(report))
+        sections.append(_match_section(report, prefix))
     if plots:
-        sections.append(f"<section id='plots'><h2>Plots</h2>{plots}</section>")
-    if prefix:  # the generated ids; labels are escaped, so hold no quote
-        sections = [
-            x.replace("<section id='", f"<section id='{prefix}") for x in sections
-        ]
-    return sections, _order_css(report, prefix)
+        sections.append(macro("plots")({"prefix": prefix, "html": Markup(plots)}))
+    return [str(s) for s in sections], _order_css(report, prefix)
 
 
 def render(report, plots):
     """The page of ``report`` with the ``plots`` section's HTML (may be empty)."""
     sections, css = render_sections(report, plots)
-    sections.append(_HOW_TO_READ)
+    sections.append(render_template("notes.html"))
     return page(
         report.title,
         f"sklearn-smallfair {__version__}; {len(report.frame)} groups, "
@@ -770,113 +505,3 @@ def render(report, plots):
         "\n".join(sections),
         css,
     )
-
-
-def page(title, meta, body, css=""):
-    """A whole self-contained page: ``title`` and ``meta`` (text, escaped here),
-    ``body`` (HTML) and the CSS added to the page's own."""
-    return _PAGE.format(title=esc(title), meta=esc(meta), body=body, css=_CSS + css)
-
-
-_CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;
-color:#1f2328;background:#fff;line-height:1.4}
-main{max-width:1200px;margin:0 auto;padding:1.5rem}
-h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;
-border-bottom:1px solid #d0d7de;padding-bottom:.3rem}h3{font-size:1rem}
-.meta{color:#57606a;font-size:.9rem}
-.verdict{font-size:1.05rem}
-.scroll{overflow-x:auto;max-width:100%;margin:.5rem 0}
-table{border-collapse:collapse;font-size:.85rem}
-th,td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:right;
-vertical-align:top}
-thead th{background:#f6f8fa;position:sticky;top:0}
-tbody th{text-align:left;background:#f6f8fa;font-weight:600;max-width:18rem;
-overflow-wrap:anywhere}
-table.data td{white-space:nowrap}
-abbr[title]{text-decoration:underline dotted;cursor:help}
-table.matrix td{min-width:6.5rem;text-align:center}
-table.matrix td.n{min-width:0;text-align:right}
-.big{display:block;font-weight:600;font-size:1.15em}
-.small{display:block;font-size:.85em;color:#3d444d}
-.v-gap{background:#f9c9c3}.v-unsure{background:#fdf0c8}
-.v-ok{background:#d3eed9}.v-blind{background:#f4efe2;color:#57606a}.v-undef{background:#e6e6e6}.v-none{background:#fff}
-td.margin{background:#eef3fb;font-weight:600}
-.side{display:flex;flex-wrap:wrap;gap:0 1.5rem;align-items:flex-start}
-.legend{font-size:.8rem;display:flex;flex-wrap:wrap;gap:.4rem}
-.key{padding:.15rem .4rem;border:1px solid #d0d7de;border-radius:3px}
-.sorter>input{margin-left:.8rem}.sorter label{font-size:.85rem;cursor:pointer}
-.sort-by{font-size:.85rem;color:#57606a}
-.view{display:none;flex-wrap:wrap;gap:0 1rem;align-items:flex-start}
-table.compact td{min-width:4.2rem;padding:.1rem .35rem;line-height:1.15}
-table.compact .big{font-size:1em}table.compact .small{font-size:.8em}
-table.compact th{padding:.1rem .35rem}
-details{margin:.5rem 0}summary{cursor:pointer;color:#0550ae}
-figure{margin:1rem 0}img{max-width:100%;height:auto}
-figcaption{color:#57606a;font-size:.85rem}
-li{margin:.3rem 0}ol.top li{margin:.45rem 0}
-@page{size:A4 landscape;margin:10mm}
-@media print{
-body{font-size:9pt}main{max-width:none;padding:0}
-h2{break-after:avoid}
-.scroll{overflow:visible}
-table{font-size:7pt;max-width:100%}
-th,td,table.data td{white-space:normal;overflow-wrap:anywhere;padding:.1rem .2rem}
-thead th{overflow-wrap:normal;hyphens:auto}
-table.matrix td{min-width:0}
-thead th{position:static}
-thead{display:table-header-group}tr{break-inside:avoid}
-.sorter>input,.sorter label,.sort-by{display:none}
-.v-gap,.v-unsure,.v-ok,.v-blind,.v-undef,td.margin,thead th,tbody th{
--webkit-print-color-adjust:exact;print-color-adjust:exact}
-figure{break-inside:avoid}
-}
-"""
-
-_PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; \
-img-src data:; style-src 'unsafe-inline'">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>{css}</style>
-</head>
-<body>
-<main>
-<h1>{title}</h1>
-<p class="meta">{meta}</p>
-{body}
-</main>
-</body>
-</html>
-"""
-
-_HOW_TO_READ = """<section id='notes'><h2>How to read this report</h2>
-<ul>
-<li>The summary gives one cell per group and metric: the group's value minus
-its reference's (large), the MATCH test's adjusted p-value, and for a
-non-rejection the smallest gap the audit detects at the group's size with 80%
-power. Red: a gap. Green: no gap above that size (the group's confidence
-interval lies within it). Amber: inconclusive at this size (not rejected, but
-the data allow a gap the audit would miss). Hover a cell for the full
-sentence.</li>
-<li>Raw values come straight from each group's confusion matrix; they are
-undefined (0/0) when a group has no one in the denominator, and noisy when a group
-is small.</li>
-<li>Each value's bracket <code>[low, high]</code> is the group's confidence
-interval: the true rates compatible with its data. A wide interval means the data
-say little about the group, whatever the test says.</li>
-<li>Smoothed values shrink a group's confusion matrix toward the reference's
-proportions; the shrinkage fades as the group grows.</li>
-<li>The MATCH test asks whether a group's value is consistent with the reference's
-proportions at the group's size (the reference's range in the plot; not an
-interval of the group's own value). A small p-value says the difference is unlikely
-to be sample-size noise. A large p-value does not show that the group is treated
-alike: small groups have little power, and the adjustment for many tests asks
-more of each.</li>
-<li>The separation test compares true and false positive rates between groups
-(equalized odds).</li>
-</ul>
-</section>"""

@@ -13,26 +13,27 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 
-from .._confusion import _is_explicit_counts, reference_counts
-from .._validation import (
-    _feature_columns,
-    check_paired_targets,
-    format_labels,
-)
+from .._groups import _feature_columns
+from .._pvalues import floor_pvalues
+from .._random import child_seed
+from .._references import _is_explicit_counts, reference_counts
+from .._validation import check_paired_targets, format_labels
 from ..exceptions import UndefinedGroupMetricWarning
-from ..metrics import MulticlassCounts, multiclass_confusion_counts, one_vs_rest
+from ..metrics import (
+    MulticlassCounts,
+    multiclass_confusion_counts,
+    multiclass_metric,
+    one_vs_rest,
+)
 from ..metrics._multiclass import MULTICLASS_METRICS
-from ..stats import adjust_pvalues
-from ..stats._results import floor_pvalues
+from ..stats import adjust_pvalues, multiclass_match_test
+from ._binary import audit_counts, decide_match, separation_columns
+from ._format import class_name
+from ._multiclass_report import MulticlassAuditReport
 
 __all__ = ["audit_multiclass", "is_multiclass_counts", "multiclass_counts"]
-
-
-def class_name(label):
-    """A class label as the report shows it: ``'low'`` for text, ``2`` else."""
-    value = label.item() if isinstance(label, np.generic) else label
-    return repr(value) if isinstance(value, str) else str(value)
 
 
 def is_multiclass_counts(counts):
@@ -85,7 +86,7 @@ def _check_no_pos_label(pos_label, labels):
 
 def _from_counts(counts, labels):
     """``(groups, labels, matrices)`` of multiclass ``counts``, checked."""
-    from ..metrics._multiclass import _check_square
+    from .._multiclass_counts import check_square as _check_square
 
     if isinstance(counts, MulticlassCounts):
         if counts.groups is None:
@@ -195,45 +196,23 @@ def _n_rows(data):
     return check_paired_targets(data["y_true"], data["y_pred"])[0].shape[0]
 
 
-def _class_data(data, labels, k):
-    """The binary rows of class ``labels[k]`` (for the margins of intersections),
-    or the data itself for counts."""
-    if data["counts"] is not None:
-        return dict(data, pos_label=True)
-    t, p = check_paired_targets(data["y_true"], data["y_pred"])
-    label = labels[k]
-    return dict(data, y_true=t == label, y_pred=p == label, pos_label=True)
-
-
-def _intersectional(data):
-    features = data["sensitive_features"]
-    if data["counts"] is not None or features is None:
-        return False
-    return len(_feature_columns(features, _n_rows(data))[0]) > 1
-
-
 def audit_multiclass(counted, data, settings, title):
     """The per-class audit of :func:`audit_predictions` for multiclass targets."""
-    from ._audit import _audit_counts, decide_match, separation_columns
-    from ._multiclass_report import MulticlassAuditReport
-
     mc, name = counted
     groups, labels = mc.groups, mc.labels
     ovr = one_vs_rest(mc.counts)  # (G, K, 4)
     per_class = _class_settings(settings, ovr.shape[0], labels)
     raw = [dict(s, correction=None) for s in per_class]  # adjusted below
-    margins = _intersectional(data)
     reports = []
     with warnings.catch_warnings():  # one warning for every class, below
         warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
         for k, label in enumerate(labels):
-            class_data = _class_data(data, labels, k) if margins else data
             reports.append(
-                _audit_counts(
+                audit_counts(
                     groups,
                     ovr[:, k],
                     name,
-                    class_data,
+                    data,  # the margins of intersections are summed from ovr
                     raw[k],
                     f"{title}: class {label}",
                     decide=False,
@@ -246,7 +225,9 @@ def audit_multiclass(counted, data, settings, title):
         # one family of every group x class x metric (family="all"), or one per
         # metric over its groups x classes
         raw = {
-            m: np.concatenate([r.frame[f"{m}_match_p"].to_numpy() for r in reports])
+            m: np.concatenate(
+                [r.frame[f"{m}_match_p_value"].to_numpy() for r in reports]
+            )
             for m in resolved
         }
         if settings["family"] == "all":
@@ -278,7 +259,7 @@ def audit_multiclass(counted, data, settings, title):
             else:
                 others = reference_counts(cms, reference, groups=groups)
             decide_match(r.frame, resolved, cms, others, per_class[k], n_tests)
-            last = [c for c in r.frame.columns if c.startswith("separation_p_")]
+            last = [c for c in r.frame.columns if c.endswith("_separation_p_adjusted")]
             first = [c for c in r.frame.columns if c not in last]
             r.frame = r.frame[first + last]
     violated = None
@@ -372,11 +353,6 @@ def _matrix_table(mc, name, settings):
     """Per group, each whole-matrix metric: raw (with its interval), smoothed,
     the reference's value and range, and its MATCH test (one family of the
     groups per metric)."""
-    from sklearn.base import clone
-
-    from .._random import child_seed
-    from ..metrics import multiclass_metric
-    from ..stats import multiclass_match_test
 
     groups, labels, counts = mc.groups, mc.labels, mc.counts
     ref = _matrix_reference(counts, settings["reference"], groups)
@@ -408,17 +384,17 @@ def _matrix_table(mc, name, settings):
             metric=m,
             correction=settings["correction"],
             alpha=settings["alpha"],
-            ci=settings["level"],
-            n_draws=settings["n_draws"],
+            confidence_level=settings["confidence_level"],
+            n_resamples=settings["n_resamples"],
             random_state=child_seed(settings["seed"], "matrix", m),
         ).frame
         at = res["group"].to_numpy(dtype=np.int64)
         for column, source in (
-            ("ci_low", "score_ci_low"),
-            ("ci_high", "score_ci_high"),
+            ("low", "score_low"),
+            ("high", "score_high"),
             ("interval_low", "reference_range_low"),
             ("interval_high", "reference_range_high"),
-            ("match_p", "p_value"),
+            ("match_p_value", "p_value"),
             ("match_p_adjusted", "p_adjusted"),
         ):
             values = np.full(position.shape[0], np.nan)

@@ -1,16 +1,17 @@
 """The report of a multiclass audit: one binary :class:`AuditReport` per class."""
 
-import html
-import json
-
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
 from .. import __version__
-from .._output import check_destination, csv_safe, display_label, write_atomic
+from .._output import check_destination, display_label, write_atomic
 from ._detectable import VERDICTS
-from ._html import page, render_sections
-from ._multiclass import class_name as _class_name
+from ._format import class_name as _class_name
+from ._html import FOLD_GROUPS, render_sections
+from ._templates import macro as _macro
+from ._templates import page, render_template
+from ._writers import records, write_csv, write_json
 
 __all__ = ["MulticlassAuditReport"]
 
@@ -38,7 +39,8 @@ class MulticlassAuditReport:
     frame : pandas.DataFrame
         The classes' :attr:`AuditReport.frame` stacked, one row per (group,
         class): a ``MultiIndex`` with levels ``group`` (the groups' name) and
-        ``class``, as in :func:`~sklearn_smallfair.metrics.multiclass_group_metrics`;
+        ``class``, as in :func:`~sklearn_smallfair.metrics.group_metrics`'s
+        multiclass table;
         ``n_pos`` is the class's support in the group and ``n_neg`` its other
         people. ``frame.xs(label, level="class")`` is one class's table.
     counts : MulticlassCounts
@@ -54,12 +56,13 @@ class MulticlassAuditReport:
         tests of every group and class).
     matrix : pandas.DataFrame or None
         With ``matrix_metrics``: one row per group, for each whole-matrix metric
-        ``m``: ``m`` (raw), ``m_ci_low``/``m_ci_high``, ``m_smoothed`` (the
+        ``m``: ``m`` (raw), ``m_low``/``m_high``, ``m_smoothed`` (the
         smoothed ``K x K`` matrix's), ``m_reference``,
         ``m_interval_low``/``m_interval_high`` (the reference's range at the
-        group's size), ``m_match_p``, ``m_match_p_adjusted`` (over the groups),
-        ``m_match_reject`` and ``m_match_method``.
-    metrics, alpha, ci, correction, smoothing, reference : as in AuditReport
+        group's size), ``m_match_p_value``, ``m_match_p_adjusted`` (over the
+        groups), ``m_match_reject`` and ``m_match_method``.
+    metrics, alpha, confidence_level, correction, smoothing, reference
+        As in :class:`AuditReport`.
     title : str
         Title of the report.
 
@@ -109,7 +112,7 @@ class MulticlassAuditReport:
         first = next(iter(reports.values()))
         self.metrics = list(first.metrics)
         self.alpha = first.alpha
-        self.ci = first.ci
+        self.confidence_level = first.confidence_level
         self.correction = first.correction
         self.smoothing = first.smoothing
         self.reference = first.reference
@@ -305,51 +308,40 @@ class MulticlassAuditReport:
         """The whole-matrix metrics of :attr:`matrix` (empty without)."""
         if self.matrix is None:
             return []
-        from ._multiclass import MULTICLASS_METRICS
-
-        return [m for m in self.matrix.columns if m in MULTICLASS_METRICS]
+        suffix = "_reference"  # one column per metric
+        return [c[: -len(suffix)] for c in self.matrix.columns if c.endswith(suffix)]
 
     def _matrix_html(self):
         t = self.matrix
         if t is None:
             return ""
-        from ._html import esc
-
         tables = []
         for m in self.matrix_metrics:
-            heads = (
-                f"<th>Group</th><th>People</th><th>{m} [{self.ci:.0%} CI]</th>"
-                f"<th>{m} smoothed</th><th>{m} of reference</th>"
-                f"<th>{m} reference range</th><th>{m} adjusted p</th>"
-            )
             rows = []
             for g, r in t.iterrows():
-                p = r.get(f"{m}_match_p_adjusted", np.nan)
-                cls = " class='v-gap'" if r.get(f"{m}_match_reject", False) else ""
                 rows.append(
-                    f"<tr><th scope='row'>{esc(_plain(g))}</th>"
-                    f"<td>{int(r['n']):,}</td>"
-                    f"<td{cls}>{num(r[m])} [{num(r.get(f'{m}_ci_low', np.nan))}, "
-                    f"{num(r.get(f'{m}_ci_high', np.nan))}]</td>"
-                    f"<td>{num(r[f'{m}_smoothed'])}</td>"
-                    f"<td>{num(r[f'{m}_reference'])}</td>"
-                    f"<td>{num(r.get(f'{m}_interval_low', np.nan))} to "
-                    f"{num(r.get(f'{m}_interval_high', np.nan))}</td>"
-                    f"<td{cls}>{num(p)}</td></tr>"
+                    {
+                        "label": _plain(g),
+                        "n": f"{int(r['n']):,}",
+                        "reject": bool(r.get(f"{m}_match_reject", False)),
+                        "value": num(r[m]),
+                        "low": num(r.get(f"{m}_low", np.nan)),
+                        "high": num(r.get(f"{m}_high", np.nan)),
+                        "smoothed": num(r[f"{m}_smoothed"]),
+                        "reference": num(r[f"{m}_reference"]),
+                        "range_low": num(r.get(f"{m}_interval_low", np.nan)),
+                        "range_high": num(r.get(f"{m}_interval_high", np.nan)),
+                        "p": num(r.get(f"{m}_match_p_adjusted", np.nan)),
+                    }
                 )
-            tables.append(
-                f"<div class='scroll'><h3>{m}</h3><table class='data'><thead><tr>"
-                f"{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
-            )
-        return (
-            "<section id='whole-matrix'><h2>Whole-matrix metrics</h2>"
-            "<p>Metrics of each group's whole confusion matrix against its "
-            "reference's, with the multiclass MATCH test (red: rejected after the "
-            f"{html.escape(str(self.correction or 'no'))} correction over the "
-            "groups of each metric). The reference range is the central "
-            f"{1 - self.alpha:.0%} range of the metric under the reference's "
-            "proportions at the group's size.</p>"
-            f"<div class='side'>{''.join(tables)}</div></section>"
+            tables.append({"metric": m, "rows": rows})
+        return _macro("whole_matrix", "multiclass.html")(
+            {
+                "correction": str(self.correction or "no"),
+                "range_level": f"{1 - self.alpha:.0%}",
+                "level": f"{self.confidence_level:.0%}",
+                "tables": tables,
+            }
         )
 
     # -- plots ---------------------------------------------------------------------
@@ -391,10 +383,7 @@ class MulticlassAuditReport:
         str
             The CSV text.
         """
-        text = csv_safe(self.frame, escape_formulas=escape_formulas).to_csv()
-        if path is not None:
-            write_atomic(path, text, what="the CSV", force=force)
-        return text
+        return write_csv(self.frame, path, escape_formulas=escape_formulas, force=force)
 
     def to_json(self, path=None, *, force=False):
         """The report as JSON: settings, each class's findings and all tables.
@@ -404,21 +393,17 @@ class MulticlassAuditReport:
         str
             The JSON text.
         """
-        if path is not None:
-            check_destination(path, force=force)
+        return write_json(self._payload, path, force=force)
 
-        def records(frame):
-            return (
-                None if frame is None else json.loads(frame.to_json(orient="records"))
-            )
-
-        payload = {
+    def _payload(self):
+        """The content of :meth:`to_json`."""
+        return {
             "title": self.title,
             "version": __version__,
             "classes": self.labels.tolist(),
             "metrics": self.metrics,
             "alpha": self.alpha,
-            "ci": self.ci,
+            "confidence_level": self.confidence_level,
             "correction": self.correction,
             "correction_family": self._family(),
             "smoothing": self.smoothing,
@@ -433,10 +418,6 @@ class MulticlassAuditReport:
             "match": records(self.match),
             "separation": records(self.separation),
         }
-        text = json.dumps(payload, indent=2, default=str)
-        if path is not None:
-            write_atomic(path, text, what="the JSON", force=force)
-        return text
 
     def to_html(self, path=None, *, include_plots=True, force=False):
         """One self-contained HTML file: an overview of the classes, then one
@@ -453,60 +434,51 @@ class MulticlassAuditReport:
         """
         if path is not None:
             check_destination(path, force=force)
-        from ._html import _HOW_TO_READ
-
-        sections, css = [], []
-        nav = []
-        rows = []
-        first = next(iter(self.reports.values()))
+        sections, css, classes = [], [], []
         predicted = self.counts.counts.sum(axis=(0, 1))
         for k, (label, r) in enumerate(self.reports.items()):
-            name = html.escape(display_label(_class_name(label)))
             plots = r._plots_html() if include_plots else ""
             body, rule = render_sections(r, plots, prefix=f"c{k}-")
             css.append(rule)
+            # the class's sections one heading level down
             body = "".join(body).replace("<h3>", "<h4>").replace("</h3>", "</h4>")
             body = body.replace("<h2>", "<h3>").replace("</h2>", "</h3>")
             sep = ""
             if r.separation_violated is not None:
                 sep = "violated" if r.separation_violated else "no violation detected"
-            sections.append(
-                f"<section id='c{k}' class='class'><h2>Class {name} "
-                f"<span class='meta'>(one-vs-rest: {name} positive, every other "
-                f"class negative)</span></h2>{body}</section>"
-            )
-            nav.append(f"<a href='#c{k}'>{name}</a>")
-            rows.append(
-                f"<tr><th scope='row'><a href='#c{k}'>{name}</a></th>"
-                f"<td>{int(r.frame['n_pos'].sum()):,}</td>"
-                f"<td>{int(predicted[k]):,}</td>"
-                f"<td>{html.escape(self._verdict_counts(r)) or 'not tested'}</td>"
-                f"<td>{sep or 'not tested'}</td></tr>"
-            )
-        overview = (
-            "<section id='classes'><h2>Classes</h2>"
-            f"<p>Each class is audited one-vs-rest. The p-values are adjusted "
-            f"together for every class ({html.escape(self._family())}"
-            f"{self._tests_per_metric()}).</p>"
-            "<div class='scroll'><table class='data'><thead><tr><th>Class</th>"
-            "<th>People of the class</th><th>Predicted as it</th>"
-            "<th>Verdicts (group x metric)</th><th>Separation</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></div></section>"
+            c = {
+                "k": k,
+                "name": _class_name(label),
+                "support": f"{int(r.frame['n_pos'].sum()):,}",
+                "predicted": f"{int(predicted[k]):,}",
+                "verdicts": self._verdict_counts(r),
+                "separation": sep,
+            }
+            classes.append(c)
+            section = _macro("class_section", "multiclass.html")(c, Markup(body))
+            sections.append(str(section))
+        overview = _macro("overview", "multiclass.html")(
+            {
+                "family": self._family(),
+                "per_metric": self._tests_per_metric(),
+                "classes": classes,
+            }
         )
-        overview += self._matrix_html() + self._matrices_html()
-        n_groups = len(first.frame)
+        overview = str(overview) + str(self._matrix_html()) + str(self._matrices_html())
+        first = next(iter(self.reports.values()))
         meta = (
             f"sklearn-smallfair {__version__}; {len(self.labels)} classes, "
-            f"{n_groups} groups, {int(first.frame['n'].sum()):,} people; "
+            f"{len(first.frame)} groups, {int(first.frame['n'].sum()):,} people; "
             f"reference: {self.reference}; smoothing: {self.smoothing}; alpha = "
             f"{self.alpha:g}; correction: {self._family()}"
         )
-        nav_html = f"<nav class='classes'>Classes: {' '.join(nav)}</nav>"
+        body = [str(_macro("nav", "multiclass.html")(classes)), overview, *sections]
         text = page(
             self.title,
             meta,
-            "\n".join([nav_html, overview, *sections, _HOW_TO_READ]),
-            _CSS + "".join(css),
+            "\n".join([*body, render_template("notes.html")]),
+            "".join(css),
+            stylesheets=["multiclass.css"],
         )
         if path is not None:
             write_atomic(path, text, what="the HTML report", force=force)
@@ -515,41 +487,20 @@ class MulticlassAuditReport:
     def _matrices_html(self):
         """The groups' K x K confusion matrices, side by side (folded for many
         groups)."""
-        from ._html import FOLD_GROUPS, esc
-
-        names = [esc(_class_name(x)) for x in self.labels]
-        head = "".join(f"<th>{x}</th>" for x in names)
-        tables = []
-        for group, matrix in zip(self.counts.groups, self.counts.counts):
-            body = "".join(
-                f"<tr><th scope='row'>{names[i]}</th>"
-                + "".join(
-                    f"<td{' class=diag' if i == j else ''}>{_count(v)}</td>"
-                    for j, v in enumerate(row)
-                )
-                + "</tr>"
-                for i, row in enumerate(matrix)
-            )
-            tables.append(
-                f"<table class='data cm'><caption>{esc(_plain(group))} "
-                f"(n = {_count(matrix.sum())})</caption><thead><tr>"
-                f"<th>true \\ predicted</th>{head}</tr></thead><tbody>{body}"
-                "</tbody></table>"
-            )
-        text = (
-            "<p>Rows: the true class; columns: the predicted class. The diagonal "
-            "holds the correct predictions; class <em>k</em>'s one-vs-rest "
-            "matrix takes row <em>k</em> (its people) and column <em>k</em> (its "
-            "predictions).</p>"
-        )
-        block = f"<div class='side'>{''.join(tables)}</div>"
-        if len(tables) > FOLD_GROUPS:
-            block = (
-                f"<details><summary>The {len(tables)} groups' matrices</summary>"
-                f"{block}</details>"
-            )
-        return (
-            f"<section id='matrices'><h2>Confusion matrices</h2>{text}{block}</section>"
+        tables = [
+            {
+                "label": _plain(group),
+                "n": _count(matrix.sum()),
+                "rows": [[_count(v) for v in row] for row in matrix],
+            }
+            for group, matrix in zip(self.counts.groups, self.counts.counts)
+        ]
+        return _macro("matrices", "multiclass.html")(
+            {
+                "names": [_class_name(x) for x in self.labels],
+                "tables": tables,
+                "folded": len(tables) > FOLD_GROUPS,
+            }
         )
 
 
@@ -566,15 +517,3 @@ def _count(value):
 def _plain(group):
     value = group.item() if isinstance(group, np.generic) else group
     return str(value)
-
-
-_CSS = """
-nav.classes{position:sticky;top:0;background:#fff;z-index:2;padding:.4rem 0;
-border-bottom:1px solid #d0d7de;font-size:.95rem}
-nav.classes a{margin-right:.8rem;font-weight:600}
-section.class{margin-top:2.5rem}
-section.class>h2{font-size:1.35rem;background:#f6f8fa;padding:.3rem .5rem}
-section.class h3{font-size:1.1rem;border-bottom:1px solid #d0d7de}
-table.cm{margin:.5rem 0}table.cm caption{font-weight:600;text-align:left}
-table.cm td.diag{background:#d3eed9}
-"""

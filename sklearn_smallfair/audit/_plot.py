@@ -3,7 +3,7 @@
 import numpy as np
 
 from .._plotting import _check_matplotlib
-from ._report import AuditReport, _name
+from ._format import name as _name
 
 __all__ = ["AuditDisplay"]
 
@@ -37,7 +37,7 @@ class AuditDisplay:
     One panel per metric, one row per group. For each group: the raw value
     (circle; missing when undefined) with the group's confidence interval as a
     thin line through it (where the group's true value may be; drawn when the
-    frame has ``m_ci_low`` and ``m_ci_high``), the smoothed value (diamond)
+    frame has ``m_low`` and ``m_high``), the smoothed value (diamond)
     and, as a grey bar just below, the reference's range at the group's size:
     the central ``1 - alpha`` range of the metric under the reference's
     proportions for a group of that size. A raw value outside its grey bar is
@@ -55,10 +55,10 @@ class AuditDisplay:
         column ``n`` and, for every metric ``m`` in ``metrics``, the columns
         ``m`` (raw value, NaN when undefined), ``m_smoothed``,
         ``m_interval_low`` and ``m_interval_high`` (the reference's range), and
-        optionally ``m_ci_low`` and ``m_ci_high`` (the group's interval).
+        optionally ``m_low`` and ``m_high`` (the group's interval).
     metrics : list of str
         The metrics to draw, one panel each, in this order.
-    ci : float or None, default=None
+    confidence_level : float or None, default=None
         Level of the groups' intervals, for the legend.
     alpha : float or None, default=None
         ``1 - alpha`` is the coverage of the reference's ranges, for the legend.
@@ -73,7 +73,7 @@ class AuditDisplay:
         The reference's ranges at each group's size (grey bars), keyed by metric.
     intervals_ : dict of str to matplotlib LineCollection or None
         The groups' confidence intervals (thin lines), keyed by metric; None for
-        a metric whose frame has no ``m_ci_low``/``m_ci_high`` columns.
+        a metric whose frame has no ``m_low``/``m_high`` columns.
     legend_ : matplotlib Legend
         The legend: below the panels of a new figure, in the first panel when
         ``ax`` was given.
@@ -112,10 +112,10 @@ class AuditDisplay:
     >>> plt.close(fig)
     """
 
-    def __init__(self, *, frame, metrics, ci=None, alpha=None):
+    def __init__(self, *, frame, metrics, confidence_level=None, alpha=None):
         self.frame = frame
         self.metrics = metrics
-        self.ci = ci
+        self.confidence_level = confidence_level
         self.alpha = alpha
 
     def plot(self, *, ax=None, figsize=None):
@@ -190,8 +190,8 @@ class AuditDisplay:
         ypos = np.arange(len(frame))
         labels = [_tick_label(g, n) for g, n in zip(frame.index, frame["n"])]
         ci_label = "group's confidence interval"
-        if self.ci is not None:
-            ci_label = f"group's {self.ci:.0%} confidence interval"
+        if self.confidence_level is not None:
+            ci_label = f"group's {self.confidence_level:.0%} confidence interval"
         range_label = "reference's range at the group's size"
         if self.alpha is not None:
             range_label = f"reference's {1 - self.alpha:.0%} range at the group's size"
@@ -210,9 +210,9 @@ class AuditDisplay:
                 label=range_label,
             )
             self.intervals_[metric] = None
-            if {f"{metric}_ci_low", f"{metric}_ci_high"} <= set(frame.columns):
-                c_low = frame[f"{metric}_ci_low"].to_numpy(float)
-                c_high = frame[f"{metric}_ci_high"].to_numpy(float)
+            if {f"{metric}_low", f"{metric}_high"} <= set(frame.columns):
+                c_low = frame[f"{metric}_low"].to_numpy(float)
+                c_high = frame[f"{metric}_high"].to_numpy(float)
                 has = ~(np.isnan(c_low) | np.isnan(c_high))
                 self.intervals_[metric] = panel.hlines(
                     ypos[has],
@@ -280,7 +280,11 @@ class AuditDisplay:
         'fpr'
         >>> plt.close(disp.figure_)
         """
-        if not isinstance(report, AuditReport):
+        # an AuditReport (not imported: the report draws itself with this class)
+        is_report = all(
+            hasattr(report, a) for a in ("frame", "metrics", "alpha", "cell")
+        ) and not hasattr(report, "reports")
+        if not is_report:
             raise TypeError(
                 f"report must be an AuditReport (from audit_predictions or "
                 f"FairnessAudit.audit); got {type(report).__name__}."
@@ -296,6 +300,9 @@ class AuditDisplay:
                 f"metrics {unknown} were not audited; choose from {report.metrics}."
             )
         display = cls(
-            frame=report.frame, metrics=metrics, ci=report.ci, alpha=report.alpha
+            frame=report.frame,
+            metrics=metrics,
+            confidence_level=report.confidence_level,
+            alpha=report.alpha,
         )
         return display.plot(ax=ax, figsize=figsize)

@@ -1,185 +1,13 @@
 """The audit report: per-group tables, findings, plots, and HTML/CSV/JSON output."""
 
-import base64
-import html
-import io
-import json
-
-import numpy as np
-
 from .. import __version__
-from .._output import (
-    check_destination,
-    csv_safe,
-    display_frame,
-    display_label,
-    write_atomic,
-)
-from ._detectable import POWER, VERDICTS
-from ._detectable import plannable as _plannable
-from ._html import render
+from .._output import check_destination, write_atomic
+from . import _prose
+from ._html import figure, render
+from ._plot import AuditDisplay
+from ._writers import plot_png, records, write_csv, write_json
 
 __all__ = ["AuditReport"]
-
-_SMALL_N = 30  # groups below this size are flagged as small in the summary
-
-
-def _fmt(x, digits=3):
-    """A number for prose: NaN as 'undefined'."""
-    if x is None or (isinstance(x, float) and np.isnan(x)):
-        return "undefined"
-    return f"{x:.{digits}f}"
-
-
-def _fmt_ci(low, high, digits=2):
-    """A group's interval for prose and tables: ``[0.41, 0.80]``."""
-    if np.isnan(low) or np.isnan(high):
-        return "[undefined]"
-    return f"[{low:.{digits}f}, {high:.{digits}f}]"
-
-
-def _fmt_p(p):
-    if np.isnan(p):
-        return "undefined"
-    if p < 1e-4:
-        return f"{p:.1e}"
-    return f"{p:.3g}"
-
-
-def _name(group):
-    """A group label for prose and plots: its value (not its repr), displayable.
-
-    Control and bidirectional characters are escaped (:func:`display_label`).
-    """
-    value = group.item() if isinstance(group, np.generic) else group
-    if isinstance(value, tuple):
-        return " & ".join(display_label(v) for v in value)
-    return display_label(value)
-
-
-def _label(metric):
-    """``TPR`` for short names, the name itself otherwise."""
-    return metric.upper() if len(metric) <= 4 else metric
-
-
-def _list_names(groups, limit=6):
-    names = [_name(g) for g in groups]
-    if len(names) > limit:
-        return ", ".join(names[:limit]) + f" and {len(names) - limit} more"
-    return ", ".join(names)
-
-
-def _get(row, column):
-    value = row.get(column, np.nan)
-    return np.nan if value is None else value
-
-
-def _cell(report, group, row, metric):
-    """What the audit says of one group's metric (see :meth:`AuditReport.cell`)."""
-    label = _label(metric)
-    n = int(row["n"])
-    who = f"{_name(group)} (n = {n})"
-    adjusted = "adjusted " if report.correction else ""
-    level = f"{report.ci:.0%}"
-    value = float(row[metric])
-    ref = float(row[f"{metric}_reference"])
-    diff = value - ref
-    p = float(_get(row, f"{metric}_match_p"))
-    p_adj = float(_get(row, f"{metric}_match_p_adjusted"))
-    gap = float(_get(row, f"{metric}_detectable_gap"))
-    low, high = float(row[f"{metric}_ci_low"]), float(row[f"{metric}_ci_high"])
-    r_low = float(row[f"{metric}_interval_low"])
-    r_high = float(row[f"{metric}_interval_high"])
-    verdict = row.get(f"{metric}_verdict", "not tested")
-    if row[f"{metric}_undefined"]:
-        verdict = "undefined"
-    outside = bool(value < r_low or value > r_high)
-    ci = f", {level} CI {_fmt_ci(low, high)}," if not np.isnan(low) else ""
-    head = f"{who}: {label} = {_fmt(value)}{ci} vs {_fmt(ref)} for {report._ref_word()}"
-    out = dict(
-        verdict=verdict,
-        value=value,
-        reference=ref,
-        difference=diff,
-        p=p,
-        p_adjusted=p_adj,
-        detectable_gap=gap,
-        outside=outside and verdict == "inconclusive",
-    )
-    if verdict == "undefined":
-        smoothed = row[f"{metric}_smoothed"]
-        s_low = row.get(f"{metric}_smoothed_ci_low", np.nan)
-        s_ci = (
-            f", {level} CI {_fmt_ci(s_low, row[f'{metric}_smoothed_ci_high'])}"
-            if not np.isnan(s_low)
-            else ""
-        )
-        text = (
-            f"{who}: {label} is undefined (0/0: no one in its denominator); the "
-            f"smoothed value is {_fmt(smoothed)}{s_ci}."
-        )
-        return {**out, "text": text, "short": "undefined (0/0)"}
-    if verdict == "not tested":
-        return {**out, "text": f"{head} (not tested).", "short": "not tested"}
-    test = f"{adjusted}p = {_fmt_p(p_adj)}"
-    if verdict == "gap":
-        text = (
-            f"{head}: a gap of {diff:+.2f}, unlikely under the reference at this "
-            f"group's size ({test})"
-        )
-        if low <= ref <= high:  # the numbers beside the verdict, reconciled
-            text += (
-                f"; the group's {level} interval still holds the reference's "
-                f"value: the test also weighs the reference's own counts and the "
-                f"exact law of the group's, which the interval of the group alone "
-                f"does not"
-            )
-        text += "."
-        return {**out, "text": text, "short": f"gap {diff:+.2f}"}
-    d = abs(gap)
-    if verdict == "no gap detected":
-        text = (
-            f"{head}: a difference of {diff:+.2f}, not significant ({test}); the "
-            f"data exclude a gap above {d:.2f}, the smallest this audit detects at "
-            f"n = {n} with {POWER:.0%} power (the group's interval holds the "
-            f"reference's value and lies within {_fmt(ref)} +/- {d:.2f}), but not "
-            f"a smaller one."
-        )
-        return {**out, "text": text, "short": f"no gap > {d:.2f}"}
-    # inconclusive
-    if not _plannable(metric):
-        seen = f"{label} has no exact MATCH law, so the smallest gap this audit "
-        seen += "detects is not computed"
-        short = "inconclusive"
-    elif np.isnan(gap):
-        seen = f"at n = {n} no {label} gap at all is detectable with {POWER:.0%} power"
-        short = "no gap detectable"
-    else:
-        seen = (
-            f"at n = {n} this audit detects only a {label} gap above {d:.2f} (with "
-            f"{POWER:.0%} power), and the group's interval reaches further from "
-            f"the reference's value than that"
-        )
-        short = f"needs gap > {d:.2f}"
-    why = ""
-    if out["outside"]:
-        if not np.isnan(p) and p <= report.alpha and report.correction:
-            why = (
-                f"; its value lies outside the reference's {1 - report.alpha:.0%} "
-                f"range at this size ({_fmt(r_low)} to {_fmt(r_high)}) and its "
-                f"unadjusted p = {_fmt_p(p)} is below alpha, but not after the "
-                f"{report.correction} adjustment for the {report._n_tests(metric)} "
-                f"{report._family_words(label)} (multiplicity)"
-            )
-        else:
-            why = (
-                f"; its value lies just outside the {1 - report.alpha:.0%} range "
-                f"the test accepts at this size ({_fmt(r_low)} to {_fmt(r_high)}, "
-                f"found at the pooled count of its ends), but the test's own p = "
-                f"{_fmt_p(p)} is above alpha"
-            )
-    text = f"{head}: inconclusive at this size ({test}){why}; {seen}."
-    return {**out, "text": text, "short": short}
 
 
 class AuditReport:
@@ -191,15 +19,15 @@ class AuditReport:
     ----------
     frame : pandas.DataFrame
         One row per group: ``n``, ``n_pos``, ``n_neg`` and, for every metric
-        ``m``: ``m`` (raw value, NaN when undefined), ``m_ci_low``/``m_ci_high``
-        (the group's own ``ci`` confidence interval: where its true value may
-        be), ``m_undefined``, ``m_smoothed`` with ``m_smoothed_ci_low``/
-        ``m_smoothed_ci_high``, ``m_reference`` (the reference group's value),
+        ``m``: ``m`` (raw value, NaN when undefined), ``m_low``/``m_high``
+        (the group's own ``confidence_level`` interval: where its true value may
+        be), ``m_undefined``, ``m_smoothed`` with ``m_smoothed_low``/
+        ``m_smoothed_high``, ``m_reference`` (the reference group's value),
         ``m_interval_low``/``m_interval_high`` (the *reference's range at this
         size*: the central ``1 - alpha`` range of the metric under the
         reference's proportions at the group's size, from the MATCH null law; not
         an interval of the group's value), and the MATCH test's ``m_match_lower``,
-        ``m_match_upper`` (percentiles of the observed value), ``m_match_p``,
+        ``m_match_upper`` (percentiles of the observed value), ``m_match_p_value``,
         ``m_match_p_adjusted`` and ``m_match_reject``, ``m_detectable_gap`` (the
         smallest gap between the group's metric and the reference's, up or down
         (the smaller of the two), that the audit detects at the group's size with
@@ -213,8 +41,8 @@ class AuditReport:
         ``"no gap detected"``: not rejected and the group's interval holds the
         reference's value and lies within it plus or minus the detectable gap;
         ``"inconclusive"``: any other non-rejection;
-        ``"undefined"``); then, with the separation test, ``separation_p_tpr``
-        and ``separation_p_fpr``: the smallest adjusted p-value of the
+        ``"undefined"``); then, with the separation test, ``tpr_separation_p_adjusted``
+        and ``fpr_separation_p_adjusted``: the smallest adjusted p-value of the
         comparisons involving the group.
     match : pandas.DataFrame or None
         The MATCH test's table (:class:`~sklearn_smallfair.stats.MatchResult`).
@@ -227,9 +55,8 @@ class AuditReport:
         The audited metrics.
     alpha : float
         Significance level of the tests.
-    ci : float
-        Level of the groups' confidence intervals (``1 - alpha`` unless the audit
-        was given ``ci=``).
+    confidence_level : float
+        Level of the groups' confidence intervals.
     correction : str or None
         Multiple-comparison correction of the p-values.
     smoothing : str
@@ -274,7 +101,7 @@ class AuditReport:
         smoothing,
         reference,
         title,
-        ci=None,
+        confidence_level=0.95,
         marginals=None,
         parts=None,
         overall=None,
@@ -286,7 +113,7 @@ class AuditReport:
         self.separation_violated = separation_violated
         self.metrics = list(metrics)
         self.alpha = alpha
-        self.ci = 1.0 - alpha if ci is None else ci
+        self.confidence_level = confidence_level
         self.correction = correction
         self.smoothing = smoothing
         self.reference = reference
@@ -359,109 +186,11 @@ class AuditReport:
         >>> cell["short"]
         'needs gap > 0.57'
         """
-        row = self.frame.loc[group]
-        return _cell(self, group, row, metric)
+        return _prose.cell(self, group, self.frame.loc[group], metric)
 
     def _ranked(self):
         """``(kind, sort key, text)`` of every finding, in the order shown."""
-        out = []
-        f = self.frame
-        for metric in self.metrics:
-            for group, row in f.iterrows():
-                c = _cell(self, group, row, metric)
-                v = c["verdict"]
-                if v == "gap":
-                    out.append(("gap", c["p_adjusted"], c["text"]))
-                elif v == "undefined":
-                    out.append(("undefined", 0.0, c["text"]))
-                elif v == "inconclusive" and c["outside"]:
-                    out.append(("outside", c["p"], c["text"]))
-                elif abs(c["difference"]) >= 0.05:  # not rejected: what it can say
-                    out.append(("inconclusive", -abs(c["difference"]), c["text"]))
-        order = {"gap": 0, "outside": 1, "undefined": 3, "inconclusive": 4}
-        out.sort(key=lambda t: (order[t[0]], t[1]))
-        if self.separation_violated is not None:
-            out.append(("separation", 0.0, self._separation_line()))
-        out += [("blind", 0.0, text) for text in self._blind_spots()]
-        small = f.index[f["n"] < _SMALL_N]
-        if len(small):
-            names = ", ".join(_name(g) for g in small)
-            out.append(
-                (
-                    "small",
-                    0.0,
-                    f"Small group(s) with fewer than {_SMALL_N} people: {names}. "
-                    f"Their raw values are noisy; read their confidence intervals, "
-                    f"compare the smoothed values and the reference ranges, and read "
-                    f"a large p-value as 'not enough data', not as 'fair'.",
-                )
-            )
-        # the separation verdict ranks after the gaps and the values outside
-        # their range, before the undefined and inconclusive ones
-        first = [x for x in out if x[0] in ("gap", "outside")]
-        sep = [x for x in out if x[0] == "separation"]
-        rest = [x for x in out if x[0] not in ("gap", "outside", "separation")]
-        return first + sep + rest
-
-    def _separation_line(self):
-        adjusted = "adjusted " if self.correction else ""
-        sep = self.separation
-        parts = []
-        for m in ("tpr", "fpr"):
-            rows = sep[sep["metric"] == m]
-            if len(rows):
-                parts.append(
-                    f"smallest {adjusted}p for equal {m.upper()} "
-                    f"{_fmt_p(float(rows['p_adjusted'].min()))}"
-                )
-        verdict = "violated" if self.separation_violated else "no violation detected"
-        return (
-            f"Separation (equalized odds): {verdict} at alpha = {self.alpha:g} "
-            f"({'; '.join(parts)})."
-        )
-
-    def _blind_spots(self):
-        """Per metric: how many non-rejections are inconclusive and the gaps missed."""
-        lines = []
-        f = self.frame
-        for metric in self.metrics:
-            col = f"{metric}_verdict"
-            if col not in f:
-                continue
-            label = _label(metric)
-            unsure = f[col] == "inconclusive"
-            if not unsure.any():
-                continue
-            gap = f[f"{metric}_detectable_gap"].abs()
-            if not _plannable(metric):
-                lines.append(
-                    f"What the audit could not see, {label}: {int(unsure.sum())} "
-                    f"group(s) inconclusive at their size; {label} has no exact "
-                    f"MATCH law, so the smallest detectable gap is not computed."
-                )
-                continue
-            blind = f.index[unsure & gap.isna()]
-            seen = unsure & gap.notna()
-            parts = []
-            if seen.any():
-                sizes = f.loc[seen, "n"]
-                lo, hi = gap[seen].min(), gap[seen].max()
-                span = f"{hi:.2f} (n = {int(sizes[gap[seen].idxmax()])})"
-                if f"{lo:.2f}" != f"{hi:.2f}":
-                    span += f" to {lo:.2f} (n = {int(sizes[gap[seen].idxmin()])})"
-                parts.append(f"the smallest {label} gap it detects is {span}")
-            if len(blind):
-                parts.append(
-                    f"at the size of {len(blind)} of them "
-                    f"({_list_names(blind)}) no {label} gap at all is detectable"
-                )
-            lines.append(
-                f"What the audit could not see, {label}: {int(unsure.sum())} of "
-                f"{len(f)} group(s) inconclusive at their size (not rejected, but "
-                f"the data allow a gap the audit would miss); {'; '.join(parts)} "
-                f"with {POWER:.0%} power."
-            )
-        return lines
+        return _prose.ranked(self)
 
     def findings(self):
         """The findings of :meth:`summary`, one sentence each, as a list of str.
@@ -473,7 +202,7 @@ class AuditReport:
         size), what the audit could not see per metric,
         and the small groups.
         """
-        return [text for _, _, text in self._ranked()]
+        return _prose.findings(self)
 
     def summary(self, max_findings=12):
         """A short text of the findings that matter.
@@ -487,82 +216,11 @@ class AuditReport:
         -------
         str
         """
-        ranked = self._ranked()
-        general = ("separation", "blind", "small")
-        per_group = [t for k, _, t in ranked if k not in general]
-        rest = [t for k, _, t in ranked if k in general]
-        shown = per_group[:max_findings]
-        n_people = int(self.frame["n"].sum())
-        head = (
-            f"{display_label(self.title)}: {len(self.frame)} groups, "
-            f"{n_people:,} people; metrics {', '.join(self.metrics)}; "
-            f"alpha = {self.alpha:g}"
-            + (
-                f" ({self.correction}-adjusted over "
-                + (
-                    f"all {self._n_tests(self.metrics[0])} MATCH tests of the audit)"
-                    if self.family == "all"
-                    else "each metric's groups)"
-                )
-                if self.correction and self.match is not None
-                else f" ({self.correction}-adjusted)"
-                if self.correction
-                else ""
-            )
-        )
-        counts = self._verdict_counts()
-        if counts:
-            head += "\n" + counts
-        body = [f"- {x}" for x in shown]
-        if len(per_group) > len(shown):
-            body.append(f"- ... and {len(per_group) - len(shown)} more (see .frame).")
-        if not per_group:
-            body.append(
-                "- No group's metric is unlikely under the reference at its size, and "
-                "none differs from it by 0.05 or more" + self._widest() + "."
-            )
-        body += [f"- {x}" for x in rest]
-        tail = (
-            "A p-value above alpha does not show that the groups are alike: a "
-            "non-rejection is 'no gap detected' only when the group's interval "
-            "lies within the smallest gap the audit detects at its size; otherwise "
-            "it is inconclusive at this size."
-        )
-        return "\n".join([head, *body, tail])
+        return _prose.summary(self, max_findings)
 
     def _verdict_counts(self):
         """``Verdicts of 24 group x metric cells: 3 gap, ...`` (empty untested)."""
-        cols = [f"{m}_verdict" for m in self.metrics if f"{m}_verdict" in self.frame]
-        if not cols:
-            return ""
-        values = self.frame[cols].to_numpy().ravel()
-        parts = [
-            f"{int((values == v).sum())} {v}" for v in VERDICTS if (values == v).any()
-        ]
-        return f"Verdicts of {values.size} group x metric cells: {', '.join(parts)}."
-
-    def _widest(self):
-        """``; the widest 95% CI is b's TPR, [0.19, 0.81]`` (empty without any)."""
-        best = None
-        for metric in self.metrics:
-            low = self.frame.get(f"{metric}_ci_low")
-            high = self.frame.get(f"{metric}_ci_high")
-            if low is None or high is None:
-                continue
-            width = (high - low).to_numpy(dtype=float)
-            if np.isnan(width).all():
-                continue
-            i = int(np.nanargmax(width))
-            if best is None or width[i] > best[0]:
-                best = (width[i], metric, i, low.iloc[i], high.iloc[i])
-        if best is None:
-            return ""
-        _, metric, i, low, high = best
-        label = metric.upper() if len(metric) <= 4 else metric
-        return (
-            f"; but the widest {self.ci:.0%} CI, {_name(self.frame.index[i])}'s "
-            f"{label} {_fmt_ci(low, high)}, says how little that shows"
-        )
+        return _prose.verdict_counts(self)
 
     # -- plots ---------------------------------------------------------------------
     def plot(self, *, metrics=None, figsize=None, ax=None):
@@ -591,8 +249,6 @@ class AuditReport:
             The figure holding the plot (that of ``ax`` when given); for the
             drawn artists use :meth:`AuditDisplay.from_report`.
         """
-        from ._plot import AuditDisplay
-
         display = AuditDisplay.from_report(
             self, metrics=metrics, ax=ax, figsize=figsize
         )
@@ -641,10 +297,7 @@ class AuditReport:
         >>> [line.split(",")[0] for line in report.to_csv().splitlines()]
         ['group', "'=1+1", 'b']
         """
-        text = csv_safe(self.frame, escape_formulas=escape_formulas).to_csv()
-        if path is not None:
-            write_atomic(path, text, what="the CSV", force=force)
-        return text
+        return write_csv(self.frame, path, escape_formulas=escape_formulas, force=force)
 
     def to_json(self, path=None, *, force=False):
         """The report as JSON: settings, findings and all tables.
@@ -670,38 +323,29 @@ class AuditReport:
         str
             The JSON text.
         """
-        if path is not None:
-            check_destination(path, force=force)
-        payload = {
+        return write_json(self._payload, path, force=force)
+
+    def _payload(self):
+        """The content of :meth:`to_json`."""
+        return {
             "title": self.title,
             "version": __version__,
             "metrics": self.metrics,
             "alpha": self.alpha,
-            "ci": self.ci,
+            "confidence_level": self.confidence_level,
             "correction": self.correction,
             "family": self.family,
             "smoothing": self.smoothing,
             "reference": str(self.reference),
             "findings": self.findings(),
             "separation_violated": self.separation_violated,
-            "groups": json.loads(self.frame.reset_index().to_json(orient="records")),
-            "match": None
-            if self.match is None
-            else json.loads(self.match.to_json(orient="records")),
-            "separation": None
-            if self.separation is None
-            else json.loads(self.separation.to_json(orient="records")),
+            "groups": records(self.frame.reset_index()),
+            "match": records(self.match),
+            "separation": records(self.separation),
             "marginals": None
             if self.marginals is None
-            else {
-                str(a): json.loads(t.reset_index().to_json(orient="records"))
-                for a, t in self.marginals.items()
-            },
+            else {str(a): records(t.reset_index()) for a, t in self.marginals.items()},
         }
-        text = json.dumps(payload, indent=2, default=str)
-        if path is not None:
-            write_atomic(path, text, what="the JSON", force=force)
-        return text
 
     def to_html(self, path=None, *, include_plots=True, force=False):
         """One self-contained HTML file: summary, tables and embedded plots.
@@ -739,79 +383,9 @@ class AuditReport:
     def _plots_html(self):
         """:meth:`plot` as an embedded PNG with its caption (a note without
         matplotlib)."""
-        try:
-            fig = self.plot()
-        except ImportError:
-            return "<p>Plots need matplotlib (pip install matplotlib).</p>"
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110)
-        import matplotlib.pyplot as plt
-
-        plt.close(fig)
-        data = base64.b64encode(buf.getvalue()).decode("ascii")
-        smoothing = html.escape(display_label(self.smoothing))
-        return (
-            '<figure><img alt="Per-group metric values with the '
-            'reference ranges" src="data:image/png;base64,'
-            f"{data}\"><figcaption>Circles: raw values, with the group's "
-            f"{self.ci:.0%} confidence interval as a thin line (where "
-            f"the group's true value may be); diamonds: smoothed values "
-            f"({smoothing}); grey bars just below: the "
-            f"reference's range at the group's size (the central "
-            f"{1 - self.alpha:.0%} range of the metric under the "
-            f"reference's proportions for a group of that size; a raw "
-            f"value outside it is unlikely to be sample-size noise)."
-            "</figcaption>"
-            "</figure>"
+        return figure(
+            plot_png(self),
+            level=f"{self.confidence_level:.0%}",
+            smoothing=self.smoothing,
+            range_level=f"{1 - self.alpha:.0%}",
         )
-
-    def _display_table(self):
-        """Counts, then per metric: value [CI], smoothed [CI], reference, p.
-
-        Each value and its confidence interval share a cell (``0.62 [0.41,
-        0.80]``); the header names the interval's level.
-        """
-        f = self.frame
-        out = _round(f[["n", "n_pos", "n_neg"]])
-        level = f"{self.ci:.0%} CI"
-        for m in self.metrics:
-            for col, head in ((m, m), (f"{m}_smoothed", f"{m} smoothed")):
-                if f"{col}_ci_low" in f:
-                    out[f"{head} [{level}]"] = [
-                        _with_ci(v, lo, hi)
-                        for v, lo, hi in zip(
-                            f[col], f[f"{col}_ci_low"], f[f"{col}_ci_high"]
-                        )
-                    ]
-                else:
-                    out[head] = _round(f[[col]])[col]
-            out[f"{m} reference"] = _round(f[[f"{m}_reference"]])[f"{m}_reference"]
-            if f"{m}_match_p_adjusted" in f:
-                p = f"{m}_match_p_adjusted"
-                out[f"{m} MATCH p"] = _round(f[[p]])[p]
-        return out
-
-
-def _with_ci(value, low, high):
-    """``0.62 [0.41, 0.80]``; ``undefined`` for a NaN value."""
-    if np.isnan(value):
-        return "undefined"
-    return f"{value:.3g} {_fmt_ci(low, high)}"
-
-
-def _round(frame):
-    out = frame.copy()
-    for c in out.columns:
-        if out[c].dtype.kind == "f":
-            out[c] = out[c].map(lambda v: "undefined" if np.isnan(v) else f"{v:.4g}")
-    return out
-
-
-def _html_table(frame, index=True):
-    """An escaped HTML table (pandas escapes cell, index and header text).
-
-    Text is first made displayable (:func:`display_label`).
-    """
-    return display_frame(frame).to_html(
-        escape=True, border=0, classes="data", na_rep="undefined", index=index
-    )

@@ -138,6 +138,21 @@ def add_parser(subparsers):
         help="significance level of the tests (default: 0.05)",
     )
     parser.add_argument(
+        "--confidence-level",
+        type=_probability,
+        default=0.95,
+        metavar="LEVEL",
+        help="level of each group's confidence intervals (default: 0.95)",
+    )
+    parser.add_argument(
+        "--n-resamples",
+        type=_positive_int,
+        default=20_000,
+        metavar="N",
+        help="Monte Carlo draws per group of the MATCH test where its law is too "
+        "large to enumerate, at least 100 (default: 20000)",
+    )
+    parser.add_argument(
         "--correction",
         choices=("holm", "bonferroni", "fdr_bh", "none"),
         default="holm",
@@ -243,7 +258,8 @@ def _where(path, fmt, position):
 
 def _missing(values):
     """Mask of missing labels (NaN, None) in a chunk's column."""
-    from .._validation import _Coded, _missing_mask
+    from .._groups import _Coded
+    from .._validation import _missing_mask
 
     if isinstance(values, _Coded):
         return values.codes < 0
@@ -354,7 +370,7 @@ def _pos_label(text, true, pred, names):
 
 def _group_values(values, column, path, fmt, start):
     """A chunk's column of group labels, checked (no missing or blank label)."""
-    from .._validation import _Coded
+    from .._groups import _Coded
 
     missing = _missing(values)
     if missing.any():
@@ -409,7 +425,7 @@ def _count_file(args, source, fmt, groups, err):
     """Read the file chunk by chunk and count each group's confusion matrix by
     label; return ``(counts table, pos_label, number of rows)``."""
     from .._counting import _finish, _merge, _partial_counts
-    from .._validation import _Coded, _Columns
+    from .._groups import _Coded, _Columns
 
     target, prediction = args.target, args.prediction
     chunks, progress = _chunks_with_progress(args, source, fmt, groups, err)
@@ -455,7 +471,8 @@ def _count_classes(args, source, fmt, groups, err):
     Each chunk's table of (group, true class, predicted class) counts is added
     to the others' by label.
     """
-    from .._validation import _Coded, _joinable, _sorted_labels
+    from .._groups import _Coded, _joinable
+    from .._validation import _sorted_labels
     from ..metrics import MulticlassCounts
 
     target, prediction = args.target, args.prediction
@@ -621,6 +638,8 @@ def run(args, out, err=None):
     tests = () if args.tests == ["none"] else tuple(dict.fromkeys(args.tests))
     if "none" in tests:
         raise _UsageError("--tests none cannot be combined with other tests")
+    if args.n_resamples < 100:
+        raise _UsageError(f"--n-resamples must be at least 100, got {args.n_resamples}")
     if args.labels is not None and args.pos_label is not None:
         raise _UsageError(
             "--pos-label names the positive class of binary labels; --labels "
@@ -669,8 +688,10 @@ def run(args, out, err=None):
             reference=args.reference,
             tests=tests,
             alpha=args.alpha,
+            confidence_level=args.confidence_level,
             correction=None if args.correction == "none" else args.correction,
             family=args.family,
+            n_resamples=args.n_resamples,
             random_state=args.seed,
             title=title,
             matrix_metrics=matrix_metrics,

@@ -28,6 +28,7 @@ from ._options import (
     _jobs,
     _non_negative_float,
     _positive_int,
+    _probability,
     _seed,
     _sizes,
     _UsageError,
@@ -55,14 +56,14 @@ _EXPERIMENT_EPILOG = textwrap.dedent(
 
     The results CSV has one row per group, size n, metric and estimator ("raw"
     or "cps_<lam>"), with columns group,n,metric,estimator,mse,bias,variance,
-    p_undefined (and mse_se,n_draws with --method montecarlo).
+    p_undefined (and mse_se,n_resamples with --method montecarlo).
 
     examples:
       smallfair experiment
       smallfair experiment --dataset compas --sizes 5:50 --metrics tpr \\
           --plot curves.png
       smallfair experiment --dataset my_groups.csv --method montecarlo \\
-          --draws 100000 --jobs -1 --seed 1 --out results.csv
+          --n-resamples 100000 --jobs -1 --seed 1 --out results.csv
     """
 )
 
@@ -135,7 +136,7 @@ def add_parser(subparsers):
         help="draw subgroups with or without replacement (default: multinomial)",
     )
     parser.add_argument(
-        "--draws",
+        "--n-resamples",
         type=_positive_int,
         default=100_000,
         metavar="N",
@@ -170,6 +171,14 @@ def add_parser(subparsers):
         help="statistic of the plot (default: mse)",
     )
     parser.add_argument(
+        "--confidence-level",
+        type=_probability,
+        default=0.95,
+        metavar="LEVEL",
+        help="level of the Monte Carlo band of mse and rmse in the plot "
+        "(default: 0.95)",
+    )
+    parser.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar (shown on stderr when tqdm is installed)",
@@ -198,7 +207,9 @@ def _experiment_data(dataset):
     return counts, reference, dataset
 
 
-def _plot_experiment(results, metrics, statistic, path, *, force=False):
+def _plot_experiment(
+    results, metrics, statistic, path, *, confidence_level=0.95, force=False
+):
     import matplotlib.pyplot as plt
 
     from ..model_selection import DownsamplingDisplay
@@ -220,6 +231,7 @@ def _plot_experiment(results, metrics, statistic, path, *, force=False):
                 metric=metric,
                 statistic=statistic,
                 ax=ax,
+                confidence_level=confidence_level,
                 logy=statistic in ("mse", "rmse", "variance"),
             )
         for ax in axes.ravel()[k:]:
@@ -315,7 +327,7 @@ def run(args, out):
         f"Downsampling experiment on {_show(source)}: {len(counts)} group(s), sizes "
         f"{sizes[0]}..{sizes[-1]} ({len(sizes)}), metrics {', '.join(metrics)}, "
         f"estimators {', '.join(estimators)}, method {args.method}"
-        + (f" ({args.draws:,} draws)" if args.method == "montecarlo" else ""),
+        + (f" ({args.n_resamples:,} draws)" if args.method == "montecarlo" else ""),
         file=out,
         flush=True,
     )
@@ -326,7 +338,7 @@ def run(args, out):
         sizes=sizes,
         method=args.method,
         sampling=args.sampling,
-        n_draws=args.draws,
+        n_resamples=args.n_resamples,
         reference=reference,
         n_jobs=args.jobs,
         random_state=args.seed,
@@ -339,7 +351,12 @@ def run(args, out):
     print(f"\nResults ({len(results):,} rows): {_show(path)}", file=out)
     if args.plot:
         plot = _plot_experiment(
-            results, metrics, args.statistic, args.plot, force=args.force
+            results,
+            metrics,
+            args.statistic,
+            args.plot,
+            confidence_level=args.confidence_level,
+            force=args.force,
         )
         print(f"Plot: {_show(plot)}", file=out)
     return EXIT_OK

@@ -236,7 +236,7 @@ def _check_file(path, what):
 
 def _chunk_column(values):
     """A column of a chunk as a numpy array, or codes and labels (categorical)."""
-    from .._validation import _category_column
+    from .._groups import _category_column
 
     coded = _category_column(values, as_object=False)
     return coded if coded is not None else values.to_numpy()

@@ -259,7 +259,7 @@ def _check_planned_metrics(names):
 
 def _groups_from_file(args, err):
     """``(labels, sizes, reference counts)`` of the groups of a table."""
-    from .._confusion import reference_counts
+    from .._references import reference_counts
     from ._audit import _count_file
 
     missing = [

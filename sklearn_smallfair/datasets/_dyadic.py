@@ -200,7 +200,7 @@ def _unit_rows(n, k, rng):
         "n_components": [Whole(1, None, closed="left")],
         "noise": [Number(0, 1)],
         "popularity_skew": [Number(0, None, closed="left")],
-        "return_frame": BOOLEAN,
+        "as_frame": BOOLEAN,
         "random_state": SEEDS,
     }
 )
@@ -215,8 +215,8 @@ def make_dyadic_regression(
     n_components=5,
     noise=0.1,
     popularity_skew=0.5,
-    return_frame=False,
-    random_state=None,
+    as_frame=False,
+    random_state=0,
 ):
     """Generate a synthetic dyadic regression data set (user-item ratings).
 
@@ -283,22 +283,22 @@ def make_dyadic_regression(
         Exponent of the Zipf-like popularity of users and items (finite,
         ``>= 0``); 0 gives uniform popularity, larger values more ratings for the
         popular entities.
-    return_frame : bool, default=False
+    as_frame : bool, default=False
         Return a DataFrame with columns ``user``, ``item`` (int64) and ``rating``
         (float64) instead of ``(X, y)``.
-    random_state : int, RandomState instance, Generator or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=0
         Seed of the draws (an int in ``[0, 2**32 - 1]``); the same seed gives the
-        same data.
+        same data. ``None`` draws fresh entropy.
 
     Returns
     -------
     X : ndarray of int64, shape (n_ratings, 2)
         User ids (column 0) and item ids (column 1), in random order. Only when
-        ``return_frame=False``.
+        ``as_frame=False``.
     y : ndarray of float64, shape (n_ratings,)
-        The ratings. Only when ``return_frame=False``.
+        The ratings. Only when ``as_frame=False``.
     frame : pandas.DataFrame
-        Columns ``user``, ``item``, ``rating``. Only when ``return_frame=True``.
+        Columns ``user``, ``item``, ``rating``. Only when ``as_frame=True``.
 
     See Also
     --------
@@ -318,7 +318,7 @@ def make_dyadic_regression(
     >>> len(np.unique(X[:, 0])), len(np.unique(X[:, 1]))
     (50, 40)
     >>> frame = make_dyadic_regression(
-    ...     n_users=50, n_items=40, n_ratings=1000, return_frame=True, random_state=0
+    ...     n_users=50, n_items=40, n_ratings=1000, as_frame=True, random_state=0
     ... )
     >>> list(frame.columns), bool((frame["rating"] == y).all())
     (['user', 'item', 'rating'], True)
@@ -365,7 +365,7 @@ def make_dyadic_regression(
     else:
         y = lo + (hi - lo) * quantile
 
-    if return_frame:
+    if as_frame:
         return pd.DataFrame({"user": users, "item": items, "rating": y})
     X = np.empty((n_ratings, 2), dtype=np.int64)
     X[:, 0] = users
@@ -477,8 +477,8 @@ def _read_movielens(path, fmt):
     return frame
 
 
-@validate_params({"path": [str, os.PathLike], "return_frame": BOOLEAN})
-def load_movielens(path, *, return_frame=False):
+@validate_params({"path": [str, os.PathLike], "as_frame": BOOLEAN})
+def load_movielens(path, *, as_frame=False):
     """Read a local copy of MovieLens ratings.
 
     Nothing is downloaded: ``path`` is a file in one of the MovieLens formats, or
@@ -497,7 +497,7 @@ def load_movielens(path, *, return_frame=False):
     ----------
     path : str or path-like
         A ratings file or a directory holding one.
-    return_frame : bool, default=False
+    as_frame : bool, default=False
         Return a DataFrame with columns ``user``, ``item``, ``timestamp`` (int64)
         and ``rating`` (float64) instead of ``(X, y)``.
 
@@ -505,12 +505,12 @@ def load_movielens(path, *, return_frame=False):
     -------
     X : ndarray of int64, shape (n_ratings, 2)
         User ids (column 0) and movie ids (column 1), as in the file (MovieLens
-        ids start at 1). Only when ``return_frame=False``.
+        ids start at 1). Only when ``as_frame=False``.
     y : ndarray of float64, shape (n_ratings,)
-        The ratings. Only when ``return_frame=False``.
+        The ratings. Only when ``as_frame=False``.
     frame : pandas.DataFrame
         Columns ``user``, ``item``, ``rating``, ``timestamp``, in file order.
-        Only when ``return_frame=True``.
+        Only when ``as_frame=True``.
 
     Raises
     ------
@@ -535,7 +535,7 @@ def load_movielens(path, *, return_frame=False):
     >>> X, y = load_movielens(folder)
     >>> X.tolist(), y.tolist()
     ([[1, 1193], [1, 661], [2, 1193]], [5.0, 3.0, 4.0])
-    >>> load_movielens(folder, return_frame=True)
+    >>> load_movielens(folder, as_frame=True)
        user  item  rating  timestamp
     0     1  1193     5.0  978300760
     1     1   661     3.0  978302109
@@ -545,7 +545,7 @@ def load_movielens(path, *, return_frame=False):
     frame = _read_movielens(file, _sniff(file))
     if frame.shape[0] == 0:
         raise ValueError(f"{file.name} holds no ratings.")
-    if return_frame:
+    if as_frame:
         return frame.reset_index(drop=True)
     X = np.empty((frame.shape[0], 2), dtype=np.int64)
     X[:, 0] = frame["user"].to_numpy()

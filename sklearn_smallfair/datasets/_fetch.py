@@ -322,6 +322,7 @@ def fetch_compas(
             The path of the cached file.
 
     (data, target) : tuple if ``return_X_y`` is True
+        The features and the target, as in ``data.data`` and ``data.target``.
 
     Raises
     ------
@@ -456,6 +457,7 @@ def fetch_german_credit(
             The path of the cached file.
 
     (data, target) : tuple if ``return_X_y`` is True
+        The features and the target, as in ``data.data`` and ``data.target``.
 
     Raises
     ------

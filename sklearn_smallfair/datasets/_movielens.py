@@ -80,8 +80,8 @@ def _read_inter(path):
     return frame
 
 
-@validate_params({"return_frame": BOOLEAN})
-def load_movielens_100k(*, return_frame=False):
+@validate_params({"as_frame": BOOLEAN})
+def load_movielens_100k(*, as_frame=False):
     """Load MovieLens-100k (100,000 ratings, 943 users, 1,682 movies).
 
     The ratings are read from the copy installed with the ``recbole`` package
@@ -92,7 +92,7 @@ def load_movielens_100k(*, return_frame=False):
 
     Parameters
     ----------
-    return_frame : bool, default=False
+    as_frame : bool, default=False
         Return a DataFrame with columns ``user``, ``item``, ``rating``,
         ``timestamp`` instead of ``(X, y)``.
 
@@ -100,12 +100,12 @@ def load_movielens_100k(*, return_frame=False):
     -------
     X : ndarray of int64, shape (100000, 2)
         User ids (column 0) and movie ids (column 1), MovieLens' own ids
-        (starting at 1). Only when ``return_frame=False``.
+        (starting at 1). Only when ``as_frame=False``.
     y : ndarray of float64, shape (100000,)
-        The ratings, integers 1 to 5. Only when ``return_frame=False``.
+        The ratings, integers 1 to 5. Only when ``as_frame=False``.
     frame : pandas.DataFrame
         The ratings with their timestamps, in file order. Only when
-        ``return_frame=True``.
+        ``as_frame=True``.
 
     Raises
     ------
@@ -126,7 +126,7 @@ def load_movielens_100k(*, return_frame=False):
     ((100000, 2), [1.0, 2.0, 3.0, 4.0, 5.0])
     """
     frame = _read_inter(_recbole_file())
-    if return_frame:
+    if as_frame:
         return frame
     X = frame[["user", "item"]].to_numpy(dtype=np.int64)
     return X, frame["rating"].to_numpy(dtype=np.float64)

@@ -197,7 +197,7 @@ def make_small_group_classification(
     class_sep=4.0,
     return_predictions=False,
     shuffle=True,
-    random_state=None,
+    random_state=0,
     as_frame=False,
 ):
     """Generate binary classification data with small groups and controlled
@@ -258,9 +258,9 @@ def make_small_group_classification(
     shuffle : bool, default=True
         Shuffle the rows. If False, rows are ordered by group, in the order of
         ``group_sizes``.
-    random_state : int, RandomState instance, Generator or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=0
         Seed of the draws (an int in ``[0, 2**32 - 1]``); the same seed gives the
-        same data.
+        same data. ``None`` draws fresh entropy.
     as_frame : bool, default=False
         Return ``X`` as a DataFrame with columns ``x0, x1, ...`` and ``y``,
         ``groups`` and ``y_pred`` as Series named ``"y"``, ``"group"`` and

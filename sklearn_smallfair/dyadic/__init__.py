@@ -4,13 +4,9 @@ estimators and a correction wrapper."""
 
 from ._baselines import UniformRandomRegressor
 from ._correction import EccentricityCorrectedRegressor
-from ._eauc import (
-    EccentricityCurve,
-    dks_nonuniformity,
-    eauc_score,
-    eccentricity,
-    eccentricity_curve,
-)
+from ._dks import dks_nonuniformity
+from ._eauc import EccentricityCurve, eauc_score, eccentricity_curve
+from ._eccentricity import eccentricity
 from ._estimators import DyadicMeanRegressor, MatrixFactorizationRegressor
 from ._means import EntityMeans, entity_means
 from ._neighbors import NeighborhoodRegressor

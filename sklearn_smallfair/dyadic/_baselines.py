@@ -47,7 +47,7 @@ class UniformRandomRegressor(_DyadicRegressor):
     rating_range : tuple of (float, float) or None, default=None
         ``(low, high)`` of the draws. ``None`` takes the range of the training
         ratings.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance or None, default=0
         Seed of the draws (an int in ``[0, 2**32 - 1]``). With an int every
         call of :meth:`predict` on the same ``X`` returns the same numbers; with
         a RandomState instance the draws continue its stream, and with ``None``
@@ -97,7 +97,7 @@ class UniformRandomRegressor(_DyadicRegressor):
         "random_state": _SEEDS,
     }
 
-    def __init__(self, rating_range=None, *, random_state=None):
+    def __init__(self, rating_range=None, *, random_state=0):
         self.rating_range = rating_range
         self.random_state = random_state
 
@@ -115,6 +115,7 @@ class UniformRandomRegressor(_DyadicRegressor):
         Returns
         -------
         self : UniformRandomRegressor
+            The fitted estimator.
         """
         if self.rating_range is not None:
             lo, hi = _check_rating_range(self.rating_range)

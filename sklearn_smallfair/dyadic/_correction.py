@@ -26,7 +26,7 @@ from ._means import EntityMeans, _entity_means
 
 __all__ = ["EccentricityCorrectedRegressor"]
 
-_METHODS = ("linear", "balanced_linear", "sigmoid", "forest")
+_CORRECTION_MODELS = ("linear", "balanced_linear", "sigmoid", "forest")
 # smallest probe on which a correction is fit
 _MIN_PROBE = 10
 # at most this many distinct ratings are balanced value by value, else in bins
@@ -52,8 +52,9 @@ class EccentricityCorrectedRegressor(MetaEstimatorMixin, _DyadicRegressor):
         A regressor taking the dyadic ``X`` (see Notes), e.g.
         :class:`DyadicMeanRegressor` or :class:`MatrixFactorizationRegressor`.
         It is cloned, never modified.
-    method : {"linear", "balanced_linear", "sigmoid", "forest"}, default="linear"
-        The correction ``g``:
+    correction_model : {"linear", "balanced_linear", "sigmoid", "forest"}, \
+            default="linear"
+        The model of the correction ``g``:
 
         - ``"linear"``: the inverse linear map ``y ~ a + b * y_hat`` fitted by
           least squares (``b > 1`` stretches shrunk predictions);
@@ -83,9 +84,9 @@ class EccentricityCorrectedRegressor(MetaEstimatorMixin, _DyadicRegressor):
     forest_params : dict, default=None
         Parameters of the ``"forest"`` correction's random forest, overriding
         ``n_estimators=50, min_samples_leaf=5, max_features=None``.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the probe split and the forest. (The regressor's own randomness
-        is governed by its own ``random_state``.)
+    random_state : int, RandomState instance or None, default=0
+        Seeds the probe split and the forest; ``None`` draws fresh entropy. (The
+        regressor's own randomness is governed by its own ``random_state``.)
 
     Attributes
     ----------
@@ -132,7 +133,8 @@ class EccentricityCorrectedRegressor(MetaEstimatorMixin, _DyadicRegressor):
     >>> y = np.clip(np.round(3 + levels), 1, 5)
     >>> X = np.column_stack([users, items])
     >>> model = EccentricityCorrectedRegressor(
-    ...     DyadicMeanRegressor(), method="linear", random_state=0).fit(X, y)
+    ...     DyadicMeanRegressor(), correction_model="linear", random_state=0
+    ... ).fit(X, y)
     >>> model.coef_.round(2)  # slope > 1: the shrunk predictions are stretched
     array([-3.25,  2.01])
     >>> DyadicMeanRegressor().fit(X, y).predict([[0, 0], [1, 1]]).round(2)
@@ -145,7 +147,7 @@ class EccentricityCorrectedRegressor(MetaEstimatorMixin, _DyadicRegressor):
 
     _parameter_constraints: dict = {
         "regressor": [HasMethods(["fit", "predict"])],
-        "method": [StrOptions(set(_METHODS))],
+        "correction_model": [StrOptions(set(_CORRECTION_MODELS))],
         "probe_size": [
             Interval(RealNotInt, 0, 1, closed="neither"),
             Whole(_MIN_PROBE, None, closed="left"),
@@ -160,15 +162,15 @@ class EccentricityCorrectedRegressor(MetaEstimatorMixin, _DyadicRegressor):
         self,
         regressor,
         *,
-        method="linear",
+        correction_model="linear",
         probe_size=0.2,
         refit=False,
         n_bins=10,
         forest_params=None,
-        random_state=None,
+        random_state=0,
     ):
         self.regressor = regressor
-        self.method = method
+        self.correction_model = correction_model
         self.probe_size = probe_size
         self.refit = refit
         self.n_bins = n_bins
@@ -209,6 +211,7 @@ class EccentricityCorrectedRegressor(MetaEstimatorMixin, _DyadicRegressor):
         Returns
         -------
         self : EccentricityCorrectedRegressor
+            The fitted estimator.
         """
         users, items, r = self._fit_means(X, y)
         lo, hi = float(r.min()), float(r.max())
@@ -249,7 +252,7 @@ class EccentricityCorrectedRegressor(MetaEstimatorMixin, _DyadicRegressor):
         self.n_probe_ = n_probe
         self.coef_ = None
         self.correction_ = None
-        if self.method == "forest":
+        if self.correction_model == "forest":
             features = _features(means, users[probe_idx], items[probe_idx], pred)
             params = {**_FOREST_DEFAULTS, **(self.forest_params or {})}
             params["random_state"] = forest_seed
@@ -258,14 +261,15 @@ class EccentricityCorrectedRegressor(MetaEstimatorMixin, _DyadicRegressor):
             if pred.min() == pred.max():
                 raise ValueError(
                     f"The regressor's predictions on the probe are all equal "
-                    f"({pred[0]:g}); a {self.method!r} correction of them cannot be "
-                    f"fit. Use a larger probe or method='forest'."
+                    f"({pred[0]:g}); a {self.correction_model!r} correction of "
+                    f"them cannot be fit. Use a larger probe or "
+                    f"correction_model='forest'."
                 )
-            if self.method == "sigmoid":
+            if self.correction_model == "sigmoid":
                 self.coef_ = _fit_sigmoid(pred, r_probe, lo, hi)
             else:
                 weights = None
-                if self.method == "balanced_linear":
+                if self.correction_model == "balanced_linear":
                     weights = _balanced_weights(r_probe, lo, hi, self.n_bins)
                 self.correction_, self.coef_ = _fit_linear(pred, r_probe, weights)
 
@@ -294,10 +298,10 @@ class EccentricityCorrectedRegressor(MetaEstimatorMixin, _DyadicRegressor):
         users, items = _validate_dyadic(self, X, reset=False)
         pred = np.asarray(self.regressor_.predict(X), dtype=float).reshape(-1)
         lo, hi = self.rating_range_
-        if self.method == "forest":
+        if self.correction_model == "forest":
             features = _features(self._feature_means, users, items, pred)
             out = self.correction_.predict(features)
-        elif self.method == "sigmoid":
+        elif self.correction_model == "sigmoid":
             a, b = self.coef_
             out = lo + (hi - lo) * expit(a + b * pred)
         else:

@@ -173,6 +173,7 @@ class DyadicMeanRegressor(_DyadicRegressor):
         Returns
         -------
         self : DyadicMeanRegressor
+            The fitted estimator.
         """
         self._fit_means(X, y)
         return self
@@ -188,6 +189,7 @@ class DyadicMeanRegressor(_DyadicRegressor):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            The predicted rating of each pair.
         """
         users, items = self._check_predict(X)
         means = self.entity_means_
@@ -246,9 +248,9 @@ class MatrixFactorizationRegressor(_DyadicRegressor):
         Standard deviation of the random initial factors (finite, >= 0).
     clip : bool, default=True
         Clip predictions to the range of the training ratings.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance or None, default=0
         Seed of the initial factors (an int in ``[0, 2**32 - 1]``). The fit is
-        deterministic given the seed.
+        deterministic given the seed; ``None`` draws fresh entropy.
 
     Attributes
     ----------
@@ -320,7 +322,7 @@ class MatrixFactorizationRegressor(_DyadicRegressor):
         tol=1e-6,
         init_scale=0.1,
         clip=True,
-        random_state=None,
+        random_state=0,
     ):
         self.n_components = n_components
         self.alpha = alpha
@@ -344,6 +346,7 @@ class MatrixFactorizationRegressor(_DyadicRegressor):
         Returns
         -------
         self : MatrixFactorizationRegressor
+            The fitted estimator.
         """
         rng = check_random_state(self.random_state)
         _, _, r = self._fit_means(X, y)

@@ -178,7 +178,7 @@ class EntityMeans:
     one as ``entity_means_``); used by :func:`eccentricity` and
     :func:`eauc_score` as the training means of the published protocol.
 
-    Attributes
+    Parameters
     ----------
     global_mean : float
         Mean of all training ratings.
@@ -186,6 +186,19 @@ class EntityMeans:
         Range of the training ratings.
     n_ratings : int
         Number of training ratings.
+    _users, _items, _user_sum, _user_count, _item_sum, _item_count : object
+        The per-entity tables, built by :func:`entity_means` (not to be passed
+        by hand).
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.dyadic import entity_means
+    >>> means = entity_means([5, 3, 4, 1], users=[0, 0, 1, 1],
+    ...                      items=["a", "b", "a", "b"])
+    >>> means
+    EntityMeans(n_users=2, n_items=2, n_ratings=4, global_mean=3.25)
+    >>> means.rating_min, means.rating_max
+    (1.0, 5.0)
     """
 
     global_mean: float
@@ -225,7 +238,8 @@ class EntityMeans:
 
         Returns
         -------
-        ndarray of shape (n,)
+        means : ndarray of shape (n,)
+            The mean training rating of each user.
         """
         arr = _check_ids(users, "users", len(users))
         return self._lookup(self._users, self._user_sum, self._user_count, arr)
@@ -240,7 +254,8 @@ class EntityMeans:
 
         Returns
         -------
-        ndarray of shape (n,)
+        means : ndarray of shape (n,)
+            The mean training rating of each item.
         """
         arr = _check_ids(items, "items", len(items))
         return self._lookup(self._items, self._item_sum, self._item_count, arr)

@@ -193,6 +193,7 @@ class NeighborhoodRegressor(_DyadicRegressor):
         Returns
         -------
         self : NeighborhoodRegressor
+            The fitted estimator.
         """
         _, _, r = self._fit_means(X, y)
         means = self.entity_means_

@@ -2,7 +2,8 @@
 
 from .._params import HasMethods, StrOptions, validate_params
 from .._plotting import _check_matplotlib
-from ._eauc import CURVE_OPTIONS, METHODS, RATINGS, _curve_of, _eauc_of, _prepare
+from ._eauc import CURVE_OPTIONS, METHODS, _curve_of, _eauc_of, _prepare
+from ._eccentricity import RATINGS
 from ._means import _ids_from_X
 from ._scorer import _fitted_means
 
@@ -114,6 +115,7 @@ class EccentricityDisplay:
         Returns
         -------
         self : EccentricityDisplay
+            The display, with ``ax_``, ``figure_`` and ``lines_`` set.
         """
         plt = _check_matplotlib("EccentricityDisplay.plot")
         if ax is None:
@@ -184,8 +186,15 @@ class EccentricityDisplay:
             The user and the item of each rating.
         names : str or list of str, default=None
             Legend names (not with a dict).
-        train_ratings, train_users, train_items, means, error, tail, unknown
-            As in :func:`eauc_score`.
+        train_ratings, train_users, train_items : array-like, default=None
+            Training ratings with their users and items, for the per-entity
+            means, as in :func:`eauc_score`.
+        means : EntityMeans, default=None
+            Precomputed training means, as in :func:`eauc_score`.
+        error : {"absolute", "squared"}, default="absolute"
+            The error drawn, as in :func:`eauc_score`.
+        tail : {"both", "upper", "lower"}, default="both"
+            The ratings drawn, as in :func:`eauc_score`.
         method : {"ordered", "grouped", "bins"}, default="bins"
             The drawn curve (see :func:`eccentricity_curve`); binned means read
             better than one point per row.
@@ -194,6 +203,9 @@ class EccentricityDisplay:
         eauc_method : {"ordered", "grouped", "bins"}, default="ordered"
             The curve whose area the legend shows (``"ordered"``: the EAUC of
             :func:`eauc_score`'s default).
+        unknown : {"drop", "error", "global_mean"}, default="drop"
+            Rows whose user or item has no training rating, as in
+            :func:`eauc_score`.
         ax : matplotlib Axes, default=None
             Axes to draw on.
         **kwargs
@@ -202,6 +214,7 @@ class EccentricityDisplay:
         Returns
         -------
         EccentricityDisplay
+            The display, plotted.
         """
         named = _named(y_pred, names, "predictions")
         options = dict(
@@ -261,12 +274,29 @@ class EccentricityDisplay:
             True ratings.
         names : str or list of str, default=None
             Legend names; default: the estimators' class names.
-        error, tail, method, n_bins, eauc_method, unknown, ax, **kwargs
-            As in :meth:`from_predictions`.
+        error : {"absolute", "squared"}, default="absolute"
+            The error drawn, as in :func:`eauc_score`.
+        tail : {"both", "upper", "lower"}, default="both"
+            The ratings drawn, as in :func:`eauc_score`.
+        method : {"ordered", "grouped", "bins"}, default="bins"
+            The drawn curve, as in :meth:`from_predictions`.
+        n_bins : int, default=20
+            Number of bins of the drawn curve.
+        eauc_method : {"ordered", "grouped", "bins"}, default="ordered"
+            The curve whose area the legend shows, as in
+            :meth:`from_predictions`.
+        unknown : {"drop", "error", "global_mean"}, default="drop"
+            Rows whose user or item has no training rating, as in
+            :func:`eauc_score`.
+        ax : matplotlib Axes, default=None
+            Axes to draw on.
+        **kwargs
+            Passed to ``ax.plot``.
 
         Returns
         -------
         EccentricityDisplay
+            The display, plotted.
         """
         named = _named(estimator, names, "estimators")
         users, items = _ids_from_X(X)

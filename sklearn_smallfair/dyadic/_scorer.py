@@ -72,8 +72,18 @@ def make_eauc_scorer(
 
     Parameters
     ----------
-    error, tail, method, n_bins, unknown
-        Passed to :func:`eauc_score`.
+    error : {"absolute", "squared"}, default="absolute"
+        ``|r - r_hat|`` or ``(r - r_hat)^2``, as in :func:`eauc_score`.
+    tail : {"both", "upper", "lower"}, default="both"
+        Two-tailed eccentricity, or only the ratings above or below their pair's
+        average, as in :func:`eauc_score`.
+    method : {"ordered", "grouped", "bins", "bins_published"}, default="ordered"
+        The curve whose area is taken, as in :func:`eauc_score`.
+    n_bins : int, default=20
+        Number of bins of the binned curves, as in :func:`eauc_score`.
+    unknown : {"drop", "error", "global_mean"}, default="drop"
+        Rows whose user or item has no training rating, as in
+        :func:`eauc_score`.
 
     Returns
     -------

@@ -1,26 +1,27 @@
 """Per-group metrics, named disparities, undefined-value counts and group scorers."""
 
 from .._confusion import ConfusionCounts, confusion_counts
+from .._multiclass_counts import (
+    MulticlassCounts,
+    multiclass_confusion_counts,
+    one_vs_rest,
+)
 from ..exceptions import UndefinedGroupMetricWarning
 from ._disparities import (
     average_odds_difference,
     demographic_parity_difference,
     demographic_parity_ratio,
     equal_opportunity_difference,
+    equal_opportunity_ratio,
     equalized_odds_difference,
     equalized_odds_ratio,
+    signed_equal_opportunity_difference,
 )
+from ._disparity_intervals import disparity_intervals
 from ._frame import GroupMetricFrame
 from ._group import group_metrics
-from ._intervals import disparity_intervals
 from ._isep import isep_score
-from ._multiclass import (
-    MulticlassCounts,
-    multiclass_confusion_counts,
-    multiclass_group_metrics,
-    multiclass_metric,
-    one_vs_rest,
-)
+from ._multiclass import multiclass_metric
 from ._registry import Metric, compute_metric, get_metric, get_metrics, metric_names
 from ._scorer import aggregate_group_metric, make_group_scorer
 from ._undefined import count_undefined
@@ -40,6 +41,7 @@ __all__ = [
     "demographic_parity_ratio",
     "disparity_intervals",
     "equal_opportunity_difference",
+    "equal_opportunity_ratio",
     "equalized_odds_difference",
     "equalized_odds_ratio",
     "get_metric",
@@ -49,7 +51,7 @@ __all__ = [
     "make_group_scorer",
     "metric_names",
     "multiclass_confusion_counts",
-    "multiclass_group_metrics",
     "multiclass_metric",
     "one_vs_rest",
+    "signed_equal_opportunity_difference",
 ]

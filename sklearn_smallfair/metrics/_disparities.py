@@ -1,25 +1,29 @@
-"""Named one-call disparities: demographic parity, equalized odds, equal
-opportunity and average odds, NaN where a group's rate is undefined."""
+"""Named one-call disparities: demographic parity, equalized odds and equal
+opportunity with fairlearn's names and arguments, and AIF360's signed equal
+opportunity and average odds differences; NaN where a group's rate is undefined."""
 
 import warnings
 from numbers import Real
 
 import numpy as np
 
-from .._confusion import FN, TP, confusion_counts
+from .._confusion import confusion_counts
 from .._params import POS_LABEL, ZERO_DIVISION, StrOptions, validate_params
-from .._validation import check_zero_division, format_label, format_labels
+from .._validation import check_zero_division, format_labels
 from ..exceptions import UndefinedGroupMetricWarning
-from ._frame import METHODS, user_stacklevel
+from ._disparity import METHODS, summarize, to_reference
 from ._registry import get_metric
+from ._warn import describe_groups, user_stacklevel
 
 __all__ = [
     "average_odds_difference",
     "demographic_parity_difference",
     "demographic_parity_ratio",
     "equal_opportunity_difference",
+    "equal_opportunity_ratio",
     "equalized_odds_difference",
     "equalized_odds_ratio",
+    "signed_equal_opportunity_difference",
 ]
 
 _ROWS = {
@@ -61,15 +65,9 @@ def _rates(name, counts, labels, zero_division, what):
     if not undefined.any():
         return values
     if zero_division == "warn":
-        bad = np.flatnonzero(undefined)
-        detail = ", ".join(
-            f"{format_label(labels[i])} (n={_fmt(counts[i].sum())}, "
-            f"n_pos={_fmt(counts[i, TP] + counts[i, FN])})"
-            for i in bad[:10]
-        )
-        more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+        detail = describe_groups(labels, counts, undefined)
         warnings.warn(
-            f"{name} is undefined (0/0) for {detail}{more}, so {what} is undefined; "
+            f"{name} is undefined (0/0) for {detail}, so {what} is undefined; "
             f"returned as NaN. Pass zero_division=np.nan to silence this warning, "
             f"or 0.0 or 1.0 to substitute that rate (0.0 reproduces fairlearn).",
             UndefinedGroupMetricWarning,
@@ -80,36 +78,16 @@ def _rates(name, counts, labels, zero_division, what):
     return values
 
 
-def _fmt(x):
-    x = float(x)
-    return str(int(x)) if x.is_integer() else f"{x:.4g}"
-
-
-def _gap(values, overall, method):
-    """Largest gap between groups, or largest ``|group - overall|``."""
-    if np.isnan(values).any() or np.isnan(overall):
-        return np.nan
-    if method == "between_groups":
-        return float(values.max() - values.min())
-    return float(np.abs(values - overall).max())
-
-
-def _ratio(values, overall, method, name):
-    """Smallest ratio between groups, or smallest ``min(g, o) / max(g, o)``."""
-    if np.isnan(values).any() or np.isnan(overall):
-        return np.nan
-    if method == "between_groups":
-        low, high = values.min(), values.max()
-    else:
-        low, high = np.minimum(values, overall), np.maximum(values, overall)
-    if np.any(high == 0):
+def _disparity(values, overall, aggregate, method, what):
+    """:func:`summarize` of the group rates; a ratio 0/0 warns, naming ``what``."""
+    value, reason = summarize(values, aggregate, method=method, overall=overall)
+    if reason == "zero":
         warnings.warn(
-            f"the {name} ratio is 0/0 (the compared values are 0); returned as NaN.",
+            f"the {what} ratio is 0/0 (the compared values are 0); returned as NaN.",
             UndefinedGroupMetricWarning,
             stacklevel=user_stacklevel(),
         )
-        return np.nan
-    return float(np.min(low / high))
+    return value
 
 
 def _two_rates(counts, groups, zero_division, what):
@@ -121,18 +99,13 @@ def _two_rates(counts, groups, zero_division, what):
     return tpr, fpr
 
 
-def _combine(values, agg):
+def _combine(values, agg, worst):
+    """fairlearn's ``agg`` of the TPR and FPR disparities: the ``worst`` one (the
+    larger difference, the smaller ratio) or their mean; NaN if one is NaN."""
     values = np.asarray(values, dtype=np.float64)
     if np.isnan(values).any():
         return np.nan
-    return float(values.max() if agg == "worst_case" else values.mean())
-
-
-def _combine_ratio(values, agg):
-    values = np.asarray(values, dtype=np.float64)
-    if np.isnan(values).any():
-        return np.nan
-    return float(values.min() if agg == "worst_case" else values.mean())
+    return float(values.mean() if agg == "mean" else worst(values))
 
 
 @validate_params({**_ROWS, "method": _METHOD})
@@ -143,12 +116,12 @@ def demographic_parity_difference(
     sensitive_features,
     method="between_groups",
     sample_weight=None,
-    pos_label=1,
+    pos_label=None,
 ):
     """The largest gap in selection rate (``ppr``) between groups.
 
     The selection rate ``(TP + FP) / n`` is defined for every non-empty group, so
-    this disparity is never undefined.
+    this disparity is never undefined. fairlearn's quantity, with its arguments.
 
     Parameters
     ----------
@@ -165,8 +138,9 @@ def demographic_parity_difference(
         ``"to_overall"``: largest ``|group rate - overall rate|``.
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights.
-    pos_label : int, float, bool or str, default=1
-        The positive class.
+    pos_label : int, float, bool, str or None, default=None
+        The positive class; ``None`` means ``1`` for labels ``{0, 1}`` or
+        ``{-1, 1}`` and is an error for other labels (scikit-learn's rule).
 
     Returns
     -------
@@ -189,7 +163,7 @@ def demographic_parity_difference(
     """
     _, counts = _counts(y_true, y_pred, sensitive_features, sample_weight, pos_label)
     rates = _rates("ppr", np.vstack([counts, counts.sum(axis=0)]), None, np.nan, "")
-    return _gap(rates[:-1], rates[-1], method)
+    return _disparity(rates[:-1], rates[-1], "difference", method, "selection-rate")
 
 
 @validate_params({**_ROWS, "method": _METHOD})
@@ -200,9 +174,11 @@ def demographic_parity_ratio(
     sensitive_features,
     method="between_groups",
     sample_weight=None,
-    pos_label=1,
+    pos_label=None,
 ):
     """The smallest ratio of selection rates (``ppr``) between groups.
+
+    fairlearn's quantity, with its arguments.
 
     Parameters
     ----------
@@ -217,8 +193,9 @@ def demographic_parity_ratio(
         smallest ``min(group, overall) / max(group, overall)``.
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights.
-    pos_label : int, float, bool or str, default=1
-        The positive class.
+    pos_label : int, float, bool, str or None, default=None
+        The positive class; ``None`` means ``1`` for labels ``{0, 1}`` or
+        ``{-1, 1}`` and is an error for other labels (scikit-learn's rule).
 
     Returns
     -------
@@ -238,7 +215,7 @@ def demographic_parity_ratio(
     """
     _, counts = _counts(y_true, y_pred, sensitive_features, sample_weight, pos_label)
     rates = _rates("ppr", np.vstack([counts, counts.sum(axis=0)]), None, np.nan, "")
-    return _ratio(rates[:-1], rates[-1], method, "selection-rate")
+    return _disparity(rates[:-1], rates[-1], "ratio", method, "selection-rate")
 
 
 @validate_params(
@@ -252,19 +229,20 @@ def equalized_odds_difference(
     method="between_groups",
     sample_weight=None,
     agg="worst_case",
-    pos_label=1,
+    pos_label=None,
     zero_division="warn",
 ):
-    """The larger of the true- and false-positive-rate gaps between groups.
+    """The larger of the true- and false-positive-rate differences between groups.
 
-    ``agg="worst_case"``: ``max(TPR gap, FPR gap)``; ``agg="mean"``: their mean.
-    Each gap is the largest minus the smallest group rate (``"between_groups"``)
-    or the largest ``|group rate - overall rate|`` (``"to_overall"``).
+    ``agg="worst_case"``: ``max(TPR difference, FPR difference)``;
+    ``agg="mean"``: their mean. Each difference is the largest minus the
+    smallest group rate (``"between_groups"``) or the largest ``|group rate -
+    overall rate|`` (``"to_overall"``). fairlearn's quantity, with its arguments.
 
     A group without positives has no TPR (0/0) and a group without negatives no
     FPR; the difference is then NaN with a warning naming the groups, where
-    fairlearn's ``equalized_odds_difference`` counts the missing rate as 0 and
-    returns a number that can be as large as 1 for a perfect classifier.
+    fairlearn counts the missing rate as 0 and returns a number that can be as
+    large as 1 for a perfect classifier (``zero_division=0.0`` reproduces it).
 
     Parameters
     ----------
@@ -279,13 +257,14 @@ def equalized_odds_difference(
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights.
     agg : {"worst_case", "mean"}, default="worst_case"
-        How the two gaps are combined.
-    pos_label : int, float, bool or str, default=1
-        The positive class.
+        How the two differences are combined.
+    pos_label : int, float, bool, str or None, default=None
+        The positive class; ``None`` means ``1`` for labels ``{0, 1}`` or
+        ``{-1, 1}`` and is an error for other labels (scikit-learn's rule).
     zero_division : {"warn", np.nan, 0.0, 1.0}, default="warn"
         The value of an undefined group rate. ``"warn"`` returns NaN and warns;
-        ``np.nan`` returns NaN silently; ``0.0`` or ``1.0`` substitute the rate
-        (``0.0`` reproduces fairlearn).
+        ``np.nan`` returns NaN silently; ``0.0`` or ``1.0`` substitute the rate.
+        fairlearn counts an undefined rate as 0: ``0.0`` reproduces it.
 
     Returns
     -------
@@ -314,6 +293,9 @@ def equalized_odds_difference(
     >>> equalized_odds_difference(y_true, y_pred, sensitive_features=groups,
     ...                           zero_division=np.nan)
     nan
+    >>> equalized_odds_difference(y_true, y_pred, sensitive_features=groups,
+    ...                           zero_division=0.0)
+    1.0
     """
     zero_division = check_zero_division(zero_division)
     groups, counts = _counts(
@@ -322,8 +304,11 @@ def equalized_odds_difference(
     tpr, fpr = _two_rates(
         counts, groups, zero_division, "the equalized-odds difference"
     )
-    gaps = [_gap(r[:-1], r[-1], method) for r in (tpr, fpr)]
-    return _combine(gaps, agg)
+    differences = [
+        _disparity(r[:-1], r[-1], "difference", method, name)
+        for r, name in ((tpr, "TPR"), (fpr, "FPR"))
+    ]
+    return _combine(differences, agg, np.max)
 
 
 @validate_params(
@@ -337,7 +322,7 @@ def equalized_odds_ratio(
     method="between_groups",
     sample_weight=None,
     agg="worst_case",
-    pos_label=1,
+    pos_label=None,
     zero_division="warn",
 ):
     """The smaller of the true- and false-positive-rate ratios between groups.
@@ -345,7 +330,9 @@ def equalized_odds_ratio(
     ``agg="worst_case"``: ``min(TPR ratio, FPR ratio)``; ``agg="mean"``: their
     mean. Each ratio is the smallest over the largest group rate
     (``"between_groups"``) or the smallest ``min(group, overall) / max(group,
-    overall)`` (``"to_overall"``).
+    overall)`` (``"to_overall"``). fairlearn's quantity, with its arguments,
+    except where a ratio is 0/0 (a rate 0 in every group compared): it is then
+    NaN with a warning, where fairlearn's ``"worst_case"`` skips it.
 
     Parameters
     ----------
@@ -361,11 +348,13 @@ def equalized_odds_ratio(
         Non-negative weights.
     agg : {"worst_case", "mean"}, default="worst_case"
         How the two ratios are combined.
-    pos_label : int, float, bool or str, default=1
-        The positive class.
+    pos_label : int, float, bool, str or None, default=None
+        The positive class; ``None`` means ``1`` for labels ``{0, 1}`` or
+        ``{-1, 1}`` and is an error for other labels (scikit-learn's rule).
     zero_division : {"warn", np.nan, 0.0, 1.0}, default="warn"
-        The value of an undefined group rate (no positives for TPR, no negatives
-        for FPR); see :func:`equalized_odds_difference`.
+        The value of an undefined group rate. ``"warn"`` returns NaN and warns;
+        ``np.nan`` returns NaN silently; ``0.0`` or ``1.0`` substitute the rate.
+        fairlearn counts an undefined rate as 0: ``0.0`` reproduces it.
 
     Returns
     -------
@@ -388,9 +377,167 @@ def equalized_odds_ratio(
     )
     tpr, fpr = _two_rates(counts, groups, zero_division, "the equalized-odds ratio")
     ratios = [
-        _ratio(r[:-1], r[-1], method, name) for r, name in ((tpr, "TPR"), (fpr, "FPR"))
+        _disparity(r[:-1], r[-1], "ratio", method, name)
+        for r, name in ((tpr, "TPR"), (fpr, "FPR"))
     ]
-    return _combine_ratio(ratios, agg)
+    return _combine(ratios, agg, np.min)
+
+
+def _tpr_disparity(
+    y_true,
+    y_pred,
+    sensitive_features,
+    method,
+    sample_weight,
+    pos_label,
+    zero_division,
+    aggregate,
+):
+    zero_division = check_zero_division(zero_division)
+    groups, counts = _counts(
+        y_true, y_pred, sensitive_features, sample_weight, pos_label
+    )
+    what = f"the equal-opportunity {aggregate}"
+    labels = np.append(groups.astype(object), "overall")
+    tpr = _rates(
+        "tpr", np.vstack([counts, counts.sum(axis=0)]), labels, zero_division, what
+    )
+    return _disparity(tpr[:-1], tpr[-1], aggregate, method, "TPR")
+
+
+@validate_params({**_ROWS, "method": _METHOD, "zero_division": ZERO_DIVISION})
+def equal_opportunity_difference(
+    y_true,
+    y_pred,
+    *,
+    sensitive_features,
+    method="between_groups",
+    sample_weight=None,
+    pos_label=None,
+    zero_division="warn",
+):
+    """The largest gap in true positive rate between groups.
+
+    Largest minus smallest group TPR (``"between_groups"``) or the largest
+    ``|group TPR - overall TPR|`` (``"to_overall"``): fairlearn's quantity,
+    with its arguments. Unsigned; for AIF360's signed ``TPR_unprivileged -
+    TPR_privileged`` see :func:`signed_equal_opportunity_difference`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True binary labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted binary labels.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
+        Group labels; at least two groups.
+    method : {"between_groups", "to_overall"}, default="between_groups"
+        What each group's TPR is compared with.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+    pos_label : int, float, bool, str or None, default=None
+        The positive class; ``None`` means ``1`` for labels ``{0, 1}`` or
+        ``{-1, 1}`` and is an error for other labels (scikit-learn's rule).
+    zero_division : {"warn", np.nan, 0.0, 1.0}, default="warn"
+        The value of an undefined group rate. ``"warn"`` returns NaN and warns;
+        ``np.nan`` returns NaN silently; ``0.0`` or ``1.0`` substitute the rate.
+        fairlearn counts an undefined rate as 0: ``0.0`` reproduces it.
+
+    Returns
+    -------
+    difference : float
+        In [0, 1]; 0 is equal opportunity. NaN when a group has no positives
+        (unless ``zero_division`` substitutes its TPR).
+
+    See Also
+    --------
+    equal_opportunity_ratio : The smallest ratio of true positive rates.
+    signed_equal_opportunity_difference : The signed difference between a
+        privileged and an unprivileged side.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.metrics import equal_opportunity_difference
+    >>> y_true = [1, 1, 0, 0, 1, 1, 0, 0]
+    >>> y_pred = [1, 1, 0, 1, 1, 0, 0, 0]
+    >>> groups = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> equal_opportunity_difference(y_true, y_pred, sensitive_features=groups)
+    0.5
+    """
+    return _tpr_disparity(
+        y_true,
+        y_pred,
+        sensitive_features,
+        method,
+        sample_weight,
+        pos_label,
+        zero_division,
+        "difference",
+    )
+
+
+@validate_params({**_ROWS, "method": _METHOD, "zero_division": ZERO_DIVISION})
+def equal_opportunity_ratio(
+    y_true,
+    y_pred,
+    *,
+    sensitive_features,
+    method="between_groups",
+    sample_weight=None,
+    pos_label=None,
+    zero_division="warn",
+):
+    """The smallest ratio of true positive rates between groups.
+
+    Smallest over largest group TPR (``"between_groups"``) or the smallest
+    ``min(group, overall) / max(group, overall)`` (``"to_overall"``):
+    fairlearn's quantity, with its arguments.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True binary labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted binary labels.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
+        Group labels; at least two groups.
+    method : {"between_groups", "to_overall"}, default="between_groups"
+        What each group's TPR is compared with.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+    pos_label : int, float, bool, str or None, default=None
+        The positive class; ``None`` means ``1`` for labels ``{0, 1}`` or
+        ``{-1, 1}`` and is an error for other labels (scikit-learn's rule).
+    zero_division : {"warn", np.nan, 0.0, 1.0}, default="warn"
+        The value of an undefined group rate. ``"warn"`` returns NaN and warns;
+        ``np.nan`` returns NaN silently; ``0.0`` or ``1.0`` substitute the rate.
+        fairlearn counts an undefined rate as 0: ``0.0`` reproduces it.
+
+    Returns
+    -------
+    ratio : float
+        In [0, 1]; 1 is equal opportunity. NaN when a group has no positives or
+        the ratio is 0/0 (no true positive at all).
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.metrics import equal_opportunity_ratio
+    >>> y_true = [1, 1, 0, 0, 1, 1, 0, 0]
+    >>> y_pred = [1, 1, 0, 1, 1, 0, 0, 0]
+    >>> groups = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    >>> equal_opportunity_ratio(y_true, y_pred, sensitive_features=groups)
+    0.5
+    """
+    return _tpr_disparity(
+        y_true,
+        y_pred,
+        sensitive_features,
+        method,
+        sample_weight,
+        pos_label,
+        zero_division,
+        "ratio",
+    )
 
 
 def _as_labels(value, name):
@@ -475,7 +622,7 @@ _PRIVILEGED = {
 
 
 @validate_params(_PRIVILEGED)
-def equal_opportunity_difference(
+def signed_equal_opportunity_difference(
     y_true,
     y_pred,
     *,
@@ -483,17 +630,18 @@ def equal_opportunity_difference(
     privileged_group=1,
     unprivileged_group=None,
     sample_weight=None,
-    pos_label=1,
+    pos_label=None,
     zero_division="warn",
 ):
-    """Equal opportunity difference (EOD): ``TPR_unprivileged - TPR_privileged``.
+    """AIF360's equal opportunity difference: ``TPR_unprivileged - TPR_privileged``.
 
     The privileged side is the rows of the group(s) ``privileged_group`` (by
     default the group labelled 1); the unprivileged side the rows of
     ``unprivileged_group`` (by default every other group), pooled. The value is
     signed: negative when the unprivileged side's true positive rate is the
-    lower, 0 at equal opportunity. Studies that report EOD as a size take its
-    absolute value.
+    lower, 0 at equal opportunity. Studies that report it as a size take its
+    absolute value. :func:`equal_opportunity_difference` is fairlearn's unsigned
+    largest gap over all groups.
 
     Parameters
     ----------
@@ -512,8 +660,9 @@ def equal_opportunity_difference(
         The unprivileged group(s); ``None`` takes every group not privileged.
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights.
-    pos_label : int, float, bool or str, default=1
-        The positive class.
+    pos_label : int, float, bool, str or None, default=None
+        The positive class; ``None`` means ``1`` for labels ``{0, 1}`` or
+        ``{-1, 1}`` and is an error for other labels (scikit-learn's rule).
     zero_division : {"warn", np.nan, 0.0, 1.0}, default="warn"
         The value of an undefined TPR (a side without positives): ``"warn"``
         returns NaN and warns, ``np.nan`` returns NaN silently, ``0.0`` or
@@ -527,23 +676,23 @@ def equal_opportunity_difference(
     See Also
     --------
     average_odds_difference : The mean of the TPR and FPR differences.
-    equalized_odds_difference : The larger of the unsigned gaps over all groups.
+    equal_opportunity_difference : The unsigned largest TPR gap over all groups.
 
     Notes
     -----
     The sign follows AIF360 and the fairness-testing literature, unprivileged
     minus privileged. Code that reports group 1 minus group 0 for a binary
     attribute, as the comparative-separation study's does, gives
-    ``-equal_opportunity_difference(..., privileged_group=1)``.
+    ``-signed_equal_opportunity_difference(..., privileged_group=1)``.
 
     Examples
     --------
-    >>> from sklearn_smallfair.metrics import equal_opportunity_difference
+    >>> from sklearn_smallfair.metrics import signed_equal_opportunity_difference
     >>> y_true = [1, 1, 0, 0, 1, 1, 0, 0]
     >>> y_pred = [1, 1, 0, 1, 1, 0, 0, 0]
     >>> sex = ["m", "m", "m", "m", "f", "f", "f", "f"]
-    >>> equal_opportunity_difference(y_true, y_pred, sensitive_features=sex,
-    ...                              privileged_group="m")
+    >>> signed_equal_opportunity_difference(y_true, y_pred, sensitive_features=sex,
+    ...                                     privileged_group="m")
     -0.5
     """
     tpr, _ = _privileged_rates(
@@ -557,7 +706,7 @@ def equal_opportunity_difference(
         zero_division,
         "the equal opportunity difference",
     )
-    return float(tpr[0] - tpr[1])
+    return float(to_reference(tpr[0], tpr[1])[0])
 
 
 @validate_params(_PRIVILEGED)
@@ -569,14 +718,14 @@ def average_odds_difference(
     privileged_group=1,
     unprivileged_group=None,
     sample_weight=None,
-    pos_label=1,
+    pos_label=None,
     zero_division="warn",
 ):
     """Average odds difference (AOD): the mean of the TPR and FPR differences.
 
     ``AOD = ((TPR_u - TPR_p) + (FPR_u - FPR_p)) / 2`` between the unprivileged
     (``u``) and privileged (``p``) sides, defined as in
-    :func:`equal_opportunity_difference`. Signed; 0 when both rates are equal,
+    :func:`signed_equal_opportunity_difference`. Signed; 0 when both rates are equal,
     but also when the two differences cancel (use
     :func:`equalized_odds_difference` for the larger gap).
 
@@ -597,11 +746,12 @@ def average_odds_difference(
         The unprivileged group(s); ``None`` takes every group not privileged.
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights.
-    pos_label : int, float, bool or str, default=1
-        The positive class.
+    pos_label : int, float, bool, str or None, default=None
+        The positive class; ``None`` means ``1`` for labels ``{0, 1}`` or
+        ``{-1, 1}`` and is an error for other labels (scikit-learn's rule).
     zero_division : {"warn", np.nan, 0.0, 1.0}, default="warn"
         The value of an undefined TPR (a side without positives) or FPR (without
-        negatives); see :func:`equal_opportunity_difference`.
+        negatives); see :func:`signed_equal_opportunity_difference`.
 
     Returns
     -------
@@ -611,7 +761,7 @@ def average_odds_difference(
     Notes
     -----
     Signed unprivileged minus privileged, as
-    :func:`equal_opportunity_difference`; group 1 minus group 0 is
+    :func:`signed_equal_opportunity_difference`; group 1 minus group 0 is
     ``-average_odds_difference(..., privileged_group=1)``.
 
     Examples
@@ -635,4 +785,5 @@ def average_odds_difference(
         zero_division,
         "the average odds difference",
     )
-    return float(((tpr[0] - tpr[1]) + (fpr[0] - fpr[1])) / 2)
+    differences = [to_reference(rate[0], rate[1])[0] for rate in (tpr, fpr)]
+    return float(np.mean(differences))

@@ -10,6 +10,7 @@ import pandas as pd
 from sklearn.exceptions import UndefinedMetricWarning
 
 from .._confusion import CELLS, confusion_counts
+from .._groups import check_sensitive_features
 from .._params import (
     BOOLEAN,
     POS_LABEL,
@@ -23,24 +24,22 @@ from .._params import (
 from .._validation import (
     _as_1d,
     _check_no_missing,
-    _unique_inverse,
     check_sample_weight,
-    check_sensitive_features,
     check_zero_division,
     format_label,
 )
 from ..exceptions import UndefinedGroupMetricWarning
-from ._group import group_metrics, resolve_metric_name, user_stacklevel
-from ._intervals import CI_METHODS, DEFAULT_N_DRAWS, MAX_N_DRAWS
+from ._disparity import METHODS, summarize
+from ._draws import DEFAULT_N_RESAMPLES, MAX_N_RESAMPLES
+from ._group import group_metrics, resolve_metric_name
+from ._intervals import INTERVAL_METHODS
 from ._registry import Metric, metric_names
+from ._warn import SHOWN as _SHOWN
+from ._warn import format_count, user_stacklevel
 
 __all__ = ["GroupMetricFrame"]
 
-#: ``method`` of the aggregates over groups, in fairlearn's vocabulary.
-METHODS = ("between_groups", "to_overall")
 _METHOD = [StrOptions(set(METHODS))]
-#: Groups named in one warning before "and N more".
-_SHOWN = 10
 
 
 def _resolve_name(name):
@@ -189,7 +188,7 @@ def _call(func, y_true, y_other, weight):
 
 def _warn_groups(column, labels, sizes, reasons, *, what):
     shown = "; ".join(
-        f"{format_label(g)} (n={_fmt(n)}): {r.rstrip('.')}"
+        f"{format_label(g)} (n={format_count(n)}): {r.rstrip('.')}"
         for g, n, r in list(zip(labels, sizes, reasons))[:_SHOWN]
     )
     more = f"; and {len(labels) - _SHOWN} more" if len(labels) > _SHOWN else ""
@@ -198,11 +197,6 @@ def _warn_groups(column, labels, sizes, reasons, *, what):
         UndefinedGroupMetricWarning,
         stacklevel=user_stacklevel(),
     )
-
-
-def _fmt(x):
-    x = float(x)
-    return str(int(x)) if x.is_integer() else f"{x:.4g}"
 
 
 class GroupMetricFrame:
@@ -239,39 +233,41 @@ class GroupMetricFrame:
         or :func:`~sklearn.metrics.brier_score_loss`.
     sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
         Group labels. Several columns (a DataFrame or 2-D array) define
-        intersectional groups, indexed by a :class:`pandas.MultiIndex` with one
-        level per column.
+        intersectional groups, labelled ``"a|b"`` (the index is named after the
+        columns joined the same way, ``"race|sex"``).
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights: registry metrics use weighted counts, and the
         callables receive each group's weights as ``sample_weight=`` (a callable
         that does not accept ``sample_weight`` is then an error).
-    pos_label : int, float, bool or str, default=1
-        The positive class of the registry metrics (callables take their own).
+    pos_label : int, float, bool, str or None, default=None
+        The positive class of the registry metrics (callables take their own);
+        ``None`` means ``1`` for labels ``{0, 1}`` or ``{-1, 1}`` and is an error
+        for other labels (scikit-learn's rule).
     zero_division : {"warn", np.nan, 0.0, 1.0}, default="warn"
         Value reported where a metric is undefined (0/0 for registry metrics, NaN
         or an :class:`~sklearn.exceptions.UndefinedMetricWarning` from a
         callable). ``"warn"`` keeps NaN and warns, naming the groups; ``np.nan``
         keeps NaN silently; ``0.0``/``1.0`` substitute. A callable that raises
         gives NaN with a warning whatever the policy.
-    ci : float or None, default=None
+    confidence_level : float or None, default=None
         Level of an interval for every registry metric, by group and overall, in
         (0, 1): see :func:`group_metrics` (within-group intervals, each group on
         its own). Callables have no intervals.
-    ci_method : {"auto", "clopper-pearson", "wilson", "jeffreys", "posterior", \
+    interval_method : {"auto", "clopper-pearson", "wilson", "jeffreys", "posterior", \
             "bootstrap"}, default="auto"
         Method of the intervals; see :func:`group_metrics`.
-    n_draws : int in [100, 10**6], default=2000
+    n_resamples : int in [100, 10**6], default=2000
         Draws or bootstrap replicates per group and metric, for the methods that
         draw.
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
-            default=None
+            default=0
         Seed of the draws.
 
     Attributes
     ----------
     by_group : pandas.DataFrame
-        One row per group (a :class:`pandas.MultiIndex` with one level per
-        sensitive feature when there are several), one column per metric.
+        One row per group (intersectional groups labelled ``"a|b"``), one column
+        per metric.
     overall : pandas.Series
         Each metric on all rows together.
     undefined : pandas.DataFrame of bool
@@ -279,14 +275,12 @@ class GroupMetricFrame:
         ``zero_division`` substituted).
     sizes : pandas.Series
         The number of rows (the sum of weights) of every group.
-    by_group_ci : pandas.DataFrame or None
-        With ``ci``: columns ``<metric>_ci_low`` and ``<metric>_ci_high`` of the
-        registry metrics, by group; ``attrs["ci_method"]`` names each column's
-        method.
-    overall_ci : pandas.Series or None
-        With ``ci``: the same bounds for the overall values.
-    sensitive_levels : list of str
-        The names of the index levels.
+    by_group_intervals : pandas.DataFrame or None
+        With ``confidence_level``: columns ``<metric>_low`` and ``<metric>_high``
+        of the registry metrics, by group; ``attrs["interval_method"]`` names
+        each column's method.
+    overall_intervals : pandas.Series or None
+        With ``confidence_level``: the same bounds for the overall values.
 
     See Also
     --------
@@ -343,9 +337,9 @@ class GroupMetricFrame:
             "sample_weight": ["array-like", None],
             "pos_label": POS_LABEL,
             "zero_division": ZERO_DIVISION,
-            "ci": [None, Number(0, 1, closed="neither")],
-            "ci_method": [StrOptions(set(CI_METHODS))],
-            "n_draws": [Whole(100, MAX_N_DRAWS)],
+            "confidence_level": [None, Number(0, 1, closed="neither")],
+            "interval_method": [StrOptions(set(INTERVAL_METHODS))],
+            "n_resamples": [Whole(100, MAX_N_RESAMPLES)],
             "random_state": RANDOM_STATE,
         }
     )
@@ -358,12 +352,12 @@ class GroupMetricFrame:
         y_score=None,
         sensitive_features,
         sample_weight=None,
-        pos_label=1,
+        pos_label=None,
         zero_division="warn",
-        ci=None,
-        ci_method="auto",
-        n_draws=DEFAULT_N_DRAWS,
-        random_state=None,
+        confidence_level=None,
+        interval_method="auto",
+        n_resamples=DEFAULT_N_RESAMPLES,
+        random_state=0,
     ):
         self.zero_division = check_zero_division(zero_division)
         parsed = _parse_metrics(metrics)
@@ -379,11 +373,12 @@ class GroupMetricFrame:
                 )
                 + "; pass the predicted labels (and y_score= for scores)."
             )
-        if ci is not None and not registry:
+        if confidence_level is not None and not registry:
             raise ValueError(
-                f"ci={ci!r} gives intervals of the registry metrics (names such as "
-                f"'tpr'), and metrics holds only callables, which have none; pass "
-                f"ci=None, or add the registry metrics whose intervals you want."
+                f"confidence_level={confidence_level!r} gives intervals of the "
+                f"registry metrics (names such as 'tpr'), and metrics holds only "
+                f"callables, which have none; pass confidence_level=None, or add "
+                f"the registry metrics whose intervals you want."
             )
         y_true_arr, y_other = _targets(y_true, y_pred, y_score)
         n_samples = y_true_arr.shape[0]
@@ -399,8 +394,7 @@ class GroupMetricFrame:
                     f"or pass no weights."
                 )
         n_groups = groups.shape[0]
-        self.sensitive_levels = self._levels(sensitive_features, name)
-        index = self._index(sensitive_features, groups, codes, name)
+        index = pd.Index(groups, name=name)
         sizes = np.bincount(codes, weights=weight, minlength=n_groups)
         if weight is not None and (sizes == 0).any():
             raise ValueError(
@@ -413,7 +407,7 @@ class GroupMetricFrame:
         by_group = pd.DataFrame(index=index, columns=columns, dtype=np.float64)
         undefined = pd.DataFrame(False, index=index, columns=columns)
         overall = pd.Series(np.nan, index=columns, dtype=np.float64)
-        self.by_group_ci = self.overall_ci = None
+        self.by_group_intervals = self.overall_intervals = None
         if registry:
             self._registry_columns(
                 registry,
@@ -422,7 +416,11 @@ class GroupMetricFrame:
                 sensitive_features,
                 sample_weight,
                 pos_label,
-                dict(ci=ci, ci_method=ci_method, n_draws=n_draws),
+                dict(
+                    confidence_level=confidence_level,
+                    interval_method=interval_method,
+                    n_resamples=n_resamples,
+                ),
                 random_state,
                 by_group,
                 undefined,
@@ -461,32 +459,6 @@ class GroupMetricFrame:
         self.overall = overall
 
     # -- construction -----------------------------------------------------------
-    @staticmethod
-    def _levels(sensitive_features, name):
-        if isinstance(sensitive_features, pd.DataFrame):
-            return [str(c) for c in sensitive_features.columns]
-        if np.ndim(sensitive_features) == 2 and np.shape(sensitive_features)[1] > 1:
-            return [
-                f"sensitive_feature_{j}" for j in range(np.shape(sensitive_features)[1])
-            ]
-        return [name]
-
-    def _index(self, sensitive_features, groups, codes, name):
-        """The groups' index: a MultiIndex with one level per sensitive feature."""
-        if len(self.sensitive_levels) == 1:
-            return pd.Index(groups, name=name)
-        if isinstance(sensitive_features, pd.DataFrame):
-            columns = [sensitive_features[c].to_numpy() for c in sensitive_features]
-        else:
-            arr = np.asarray(sensitive_features)
-            columns = [arr[:, j] for j in range(arr.shape[1])]
-        _, first = np.unique(codes, return_index=True)
-        levels = []
-        for col in columns:
-            labels, col_codes = _unique_inverse(col)
-            levels.append(labels[col_codes[first]])
-        return pd.MultiIndex.from_arrays(levels, names=self.sensitive_levels)
-
     def _registry_columns(
         self,
         registry,
@@ -495,14 +467,14 @@ class GroupMetricFrame:
         sensitive_features,
         sample_weight,
         pos_label,
-        ci_args,
+        interval_args,
         random_state,
         by_group,
         undefined,
         overall,
         index,
     ):
-        groups, counts = confusion_counts(
+        _, counts = confusion_counts(
             y_true,
             y_pred,
             sensitive_features=sensitive_features,
@@ -513,13 +485,10 @@ class GroupMetricFrame:
         common = dict(
             metrics=names, zero_division=self.zero_division, random_state=random_state
         )
-        if ci_args["ci"] is not None:
-            common.update(ci_args)
-        # the frame's own labels, so that warnings name the groups as the index
-        # does (tuples for intersections)
-        labels = index if isinstance(index, pd.MultiIndex) else pd.Index(groups)
+        if interval_args["confidence_level"] is not None:
+            common.update(interval_args)
         table = group_metrics(
-            counts=pd.DataFrame(counts, index=labels, columns=list(CELLS)), **common
+            counts=pd.DataFrame(counts, index=index, columns=list(CELLS)), **common
         )
         whole = group_metrics(
             counts=pd.DataFrame(
@@ -531,21 +500,21 @@ class GroupMetricFrame:
             by_group[column] = table[metric.name].to_numpy()
             undefined[column] = table[f"{metric.name}_undefined"].to_numpy()
             overall[column] = whole[metric.name].iloc[0]
-        if ci_args["ci"] is not None:
+        if interval_args["confidence_level"] is not None:
             bounds = [
-                (f"{column}_ci_{side}", f"{metric.name}_ci_{side}")
+                (f"{column}_{side}", f"{metric.name}_{side}")
                 for column, metric in registry
                 for side in ("low", "high")
             ]
-            self.by_group_ci = pd.DataFrame(
+            self.by_group_intervals = pd.DataFrame(
                 {new: table[old].to_numpy() for new, old in bounds}, index=index
             )
-            methods = table.attrs["ci_method"]
-            self.by_group_ci.attrs = {
-                "ci": table.attrs["ci"],
-                "ci_method": {c: methods[m.name] for c, m in registry},
+            methods = table.attrs["interval_method"]
+            self.by_group_intervals.attrs = {
+                "confidence_level": table.attrs["confidence_level"],
+                "interval_method": {c: methods[m.name] for c, m in registry},
             }
-            self.overall_ci = pd.Series(
+            self.overall_intervals = pd.Series(
                 {new: whole[old].iloc[0] for new, old in bounds}, dtype=np.float64
             )
 
@@ -624,18 +593,29 @@ class GroupMetricFrame:
                 )
         return values
 
-    def _aggregate(self, what, skipna, func):
-        """``func(defined values, overall value, column)`` for every metric."""
+    def _aggregate(self, what, skipna, aggregate, method="between_groups"):
+        """:func:`summarize` of every metric's group values."""
         values = self._defined(what, skipna)
         out = {}
         for column in values.columns:
             v = values[column].to_numpy(dtype=np.float64)
             if skipna:
                 v = v[~np.isnan(v)]
-            if v.size == 0 or np.isnan(v).any():
-                out[column] = np.nan
-            else:
-                out[column] = func(v, float(self.overall[column]), column)
+            value, reason = summarize(
+                v, aggregate, method=method, overall=float(self.overall[column])
+            )
+            if reason in ("zero", "negative"):
+                detail = (
+                    "it takes negative values"
+                    if reason == "negative"
+                    else "a group's value and the value it is compared with are 0 (0/0)"
+                )
+                warnings.warn(
+                    f"{what} of {column} is undefined: {detail}; returned as NaN.",
+                    UndefinedGroupMetricWarning,
+                    stacklevel=user_stacklevel(),
+                )
+            out[column] = value
         return pd.Series(out, index=values.columns, dtype=np.float64)
 
     @validate_params({"skipna": BOOLEAN})
@@ -654,7 +634,7 @@ class GroupMetricFrame:
         values : pandas.Series
             Indexed by metric.
         """
-        return self._aggregate("group_min", skipna, lambda v, o, c: v.min())
+        return self._aggregate("group_min", skipna, "min")
 
     @validate_params({"skipna": BOOLEAN})
     def group_max(self, *, skipna=False):
@@ -671,7 +651,7 @@ class GroupMetricFrame:
         values : pandas.Series
             Indexed by metric.
         """
-        return self._aggregate("group_max", skipna, lambda v, o, c: v.max())
+        return self._aggregate("group_max", skipna, "max")
 
     @validate_params({"method": _METHOD, "skipna": BOOLEAN})
     def difference(self, method="between_groups", *, skipna=False):
@@ -691,13 +671,7 @@ class GroupMetricFrame:
         differences : pandas.Series
             Indexed by metric; NaN where undefined.
         """
-        if method == "between_groups":
-            return self._aggregate(
-                "difference", skipna, lambda v, o, c: v.max() - v.min()
-            )
-        return self._aggregate(
-            "difference", skipna, lambda v, o, c: np.abs(v - o).max()
-        )
+        return self._aggregate("difference", skipna, "difference", method)
 
     @validate_params({"method": _METHOD, "skipna": BOOLEAN})
     def ratio(self, method="between_groups", *, skipna=False):
@@ -720,30 +694,4 @@ class GroupMetricFrame:
             where the ratio is 0/0 (values 0) and for metrics with negative values
             (a ratio of values of opposite signs means nothing), with a warning.
         """
-        return self._aggregate("ratio", skipna, lambda v, o, c: _ratio(v, o, c, method))
-
-
-def _ratio(values, overall, column, method):
-    if method == "to_overall":
-        values = np.append(values, overall)
-    reason = None
-    if np.isnan(values).any():  # the overall value is undefined
-        return np.nan
-    if (values < 0).any():
-        reason = "it takes negative values"
-    else:
-        if method == "between_groups":
-            low, high = values.min(), values.max()
-        else:
-            low = np.minimum(values[:-1], overall)
-            high = np.maximum(values[:-1], overall)
-        if np.any(high == 0):
-            reason = "a group's value and the value it is compared with are 0 (0/0)"
-    if reason is not None:
-        warnings.warn(
-            f"ratio of {column} is undefined: {reason}; returned as NaN.",
-            UndefinedGroupMetricWarning,
-            stacklevel=user_stacklevel(),
-        )
-        return np.nan
-    return float(np.min(low / high))
+        return self._aggregate("ratio", skipna, "ratio", method)

@@ -1,21 +1,13 @@
 """Per-group metric tables."""
 
 import difflib
-import sys
 import warnings
 
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from .._confusion import (
-    FN,
-    FP,
-    TN,
-    TP,
-    reference_counts,
-    rows_or_counts,
-)
+from .._confusion import FN, FP, TN, TP, rows_or_counts
 from .._params import (
     COUNTS,
     POS_LABEL,
@@ -28,19 +20,19 @@ from .._params import (
     validate_params,
 )
 from .._random import resolve_seed
-from .._validation import check_smoothing, check_zero_division, format_label
+from .._references import reference_counts
+from .._validation import check_smoothing, check_zero_division
 from ..exceptions import UndefinedGroupMetricWarning
 from ..smoothing import BaseSmoothing, CrossPriorSmoothing
+from ._draws import DEFAULT_N_RESAMPLES, MAX_N_RESAMPLES, Comparison
 from ._intervals import (
-    CI_METHODS,
-    DEFAULT_N_DRAWS,
-    MAX_N_DRAWS,
-    Comparison,
-    check_ci_method,
+    INTERVAL_METHODS,
+    check_interval_method,
     column_interval,
-    resolve_ci_method,
+    resolve_interval_method,
 )
 from ._registry import _LOOKUP, Metric, _normalise, get_metric, get_metrics
+from ._warn import describe_groups, user_stacklevel
 
 __all__ = ["group_metrics"]
 
@@ -121,14 +113,14 @@ class _GroupCounts:
             self._comparison = Comparison.of(self.counts, self.groups, self.reference)
         return self._comparison
 
-    def interval(self, metric, method, *, smoothed, alpha, n_draws, seed):
+    def interval(self, metric, method, *, smoothed, alpha, n_resamples, seed):
         """``(low, high)`` of one column with a concrete interval method."""
         return column_interval(
             metric,
             self.counts,
             method=method,
             alpha=alpha,
-            n_draws=n_draws,
+            n_resamples=n_resamples,
             seed=seed,
             labels=np.asarray(self.groups, dtype=object),
             prior=self.prior if smoothed else None,
@@ -182,18 +174,24 @@ def resolve_metric_name(name, *, hint=""):
         raise ValueError(f"{error}{suggestion}{hint}") from None
 
 
-_INNER_MODULES = ("sklearn_smallfair.", "sklearn.utils._param_validation")
-
-
-def user_stacklevel():
-    """``stacklevel`` of a warning issued by the calling function that points at
-    the first frame outside the package and scikit-learn's parameter checks."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(
-        _INNER_MODULES
-    ):
-        frame, level = frame.f_back, level + 1
-    return level
+def _has_many_classes(y_true, y_pred, counts):
+    """Whether in-memory rows ``y_true`` and ``y_pred`` hold more than two
+    classes together (multiclass targets); other inputs are left to the binary
+    checks."""
+    if counts is not None or y_true is None or y_pred is None:
+        return False
+    kinds = (list, tuple, np.ndarray, pd.Series, pd.Index)
+    if not (isinstance(y_true, kinds) and isinstance(y_pred, kinds)):
+        return False
+    classes = set()
+    for y in (y_true, y_pred):
+        arr = np.asarray(y)
+        if arr.ndim != 1:
+            return False
+        classes.update(pd.unique(arr).tolist())
+        if len(classes) > 2:
+            return True
+    return False
 
 
 def _is_multiclass_counts(counts):
@@ -203,7 +201,7 @@ def _is_multiclass_counts(counts):
     columns."""
     from collections.abc import Mapping
 
-    from ._multiclass import MulticlassCounts
+    from .._multiclass_counts import MulticlassCounts
 
     if counts is None:
         return False
@@ -229,17 +227,17 @@ def _multiclass_table(
     zero_division,
     sample_weight,
     pos_label,
-    ci,
-    ci_method,
-    n_draws,
+    confidence_level,
+    interval_method,
+    n_resamples,
     random_state,
     labels,
     average,
 ):
-    """group_metrics for multiclass targets: multiclass_group_metrics' table."""
-    from ._multiclass import multiclass_group_metrics
+    """group_metrics for multiclass targets: the table of :func:`multiclass_table`."""
+    from ._multiclass_table import multiclass_table
 
-    if not (isinstance(pos_label, int) and pos_label == 1):
+    if pos_label is not None:
         raise ValueError(
             f"pos_label={pos_label!r} does not apply to multiclass targets (labels= "
             f"with more than two classes, average=, or K x K counts): each class is "
@@ -250,7 +248,7 @@ def _multiclass_table(
         )
     if isinstance(metrics, str):
         metrics = [metrics]
-    return multiclass_group_metrics(
+    return multiclass_table(
         y_true,
         y_pred,
         sensitive_features=sensitive_features,
@@ -262,34 +260,23 @@ def _multiclass_table(
         sample_weight=sample_weight,
         smoothing=smoothing,
         reference=reference,
-        ci=ci,
-        ci_method=ci_method,
-        n_draws=n_draws,
+        confidence_level=confidence_level,
+        interval_method=interval_method,
+        n_resamples=n_resamples,
         random_state=random_state,
     )
 
 
 def _warn_undefined(metric_name, groups, undefined, counts, *, what=""):
-    bad = np.flatnonzero(undefined)
-    detail = ", ".join(
-        f"{format_label(groups[i])} (n={_fmt_num(counts[i].sum())}, "
-        f"n_pos={_fmt_num(counts[i, TP] + counts[i, FN])})"
-        for i in bad[:10]
-    )
-    more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
     warnings.warn(
-        f"{metric_name}{what} is undefined (0/0) for group(s) {detail}{more}; "
-        f"returned as NaN. Pass zero_division=np.nan to silence this warning, 0.0 or "
-        f"1.0 to substitute a value, or smoothing=CrossPriorSmoothing(lam) to borrow "
-        f"strength from the reference group.",
+        f"{metric_name}{what} is undefined (0/0) for group(s) "
+        f"{describe_groups(groups, counts, undefined)}; returned as NaN. Pass "
+        f"zero_division=np.nan to silence this warning, 0.0 or 1.0 to substitute "
+        f"a value, or smoothing=CrossPriorSmoothing(lam) to borrow strength from "
+        f"the reference group.",
         UndefinedGroupMetricWarning,
         stacklevel=user_stacklevel(),
     )
-
-
-def _fmt_num(x):
-    x = float(x)
-    return str(int(x)) if x.is_integer() else f"{x:.4g}"
 
 
 @validate_params(
@@ -304,9 +291,9 @@ def _fmt_num(x):
         "zero_division": ZERO_DIVISION,
         "sample_weight": ["array-like", None],
         "pos_label": POS_LABEL,
-        "ci": [None, Number(0, 1, closed="neither")],
-        "ci_method": [StrOptions(set(CI_METHODS))],
-        "n_draws": [Whole(100, MAX_N_DRAWS)],
+        "confidence_level": [None, Number(0, 1, closed="neither")],
+        "interval_method": [StrOptions(set(INTERVAL_METHODS))],
+        "n_resamples": [Whole(100, MAX_N_RESAMPLES)],
         "random_state": RANDOM_STATE,
         "labels": ["array-like", None],
         "average": [StrOptions({"macro", "weighted", "micro"}), None],
@@ -323,11 +310,11 @@ def group_metrics(
     reference="rest",
     zero_division="warn",
     sample_weight=None,
-    pos_label=1,
-    ci=None,
-    ci_method="auto",
-    n_draws=DEFAULT_N_DRAWS,
-    random_state=None,
+    pos_label=None,
+    confidence_level=None,
+    interval_method="auto",
+    n_resamples=DEFAULT_N_RESAMPLES,
+    random_state=0,
     labels=None,
     average=None,
 ):
@@ -336,21 +323,27 @@ def group_metrics(
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        True binary labels.
+        True labels: binary, or class labels of multiclass targets (see
+        ``labels`` and ``average``).
     y_pred : array-like of shape (n_samples,)
-        Predicted binary labels.
+        Predicted labels.
     sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
         Group labels; several columns define intersectional groups ``"a|b"``.
     counts : DataFrame, mapping or array-like of shape (n_groups, 4), default=None
         Per-group confusion matrices instead of rows (for published tables); see
         :func:`~sklearn_smallfair.check_group_counts` for the accepted forms.
-        K x K matrices (an array of shape ``(n_groups, K, K)``, a mapping of
-        K x K matrices, a :class:`~sklearn_smallfair.metrics.MulticlassCounts`
-        or its ``to_frame()`` table) give the multiclass table, as
-        :func:`~sklearn_smallfair.metrics.multiclass_group_metrics` reads them.
+        K x K matrices (rows true class, columns predicted: an array of shape
+        ``(n_groups, K, K)``, a mapping ``{group: K x K matrix}``, a
+        :class:`~sklearn_smallfair.metrics.MulticlassCounts` or its long
+        ``to_frame()`` table with columns ``group``, ``true``, ``predicted``,
+        ``count``) give the multiclass table; their cells are whole numbers of
+        people.
     metrics : str or sequence of str, default=("tpr", "fpr")
         Names or aliases from :func:`metric_names`. Two-group metrics (``ofi``,
-        ``te``) compare each group (first) with its reference (second).
+        ``te``) compare each group (first) with its reference (second). For
+        multiclass targets, single-group metrics taken one-vs-rest for each
+        class and, with ``average``, the whole-matrix metrics ``"accuracy"``,
+        ``"balanced_accuracy"``, ``"mcc"`` (Gorodkin's R_K) and ``"kappa"``.
     smoothing : AdditiveSmoothing, CrossPriorSmoothing or None, default=None
         When given, each metric is also reported on the smoothed matrices, in a
         column ``<metric>_smoothed``.
@@ -365,16 +358,17 @@ def group_metrics(
         ``<metric>_undefined`` columns flag undefined values whatever the policy.
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights; ``n``, ``n_pos``, ``n_neg`` are then weighted sums.
-    pos_label : int, float, bool or str, default=1
-        The positive class. Multiclass targets have none (each class is the
-        positive class in turn): passing one is an error that names the
-        binarized call.
-    ci : float or None, default=None
+    pos_label : int, float, bool, str or None, default=None
+        The positive class; ``None`` means ``1`` for labels ``{0, 1}`` or
+        ``{-1, 1}`` and is an error for other labels (scikit-learn's rule).
+        Multiclass targets have none (each class is the positive class in
+        turn): passing one is an error that names the binarized call.
+    confidence_level : float or None, default=None
         Level of an interval for every metric column, in (0, 1) (e.g. 0.95): adds
-        ``<metric>_ci_low`` and ``<metric>_ci_high`` (and
-        ``<metric>_smoothed_ci_low``, ``<metric>_smoothed_ci_high``). Undefined
+        ``<metric>_low`` and ``<metric>_high`` (and
+        ``<metric>_smoothed_low``, ``<metric>_smoothed_high``). Undefined
         values get NaN bounds.
-    ci_method : {"auto", "clopper-pearson", "wilson", "jeffreys", "posterior", \
+    interval_method : {"auto", "clopper-pearson", "wilson", "jeffreys", "posterior", \
             "bootstrap"}, default="auto"
         - ``"clopper-pearson"`` (exact), ``"wilson"`` (score), ``"jeffreys"``:
           binomial intervals of the metric's proportion, for the binomial
@@ -386,10 +380,12 @@ def group_metrics(
           values and the smoothing's prior for smoothed values (``lam * p_ref`` for
           :class:`~sklearn_smallfair.smoothing.CrossPriorSmoothing`, ``eps`` for
           :class:`~sklearn_smallfair.smoothing.AdditiveSmoothing`): exact Beta
-          quantiles where the metric is a proportion, ``n_draws`` draws otherwise;
-        - ``"bootstrap"``: percentile interval of ``n_draws`` stratified bootstrap
-          replicates (each group resampled on its own: multinomial redraws of its
-          matrix), smoothed like the data for the smoothed columns;
+          quantiles where the metric is a proportion, ``n_resamples`` draws
+          otherwise;
+        - ``"bootstrap"``: percentile interval of ``n_resamples`` stratified
+          bootstrap replicates (each group resampled on its own: multinomial
+          redraws of its matrix), smoothed like the data for the smoothed
+          columns;
         - ``"auto"``: ``"clopper-pearson"`` for the proportion metrics above;
           ``"projection"`` for ``mcc``, ``pt`` and ``mb`` (their range over the
           box of the Clopper-Pearson intervals of the prevalence, the TPR and
@@ -407,31 +403,28 @@ def group_metrics(
 
         With a method asked for by name, smoothed columns get the posterior
         interval with the smoothing's prior (the bootstrap with
-        ``"bootstrap"``). ``table.attrs["ci_method"]`` records the method of each
-        column (one of the names above, ``"projection"`` or
+        ``"bootstrap"``). ``table.attrs["interval_method"]`` records the method
+        of each column (one of the names above, ``"projection"`` or
         ``"posterior-hull"``); see :ref:`intervals` for the table of methods and
-        their coverage.
-    n_draws : int in [100, 10**6], default=2000
+        their coverage, and the Notes for multiclass targets.
+    n_resamples : int in [100, 10**6], default=2000
         Posterior draws or bootstrap replicates per group and metric, for the
         intervals that need draws.
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
-            default=None
+            default=0
         Seed of the draws. Each group's draws come from a stream keyed by its label
         and the metric, so a group's interval does not depend on the other groups
         or their order.
     labels : array-like of shape (n_classes,), default=None
-        Multiclass targets: the class order (with K x K ``counts``, the names of
-        their rows and columns, default ``0 .. K - 1``). With more than two
-        ``labels``, with ``average`` or with K x K ``counts``, the table is
-        :func:`~sklearn_smallfair.metrics.multiclass_group_metrics`'s: one row per
-        (group, class) (a ``MultiIndex``), or one per group with ``average``;
-        ``smoothing`` smooths the K x K matrices (``transform_matrices``) and
-        ``ci`` gives a class the binary interval of its one-vs-rest matrix; see
-        :ref:`multiclass_group_options`. Binary input without them is unchanged.
+        Multiclass targets: the class order (with rows, the sorted classes of
+        ``y_true`` and ``y_pred`` by default; with K x K ``counts``, the names of
+        their rows and columns, default ``0 .. K - 1``). More than two
+        ``labels``, ``average`` or K x K ``counts`` give the multiclass table
+        (see the Notes). Binary input without them is unchanged.
     average : {"macro", "weighted", "micro"} or None, default=None
         Multiclass targets: average the one-vs-rest metrics over the classes, as
-        in scikit-learn, and allow the whole-matrix metrics (``"accuracy"``,
-        ``"balanced_accuracy"``, ``"mcc"``, ``"kappa"``).
+        in scikit-learn (:func:`multiclass_metric`), one row per group, and allow
+        the whole-matrix metrics.
 
     Returns
     -------
@@ -442,14 +435,42 @@ def group_metrics(
         the groups with ``lam="auto"``), then per metric ``<metric>``,
         ``<metric>_undefined`` and, with ``smoothing``, ``<metric>_smoothed``,
         ``<metric>_smoothed_undefined``.
-        Metric columns use the canonical names. With ``ci``, each value column is
-        followed by its ``_ci_low`` and ``_ci_high`` columns.
+        Metric columns use the canonical names. With ``confidence_level``, each
+        value column is followed by its ``_low`` and ``_high`` columns. For
+        multiclass targets, see the Notes.
 
     See Also
     --------
     confusion_counts : The per-group matrices behind the table.
     disparity_intervals : Differences and ratios to the reference, with intervals.
     make_group_scorer : An aggregate of one column as a scikit-learn scorer.
+
+    Notes
+    -----
+    **Multiclass targets.** Without ``average`` the table has one row per
+    (group, class), indexed by ``group`` (the ``"a|b"`` labels) and ``class``,
+    with the class's ``support`` (true samples) and ``predicted`` counts; with
+    ``average``, one row per group. ``smoothing`` smooths the K x K matrices
+    (``transform_matrices``): per-class metrics are then taken on the smoothed
+    matrices' one-vs-rest matrices (for Cross-Prior Smoothing with a fixed
+    ``lam``, the one-vs-rest matrix smoothed toward the reference's one-vs-rest
+    matrix), and ``lam="auto"`` learns one ``lam`` from the groups' ``K^2``
+    cells (column ``lam``). ``reference`` may then be explicit counts of shape
+    ``(K, K)`` or ``(n_groups, K, K)``.
+
+    Intervals: a per-class column gets the binary interval of the class's
+    one-vs-rest matrix. Accuracy (the trace over ``n``) has the binomial
+    intervals (Wilson under ``"auto"``); the macro TPR, FNR, PPV and FDR and
+    balanced accuracy the MOVER of the classes' binomial intervals (methods
+    ``"mover-wilson"``, ...: the classes' rates are independent given the rows'
+    or columns' totals); the other macro averages none (NaN bounds and one
+    warning: no interval covered near its level for small groups); the other
+    averaged and whole-matrix columns, and every smoothed one, the posterior
+    (``Dirichlet(c + 2 / K^2)`` raw, the smoothing's prior smoothed) or, with
+    ``interval_method="bootstrap"``, the bootstrap of the K x K matrix. The
+    closed-form methods are refused for the weighted and micro averages and for
+    R_K and kappa, which are not proportions. See
+    :ref:`multiclass_group_options` for their measured coverage.
 
     Examples
     --------
@@ -490,19 +511,21 @@ def group_metrics(
     gets the posterior one alone):
 
     >>> table = group_metrics(y_true, y_pred, sensitive_features=groups,
-    ...                       metrics=["tpr", "mcc"], smoothing=CrossPriorSmoothing(2),
-    ...                       zero_division=np.nan, ci=0.95, random_state=0)
-    >>> table[["tpr", "tpr_ci_low", "tpr_ci_high"]].round(3)
-             tpr  tpr_ci_low  tpr_ci_high
+    ...                       metrics=["tpr", "mcc"],
+    ...                       smoothing=CrossPriorSmoothing(2), zero_division=np.nan,
+    ...                       confidence_level=0.95)
+    >>> table[["tpr", "tpr_low", "tpr_high"]].round(3)
+             tpr  tpr_low  tpr_high
     group
-    a      0.667       0.094        0.992
-    b        NaN         NaN          NaN
-    >>> table[["tpr_smoothed", "tpr_smoothed_ci_low", "tpr_smoothed_ci_high"]].round(3)
-           tpr_smoothed  tpr_smoothed_ci_low  tpr_smoothed_ci_high
+    a      0.667    0.094     0.992
+    b        NaN      NaN       NaN
+    >>> table[["tpr_smoothed", "tpr_smoothed_low", "tpr_smoothed_high"]].round(3)
+           tpr_smoothed  tpr_smoothed_low  tpr_smoothed_high
     group
-    a             0.667                0.094                 0.992
-    b             0.667                0.027                 1.000
-    >>> table.attrs["ci_method"]["mcc"], table.attrs["ci_method"]["tpr_smoothed"]
+    a             0.667             0.094              0.992
+    b             0.667             0.027              1.000
+    >>> methods = table.attrs["interval_method"]
+    >>> methods["mcc"], methods["tpr_smoothed"]
     ('projection', 'posterior-hull')
 
     Multiclass groups from their K x K matrices (rows true, columns predicted),
@@ -511,13 +534,13 @@ def group_metrics(
     >>> counts = {"a": [[3, 1, 0], [0, 2, 1], [1, 0, 2]],
     ...           "b": [[30, 6, 2], [5, 40, 7], [2, 6, 25]]}
     >>> table = group_metrics(counts=counts, labels=["low", "mid", "high"],
-    ...                       metrics="tpr", ci=0.95)
-    >>> table.loc["a", ["tpr", "tpr_ci_low", "tpr_ci_high"]].round(3)
-             tpr  tpr_ci_low  tpr_ci_high
+    ...                       metrics="tpr", confidence_level=0.95)
+    >>> table.loc["a", ["tpr", "tpr_low", "tpr_high"]].round(3)
+             tpr  tpr_low  tpr_high
     class
-    low    0.750       0.194        0.994
-    mid    0.667       0.094        0.992
-    high   0.667       0.094        0.992
+    low    0.750    0.194     0.994
+    mid    0.667    0.094     0.992
+    high   0.667    0.094     0.992
     >>> group_metrics(counts=counts, metrics=["accuracy", "kappa"],
     ...               average="weighted")[["accuracy", "kappa"]].round(3)
            accuracy  kappa
@@ -529,6 +552,7 @@ def group_metrics(
         average is not None
         or (labels is not None and len(labels) > 2)
         or _is_multiclass_counts(counts)
+        or _has_many_classes(y_true, y_pred, counts)
     ):
         return _multiclass_table(
             y_true,
@@ -541,9 +565,9 @@ def group_metrics(
             zero_division,
             sample_weight,
             pos_label,
-            ci,
-            ci_method,
-            n_draws,
+            confidence_level,
+            interval_method,
+            n_resamples,
             random_state,
             labels,
             average,
@@ -555,8 +579,8 @@ def group_metrics(
             resolve_metric_name(name)  # an unknown name: suggest the closest
     resolved = get_metrics(metrics)
     smoothing = check_smoothing(smoothing)
-    if ci is not None:
-        check_ci_method(resolved, ci_method)
+    if confidence_level is not None:
+        check_interval_method(resolved, interval_method)
         seed = resolve_seed(random_state)
     groups, counts, name = rows_or_counts(
         y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
@@ -581,23 +605,25 @@ def group_metrics(
                 metric, smoothed=smoothed, zero_division=zero_division
             )
             columns[column] = values
-            if ci is not None:
-                method = resolve_ci_method(metric, ci_method, smoothed=smoothed)
+            if confidence_level is not None:
+                method = resolve_interval_method(
+                    metric, interval_method, smoothed=smoothed
+                )
                 low, high = gc.interval(
                     metric,
                     method,
                     smoothed=smoothed,
-                    alpha=1.0 - ci,
-                    n_draws=n_draws,
+                    alpha=1.0 - confidence_level,
+                    n_resamples=n_resamples,
                     seed=seed,
                 )
-                columns[f"{column}_ci_low"] = np.where(undefined, np.nan, low)
-                columns[f"{column}_ci_high"] = np.where(undefined, np.nan, high)
+                columns[f"{column}_low"] = np.where(undefined, np.nan, low)
+                columns[f"{column}_high"] = np.where(undefined, np.nan, high)
                 methods[column] = method
             columns[f"{column}_undefined"] = undefined
     index = pd.Index(groups, name=name)
     table = pd.DataFrame(columns, index=index)
-    if ci is not None:
-        table.attrs["ci"] = float(ci)
-        table.attrs["ci_method"] = methods
+    if confidence_level is not None:
+        table.attrs["confidence_level"] = float(confidence_level)
+        table.attrs["interval_method"] = methods
     return table

@@ -5,8 +5,9 @@ import sklearn
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.fixes import parse_version
 
+from .._groups import check_sensitive_features
 from .._params import Number, Whole, validate_params
-from .._validation import check_paired_targets, check_sensitive_features
+from .._validation import check_paired_targets
 
 __all__ = ["isep_score"]
 

@@ -59,6 +59,16 @@ class Metric:
         blocks the distinct values over all matrices of size ``n`` come from
         ``C(n + k - 1, k - 1)`` block sums instead of ``C(n + 3, 3)`` matrices,
         which the exact downsampling engine uses. Single cells by default.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_smallfair.metrics import get_metric
+    >>> tpr = get_metric("tpr")
+    >>> tpr.name, tpr.greater_is_better
+    ('tpr', True)
+    >>> float(tpr.func(np.array([3, 1, 2, 4])))
+    0.75
     """
 
     name: str
@@ -452,6 +462,7 @@ def get_metric(metric):
     Returns
     -------
     metric : Metric
+        The registry entry (``metric`` itself when a :class:`Metric` is given).
 
     Examples
     --------
@@ -608,54 +619,3 @@ def _compute_metric(m, counts, zero_division):
     if values.ndim == 0:
         return float(values)
     return values
-
-
-def _values_sharing_sums(metrics, tp, fn, fp, tn):
-    """Values of several single-group metrics on the same cells, each sum shared
-    by their formulas computed once.
-
-    ``tp, fn, fp, tn`` are float64 arrays of one shape; returns one array of that
-    shape per metric, bit for bit equal to ``metric.func`` on the stacked cells
-    (the same operations in the same order: ``mcc`` and ``pt`` share ``TP + FN``
-    and ``TN + FP``). Metrics without a shared form are evaluated by their
-    ``func``. Undefined values are non-finite, as in the registry.
-    """
-    funcs = [m.func for m in metrics]
-    out = [None] * len(metrics)
-    b = c = None
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if _mcc in funcs or _pt in funcs:
-            b = tp + fn
-            c = tn + fp  # == fp + tn: addition is commutative in floating point
-        if _mcc in funcs:
-            den = tp + fp
-            den *= b
-            np.sqrt(den, out=den)
-            d = tn + fn
-            d *= c
-            np.sqrt(d, out=d)
-            den *= d
-            num = tp * tn
-            np.multiply(fp, fn, out=d)
-            num -= d
-            num /= den
-            mcc = num
-        if _pt in funcs:
-            tpr = tp / b
-            fpr = fp / c
-            pt = tpr * fpr
-            np.sqrt(pt, out=pt)
-            pt -= fpr
-            tpr -= fpr
-            pt /= tpr
-        stacked = None
-        for i, f in enumerate(funcs):
-            if f is _mcc:
-                out[i] = mcc
-            elif f is _pt:
-                out[i] = pt
-            else:
-                if stacked is None:
-                    stacked = np.stack([tp, fn, fp, tn], axis=-1)
-                out[i] = np.asarray(f(stacked), dtype=np.float64)
-    return out

@@ -24,8 +24,9 @@ from .._validation import (
 )
 from ..exceptions import UndefinedGroupMetricWarning
 from ..smoothing import BaseSmoothing
+from ._disparity import summarize
+from ._disparity_intervals import disparity_intervals
 from ._group import _GroupCounts
-from ._intervals import disparity_intervals
 from ._registry import Metric, get_metric
 
 __all__ = ["aggregate_group_metric", "make_group_scorer"]
@@ -65,7 +66,7 @@ def _bound(
     metric,
     aggregate,
     reference,
-    ci,
+    confidence_level,
 ):
     """Per group, the confidence bound of its gap (or ratio) to the reference.
 
@@ -82,41 +83,30 @@ def _bound(
         sensitive_features=sensitive_features,
         metrics=[metric.name],
         reference=reference,
-        ci=ci,
+        confidence_level=confidence_level,
         sample_weight=sample_weight,
         pos_label=pos_label,
         random_state=0,  # draws only for metrics without a closed form
     )
     if aggregate == "difference_upper":
-        low = table["difference_ci_low"].to_numpy(dtype=float)
-        high = table["difference_ci_high"].to_numpy(dtype=float)
+        low = table["difference_low"].to_numpy(dtype=float)
+        high = table["difference_high"].to_numpy(dtype=float)
         return np.maximum(np.abs(low), np.abs(high))
-    low = table["ratio_ci_low"].to_numpy(dtype=float)
-    high = table["ratio_ci_high"].to_numpy(dtype=float)
+    low = table["ratio_low"].to_numpy(dtype=float)
+    high = table["ratio_high"].to_numpy(dtype=float)
     with np.errstate(divide="ignore"):
         return np.minimum(low, 1.0 / high)
 
 
 def _aggregate(values, aggregate, metric):
-    if callable(aggregate):
-        return float(aggregate(values))
-    if np.isnan(values).any():
-        return np.nan
+    """:func:`summarize` of the group values; the bound aggregates take the
+    largest upper bound of a gap, or the smallest lower bound of a ratio."""
     if aggregate == "difference_upper":
-        return float(values.max())
-    if aggregate == "ratio_lower":
-        return float(values.min())
-    if aggregate == "difference":
-        return float(values.max() - values.min())
-    if aggregate == "ratio":
-        hi = values.max()
-        return float(values.min() / hi) if hi != 0 else np.nan
-    if aggregate == "max":
-        return float(values.max())
-    if aggregate == "min":
-        return float(values.min())
-    # worst: the value furthest from the best
-    return float(values.min() if metric.greater_is_better else values.max())
+        aggregate = "max"
+    elif aggregate == "ratio_lower":
+        aggregate = "min"
+    value, _ = summarize(values, aggregate, greater_is_better=metric.greater_is_better)
+    return value
 
 
 def _empty_cells(counts):
@@ -247,7 +237,7 @@ def _aggregate_multiclass(
     from ._group import group_metrics
 
     refused = {
-        "pos_label": not (isinstance(pos_label, int) and pos_label == 1),
+        "pos_label": pos_label is not None,
         f"aggregate={aggregate!r}": aggregate in _BOUNDS,
     }
     bad = [name for name, given in refused.items() if given]
@@ -334,7 +324,7 @@ _ROUTING_HINT = (
         "zero_division": ZERO_DIVISION,
         "sample_weight": ["array-like", None],
         "pos_label": POS_LABEL,
-        "ci": [Number(0, 1, closed="neither")],
+        "confidence_level": [Number(0, 1, closed="neither")],
         "nan_policy": NAN_POLICY,
         "labels": ["array-like", None],
         "average": [StrOptions({"macro", "weighted", "micro"}), None],
@@ -351,8 +341,8 @@ def aggregate_group_metric(
     reference="rest",
     zero_division=np.nan,
     sample_weight=None,
-    pos_label=1,
-    ci=0.95,
+    pos_label=None,
+    confidence_level=0.95,
     nan_policy="propagate",
     labels=None,
     average=None,
@@ -375,12 +365,13 @@ def aggregate_group_metric(
         callable mapping the 1-D array of group values to a float.
 
         Confidence bounds of the gap of each group to its ``reference``, from
-        :func:`disparity_intervals` at level ``ci`` (Newcombe's interval of a
-        difference and Katz's of a ratio for proportions such as ``tpr``; posterior
-        draws with a fixed seed for the other metrics): ``"difference_upper"``, the
-        largest over groups of the upper bound of ``|group - reference|`` (a model
-        scores low only if every gap is small *with confidence*: a small group
-        with a wide interval keeps the bound high); ``"ratio_lower"``, the
+        :func:`disparity_intervals` at level ``confidence_level`` (Newcombe's
+        interval of a difference and Katz's of a ratio for proportions such as
+        ``tpr``; posterior draws with a fixed seed for the other metrics):
+        ``"difference_upper"``, the largest over groups of the upper bound of
+        ``|group - reference|`` (a model scores low only if every gap is small
+        *with confidence*: a small group with a wide interval keeps the bound
+        high); ``"ratio_lower"``, the
         smallest over groups of the lower bound of ``min(r, 1/r)``, ``r = group /
         reference``. Raw values only (``smoothing`` must be None); an undefined
         group or reference value makes the bound NaN whatever ``zero_division``.
@@ -395,9 +386,10 @@ def aggregate_group_metric(
         handle; ``0.0``/``1.0`` substitute that value.
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights.
-    pos_label : int, float, bool or str, default=1
-        The positive class.
-    ci : float, default=0.95
+    pos_label : int, float, bool, str or None, default=None
+        The positive class; ``None`` means ``1`` for labels ``{0, 1}`` or
+        ``{-1, 1}`` and is an error for other labels (scikit-learn's rule).
+    confidence_level : float, default=0.95
         Confidence level of the ``"difference_upper"`` and ``"ratio_lower"``
         aggregates, in (0, 1); unused by the others.
     nan_policy : {"propagate", "omit", "raise"}, default="propagate"
@@ -427,6 +419,8 @@ def aggregate_group_metric(
     Returns
     -------
     score : float
+        The aggregate; NaN when an undefined group value reaches it (see
+        ``nan_policy``).
 
     Warns
     -----
@@ -495,9 +489,9 @@ def aggregate_group_metric(
             metric=m,
             aggregate=aggregate,
             reference=reference,
-            ci=ci,
+            confidence_level=confidence_level,
         )
-        what = f"the {ci:.0%} bound of the {m.name} gap to the reference"
+        what = f"the {confidence_level:.0%} bound of the {m.name} gap to the reference"
     undefined = np.isnan(values)
     ref = gc.ref if m.n_groups == 2 or aggregate in _BOUNDS else None
     policy = partial(
@@ -540,7 +534,7 @@ def aggregate_group_metric(
         "greater_is_better": [*BOOLEAN, None],
         "response_method": [StrOptions(_RESPONSE_METHODS), list, tuple],
         "pos_label": POS_LABEL,
-        "ci": [Number(0, 1, closed="neither")],
+        "confidence_level": [Number(0, 1, closed="neither")],
         "nan_policy": NAN_POLICY,
         "labels": ["array-like", None],
         "average": [StrOptions({"macro", "weighted", "micro"}), None],
@@ -555,8 +549,8 @@ def make_group_scorer(
     zero_division=np.nan,
     greater_is_better=None,
     response_method="predict",
-    pos_label=1,
-    ci=0.95,
+    pos_label=None,
+    confidence_level=0.95,
     nan_policy="propagate",
     labels=None,
     average=None,
@@ -579,10 +573,10 @@ def make_group_scorer(
     aggregate : {"difference", "ratio", "worst", "max", "min", \
             "difference_upper", "ratio_lower"} or callable, default="difference"
         How group values become one score; see :func:`aggregate_group_metric`.
-        ``"difference_upper"`` scores a model by the ``ci`` upper confidence
-        bound of its largest gap to the reference, so that model selection prefers
-        a model whose gap is small with confidence, not one whose small groups
-        happen to look alike.
+        ``"difference_upper"`` scores a model by the ``confidence_level`` upper
+        confidence bound of its largest gap to the reference, so that model
+        selection prefers a model whose gap is small with confidence, not one
+        whose small groups happen to look alike.
     reference : {"rest", "total"}, group label or array-like, default="rest"
         Reference for Cross-Prior Smoothing and two-group metrics.
     zero_division : {np.nan, "warn", 0.0, 1.0}, default=np.nan
@@ -596,9 +590,10 @@ def make_group_scorer(
         explicitly).
     response_method : str, default="predict"
         Estimator method giving the predictions; group metrics need class labels.
-    pos_label : int, float, bool or str, default=1
-        The positive class.
-    ci : float, default=0.95
+    pos_label : int, float, bool, str or None, default=None
+        The positive class; ``None`` means ``1`` for labels ``{0, 1}`` or
+        ``{-1, 1}`` and is an error for other labels (scikit-learn's rule).
+    confidence_level : float, default=0.95
         Confidence level of the ``"difference_upper"`` and ``"ratio_lower"``
         aggregates.
     nan_policy : {"propagate", "omit", "raise"}, default="propagate"
@@ -668,7 +663,7 @@ def make_group_scorer(
         reference=reference,
         zero_division=zero_division,
         pos_label=pos_label,
-        ci=ci,
+        confidence_level=confidence_level,
         nan_policy=nan_policy,
     )
     if multiclass:

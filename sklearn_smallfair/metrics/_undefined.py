@@ -4,7 +4,7 @@ from math import comb
 
 import numpy as np
 
-from .._confusion import (
+from .._enumeration import (
     _check_enumeration,
     _check_size,
     enumerate_confusion_matrices,
@@ -110,7 +110,7 @@ def count_undefined(metric, n, *, n_classes=2):
     The others (``pt``, or a :class:`~sklearn_smallfair.metrics.Metric` built
     outside the registry) are counted by evaluating the metric's function on all
     the matrices, which holds them in memory: ``C(n + 3, 3) x 4 x 8`` bytes. Above
-    ``MAX_ENUMERATION_BYTES`` of :mod:`sklearn_smallfair._confusion` (2 GiB, so
+    ``MAX_ENUMERATION_BYTES`` of :mod:`sklearn_smallfair._enumeration` (2 GiB, so
     ``n <= 736``) a ``ValueError`` is raised instead.
 
     For a two-group metric the count is over all ordered pairs of matrices of

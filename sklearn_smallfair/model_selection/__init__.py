@@ -2,7 +2,7 @@
 
 from ._downsampling import downsampling_experiment
 from ._multiclass_downsampling import multiclass_downsampling_experiment
-from ._plot import DownsamplingDisplay, plot_downsampling
+from ._plot import DownsamplingDisplay
 from ._split import GroupDownsamplingCV
 
 __all__ = [
@@ -10,5 +10,4 @@ __all__ = [
     "GroupDownsamplingCV",
     "downsampling_experiment",
     "multiclass_downsampling_experiment",
-    "plot_downsampling",
 ]

@@ -16,7 +16,12 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.parallel import Parallel, delayed
 
-from .._confusion import _log_factorial
+from .._multiclass_counts import (
+    enumerate_multiclass_matrices,
+    group_matrices,
+    n_multiclass_matrices,
+    reference_matrices,
+)
 from .._params import (
     N_JOBS,
     RANDOM_STATE,
@@ -25,17 +30,13 @@ from .._params import (
     Whole,
     validate_params,
 )
+from .._pmf import _log_factorial
 from .._random import child_rng, resolve_seed
 from .._validation import format_labels
 from ..exceptions import ReferenceWarning, UndefinedGroupMetricWarning
-from ..metrics._multiclass import (
-    _resolve,
-    enumerate_multiclass_matrices,
-    multiclass_metric,
-    n_multiclass_matrices,
-)
-from ..stats._match_multiclass import _group_matrices, _reference_matrices
+from ..metrics import get_metric, multiclass_metric
 from ._split import _check_sizes
+from ._statistics import _columns, _error_statistics
 
 __all__ = ["EXACT_MAX_ROWS", "multiclass_downsampling_experiment"]
 
@@ -46,7 +47,20 @@ EXACT_MAX_ROWS = 1_000_000
 #: of a task to a few tens of MB.
 _BLOCK = 1 << 13
 _AVERAGES = ("macro", "weighted", "micro")
-_STATS = ["mse", "bias", "variance", "p_undefined"]
+#: The metrics of the whole K x K matrix (:func:`multiclass_metric`).
+_WHOLE_MATRIX = ("accuracy", "balanced_accuracy", "mcc", "kappa")
+#: A matrix on which the whole-matrix metrics all differ.
+_PROBE = np.array([[5, 1, 2], [2, 7, 1], [1, 3, 9]])
+
+
+def _whole_matrix_name(metric):
+    """The name of a whole-matrix metric (``"acc"`` is ``"accuracy"``), or None
+    for a metric evaluated per class; an unknown or two-group metric raises
+    :func:`multiclass_metric`'s error."""
+    value = multiclass_metric(metric, _PROBE)
+    if np.ndim(value):
+        return None
+    return next(w for w in _WHOLE_MATRIX if multiclass_metric(w, _PROBE) == value)
 
 
 def _specs(metrics, average, labels):
@@ -58,15 +72,11 @@ def _specs(metrics, average, labels):
         raise ValueError("metrics is empty; name at least one metric.")
     out = []
     for m in names:
-        name, reg = _resolve(m)
+        name = _whole_matrix_name(m)
         if name is not None:
             out.append((name, name, None, None))
             continue
-        if reg.n_groups != 1:
-            raise ValueError(
-                f"{reg.name!r} compares two groups and has no per-class form; use a "
-                f"single-group metric."
-            )
+        reg = get_metric(m)
         if average is None:
             out.append((reg.name, m, None, labels))
         else:
@@ -130,15 +140,15 @@ def _logpmf(flat, n, p):
     return np.where(flat[:, ~positive].sum(axis=1) > 0, -np.inf, out)
 
 
-def _draws(rng, n, p, k, n_draws):
-    """``n_draws`` matrices of ``Multinomial(n, p)`` in blocks, with unit weights."""
-    for start in range(0, n_draws, _BLOCK):
-        size = min(_BLOCK, n_draws - start)
+def _draws(rng, n, p, k, n_resamples):
+    """``n_resamples`` matrices of ``Multinomial(n, p)`` in blocks, unit weights."""
+    for start in range(0, n_resamples, _BLOCK):
+        size = min(_BLOCK, n_resamples - start)
         yield rng.multinomial(n, p, size=size).reshape(size, k, k), np.ones(size)
 
 
 def _size_task(
-    n, groups, p_groups, p_refs, targets, specs, lams, method, n_draws, seed
+    n, groups, p_groups, p_refs, targets, specs, lams, method, n_resamples, seed
 ):
     """Statistics of one size for every group: (G, L, M, n_stats)."""
     G, k = p_groups.shape[0], p_groups.shape[-1]
@@ -158,7 +168,7 @@ def _size_task(
             )
         else:
             rng = child_rng(seed, groups[g], int(n))
-            blocks = _draws(rng, int(n), p_groups[g].reshape(-1), k, n_draws)
+            blocks = _draws(rng, int(n), p_groups[g].reshape(-1), k, n_resamples)
         for block, w in blocks:
             values = _values(specs, _smooth(block, lams, p_refs[g]))
             s, u = _sums(values, targets[g], w, order)
@@ -170,25 +180,13 @@ def _size_task(
 
 def _finish(sums, undefined, targets, method):
     """mse, bias, variance, p_undefined (and mse_se): array (L, M, n_stats)."""
-    count = sums[0]
-    total = count + undefined
-    has = count > 0
-    ok = has & np.isfinite(targets)[None, :]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        m1 = sums[1] / count
-        m2 = sums[2] / count
-        stats = [
-            np.where(ok, m2, np.nan),
-            np.where(ok, m1, np.nan),
-            np.where(has, np.maximum(m2 - m1 * m1, 0.0), np.nan),
-            undefined / total,
-        ]
-        if method == "montecarlo":
-            m4 = sums[4] / count
-            stats.append(
-                np.where(ok, np.sqrt(np.maximum(m4 - m2 * m2, 0) / count), np.nan)
-            )
-    return np.stack(stats, axis=-1)
+    return _error_statistics(
+        sums,
+        undefined,
+        sums[0] + undefined,
+        np.isfinite(targets)[None, :],
+        method == "montecarlo",
+    )
 
 
 def _estimator_names(lams):
@@ -205,7 +203,7 @@ def _estimator_names(lams):
         "average": [StrOptions(set(_AVERAGES)), None],
         "lam": ["array-like", Real],
         "method": [StrOptions({"exact", "montecarlo"})],
-        "n_draws": [Whole(1, None, closed="left")],
+        "n_resamples": [Whole(1, None, closed="left")],
         "random_state": RANDOM_STATE,
         "n_jobs": N_JOBS,
     }
@@ -220,8 +218,8 @@ def multiclass_downsampling_experiment(
     average="macro",
     lam=(0, 5, 10, 20),
     method="montecarlo",
-    n_draws=10_000,
-    random_state=None,
+    n_resamples=10_000,
+    random_state=0,
     n_jobs=None,
 ):
     """Error of raw and Cross-Prior-Smoothed scores on small multiclass subgroups.
@@ -237,7 +235,7 @@ def multiclass_downsampling_experiment(
     ``variance = Var[v]`` and ``mse = E[(v - t)^2]``, and the probability
     ``p_undefined`` that the score is undefined.
 
-    ``method="montecarlo"`` draws ``n_draws`` matrices per (group, size), every
+    ``method="montecarlo"`` draws ``n_resamples`` matrices per (group, size), every
     metric and ``lam`` scored on the same draws, and adds ``mse_se``;
     ``method="exact"`` sums over all ``C(n + K^2 - 1, K^2 - 1)`` matrices of size
     ``n`` with their multinomial probabilities, in blocks of 8,192 matrices, up to
@@ -274,11 +272,12 @@ def multiclass_downsampling_experiment(
         Smoothing strengths, ``>= 0``; ``0`` is the raw score (estimator
         ``"raw"``), the others are named ``"cps_<lam>"``.
     method : {"montecarlo", "exact"}, default="montecarlo"
-    n_draws : int, default=10_000
+    n_resamples : int, default=10_000
         Draws per (group, size) with ``method="montecarlo"``.
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
-            default=None
-        Seed of the draws.
+            default=0
+        Seed of the draws: the same seed gives the same table; ``None`` draws
+        fresh entropy.
     n_jobs : int, default=None
         Parallel jobs (joblib); results do not depend on it.
 
@@ -289,7 +288,7 @@ def multiclass_downsampling_experiment(
         ``group``, ``n``, ``metric``, ``class`` (``None`` for averaged and
         whole-matrix metrics), ``estimator``, ``lam``, ``mse``, ``bias``,
         ``variance``, ``p_undefined``; with ``method="montecarlo"`` also
-        ``mse_se`` and ``n_draws``.
+        ``mse_se`` and ``n_resamples``.
 
     See Also
     --------
@@ -333,10 +332,10 @@ def multiclass_downsampling_experiment(
             f"{lam!r}."
         )
     lams = np.unique(lams)
-    groups, labels, cms = _group_matrices(
+    groups, labels, cms = group_matrices(
         None, None, None, counts, labels, integer=False
     )
-    refs = _reference_matrices(cms, reference, groups)
+    refs = reference_matrices(cms, reference, groups)
     empty = (refs[:, None] == 0).any(axis=(-2, -1)).reshape(-1) & (lams > 0).any()
     if empty.any():
         warnings.warn(
@@ -378,14 +377,14 @@ def multiclass_downsampling_experiment(
             specs,
             lams,
             method,
-            int(n_draws),
+            int(n_resamples),
             seed,
         )
         for n in sizes.tolist()
     ]
     results = Parallel(n_jobs=n_jobs)(tasks)  # ordered by size
     table = np.stack(results, axis=1)  # (G, S, L, M, n_stats)
-    columns = list(_STATS) + (["mse_se"] if method == "montecarlo" else [])
+    columns = _columns(method)
     # metric columns: per-class metrics have one column per class
     metric_names, class_names = [], []
     for label, _, _, classes in specs:
@@ -396,7 +395,7 @@ def multiclass_downsampling_experiment(
             metric_names.extend([label] * len(classes))
             class_names.extend(list(classes))
     G, S, L, M = table.shape[:4]
-    # rows in (group, size, metric, estimator) order, as the binary experiment
+    # rows in (group, size, metric, estimator) order
     table = table.transpose(0, 1, 3, 2, 4)
     codes = np.indices((G, S, M, L)).reshape(4, -1)
     frame = pd.DataFrame(table.reshape(-1, table.shape[-1]), columns=columns)
@@ -409,7 +408,7 @@ def multiclass_downsampling_experiment(
     )
     frame.insert(5, "lam", lams[codes[3]])
     if method == "montecarlo":
-        frame["n_draws"] = np.int64(n_draws)
+        frame["n_resamples"] = np.int64(n_resamples)
     if not np.isfinite(targets).all():
         bad = ~np.isfinite(targets).all(axis=1)
         warnings.warn(

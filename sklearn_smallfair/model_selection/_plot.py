@@ -2,15 +2,18 @@
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtri
 
-from .._params import BOOLEAN, HasMethods, StrOptions, validate_params
+from .._params import BOOLEAN, HasMethods, Number, StrOptions, validate_params
 from .._plotting import _check_matplotlib, plot_text
 from .._validation import check_bool, check_choice, format_label, format_labels
 from ..metrics import get_metric
+from ._statistics import _KEYS, _STATS
 
-__all__ = ["DownsamplingDisplay", "plot_downsampling"]
+__all__ = ["DownsamplingDisplay"]
 
-_STATISTICS = ("mse", "rmse", "bias", "variance", "p_undefined")
+#: The statistics of the results, and ``rmse``, the square root of ``mse``.
+_STATISTICS = (_STATS[0], "rmse", *_STATS[1:])
 _LABELS = {
     "mse": "MSE",
     "rmse": "RMSE",
@@ -18,9 +21,6 @@ _LABELS = {
     "variance": "variance",
     "p_undefined": "P(score undefined)",
 }
-_KEYS = ("group", "n", "metric", "estimator")
-#: Normal quantile of the pointwise (about 95%) Monte Carlo band.
-_Z = 1.96
 
 
 def _check_selection(selected, present, name, metric):
@@ -55,8 +55,9 @@ def _sort_curves(frame, orders):
     return frame.drop(columns=keys).reset_index(drop=True)
 
 
-def _finish(frame, value, se, statistic):
-    """Add ``value`` (and the band when ``se`` is given) to ``frame``."""
+def _add_values(frame, value, se, statistic, z):
+    """Add ``value`` (and the band ``value +- z se`` when ``se`` is given) to
+    ``frame``."""
     value = np.asarray(value, dtype=float)
     if statistic == "rmse":
         value = np.sqrt(value)
@@ -67,12 +68,12 @@ def _finish(frame, value, se, statistic):
     frame["value"] = value
     if se is not None:
         se = np.asarray(se, dtype=float)
-        frame["lower"] = value - _Z * se
-        frame["upper"] = value + _Z * se
+        frame["lower"] = value - z * se
+        frame["upper"] = value + z * se
     return frame
 
 
-def _pooled_curves(sub, column, statistic, estimators, band):
+def _pooled_curves(sub, column, statistic, estimators, band, z):
     keys = ["estimator", "n"]
     # equal-weight mean over the groups where the statistic is defined; NaN when
     # it is defined for none (pandas' mean skips NaN and gives NaN for all-NaN)
@@ -94,11 +95,11 @@ def _pooled_curves(sub, column, statistic, estimators, band):
         pooled_se[grouped["unknown"].any()] = np.nan
         se = pooled_se.reindex(value.index).to_numpy(dtype=float)
     frame = value.index.to_frame(index=False)
-    frame = _finish(frame, value.to_numpy(dtype=float), se, statistic)
+    frame = _add_values(frame, value.to_numpy(dtype=float), se, statistic, z)
     return _sort_curves(frame, {"estimator": estimators})
 
 
-def _group_curves(sub, column, statistic, estimators, groups, band):
+def _group_curves(sub, column, statistic, estimators, groups, band, z):
     frame = pd.DataFrame(
         {
             "group": sub["group"].to_numpy(),
@@ -107,7 +108,7 @@ def _group_curves(sub, column, statistic, estimators, groups, band):
         }
     )
     se = sub["mse_se"].to_numpy(dtype=float) if band else None
-    frame = _finish(frame, sub[column].to_numpy(dtype=float), se, statistic)
+    frame = _add_values(frame, sub[column].to_numpy(dtype=float), se, statistic, z)
     return _sort_curves(frame, {"group": groups, "estimator": estimators})
 
 
@@ -124,7 +125,7 @@ def _canonical_metric(metric):
 
 
 def _curves_from_results(
-    results, *, metric, statistic, by_group, estimators, groups, ci
+    results, *, metric, statistic, by_group, estimators, groups, confidence_level
 ):
     """Validate ``results`` and the options; return the data to plot."""
     if not isinstance(results, pd.DataFrame):
@@ -134,7 +135,6 @@ def _curves_from_results(
         )
     check_choice(statistic, "statistic", _STATISTICS)
     check_bool(by_group, "by_group")
-    check_bool(ci, "ci")
     column = "mse" if statistic == "rmse" else statistic
     missing = [c for c in (*_KEYS, column) if c not in results.columns]
     if missing:
@@ -166,10 +166,16 @@ def _curves_from_results(
             f"{format_label(row['estimator'])}; pass the results of one experiment "
             f"(or aggregate them first)."
         )
-    band = ci and statistic in ("mse", "rmse") and "mse_se" in sub.columns
+    band = (
+        confidence_level is not None
+        and statistic in ("mse", "rmse")
+        and "mse_se" in sub.columns
+    )
+    # normal quantile of the pointwise band: 1.96 for a level of 0.95
+    z = float(ndtri(0.5 + confidence_level / 2)) if band else None
     if by_group:
-        return _group_curves(sub, column, statistic, estimators, groups, band)
-    return _pooled_curves(sub, column, statistic, estimators, band)
+        return _group_curves(sub, column, statistic, estimators, groups, band, z)
+    return _pooled_curves(sub, column, statistic, estimators, band, z)
 
 
 class DownsamplingDisplay:
@@ -179,8 +185,8 @@ class DownsamplingDisplay:
     :func:`~sklearn_smallfair.model_selection.downsampling_experiment`: one line
     per estimator (raw counts, smoothings) of a statistic (``mse``, ``rmse``,
     ``bias``, ``variance`` or ``p_undefined``) of one metric against the subgroup
-    size ``n``. Prefer :meth:`from_results` (or :func:`plot_downsampling`) to
-    create a display; all parameters are stored as attributes.
+    size ``n``. Create a display with :meth:`from_results`; all parameters are
+    stored as attributes.
 
     Pooled (``by_group=False``), each point is the equal-weight mean of the
     statistic over the groups, the pooling of the published results; groups
@@ -192,9 +198,10 @@ class DownsamplingDisplay:
     per group, with shared axes, and in each panel one line per estimator (same
     colour for an estimator in every panel; legend in the first panel).
 
-    With Monte Carlo results (column ``mse_se``) and ``statistic`` ``mse`` or
-    ``rmse``, a shaded band ``value ± 1.96 SE`` shows the pointwise Monte Carlo
-    uncertainty (about 95%).
+    With Monte Carlo results (column ``mse_se``), ``statistic`` ``mse`` or
+    ``rmse`` and a ``confidence_level``, a shaded band ``value ± z SE`` shows the
+    pointwise Monte Carlo uncertainty (``z`` the normal quantile of the level:
+    1.96 for 0.95).
 
     Parameters
     ----------
@@ -226,7 +233,6 @@ class DownsamplingDisplay:
 
     See Also
     --------
-    plot_downsampling : Function form of :meth:`from_results`.
     downsampling_experiment : Compute the results to plot.
 
     Examples
@@ -258,6 +264,9 @@ class DownsamplingDisplay:
         self.statistic = statistic
         self.by_group = by_group
 
+    @validate_params(
+        {"ax": [None, HasMethods(["plot"]), "array-like"], "logy": BOOLEAN}
+    )
     def plot(self, *, ax=None, logy=False, **kwargs):
         """Draw the curves.
 
@@ -278,13 +287,28 @@ class DownsamplingDisplay:
         -------
         display : DownsamplingDisplay
             The display, with ``ax_``, ``figure_``, ``lines_`` and ``bands_``.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import matplotlib.pyplot as plt
+        >>> import pandas as pd
+        >>> from sklearn_smallfair.model_selection import DownsamplingDisplay
+        >>> curves = pd.DataFrame({"n": [5, 10, 5, 10],
+        ...                        "estimator": ["raw", "raw", "cps_10", "cps_10"],
+        ...                        "value": [0.20, 0.11, 0.03, 0.04]})
+        >>> disp = DownsamplingDisplay(
+        ...     curves=curves, metric="tpr", statistic="mse", by_group=False)
+        >>> disp.plot(logy=True).ax_.get_yscale()
+        'log'
+        >>> plt.close(disp.figure_)
         """
         plt = _check_matplotlib("DownsamplingDisplay.plot")
         from matplotlib.axes import Axes
 
         check_choice(self.statistic, "statistic", _STATISTICS)
         check_bool(self.by_group, "by_group")
-        check_bool(logy, "logy")
         if logy and self.statistic == "bias":
             raise ValueError(
                 "logy=True needs positive values, but statistic='bias' can be "
@@ -398,6 +422,20 @@ class DownsamplingDisplay:
         return self
 
     @classmethod
+    @validate_params(
+        {
+            "results": [pd.DataFrame],
+            "metric": [str],
+            "statistic": [StrOptions(set(_STATISTICS))],
+            "by_group": BOOLEAN,
+            "estimators": [str, list, tuple, None],
+            # a group label may be of any type (str, int, ...)
+            "groups": "no_validation",
+            "ax": [None, HasMethods(["plot"]), "array-like"],
+            "confidence_level": [Number(0, 1, closed="neither"), None],
+            "logy": BOOLEAN,
+        }
+    )
     def from_results(
         cls,
         results,
@@ -408,7 +446,7 @@ class DownsamplingDisplay:
         estimators=None,
         groups=None,
         ax=None,
-        ci=True,
+        confidence_level=None,
         logy=False,
         **kwargs,
     ):
@@ -438,11 +476,13 @@ class DownsamplingDisplay:
             all.
         ax : matplotlib Axes or array-like of Axes, default=None
             Where to draw; see :meth:`plot`.
-        ci : bool, default=True
-            Draw the Monte Carlo band ``value ± 1.96 SE`` when ``results`` has a
-            ``mse_se`` column and ``statistic`` is ``mse`` or ``rmse`` (delta
-            method: ``SE / (2 rmse)``). Pooled, ``SE = sqrt(sum se_g^2) / G`` over
-            the ``G`` groups in the mean. Other statistics have no band.
+        confidence_level : float in (0, 1) or None, default=None
+            Level of the pointwise Monte Carlo band ``value ± z SE`` (``z`` the
+            normal quantile of the level, 1.96 for 0.95), drawn when ``results``
+            has a ``mse_se`` column and ``statistic`` is ``mse`` or ``rmse``
+            (delta method: ``SE / (2 rmse)``). Pooled, ``SE = sqrt(sum se_g^2) /
+            G`` over the ``G`` groups in the mean. ``None`` draws no band; other
+            statistics have none.
         logy : bool, default=False
             Log-scale y axis.
         **kwargs : dict
@@ -455,7 +495,7 @@ class DownsamplingDisplay:
 
         See Also
         --------
-        plot_downsampling : The same, as a function.
+        downsampling_experiment : Compute the results to plot.
 
         Examples
         --------
@@ -467,10 +507,11 @@ class DownsamplingDisplay:
         ...     DownsamplingDisplay, downsampling_experiment)
         >>> counts = load_published_confusion_matrices("COMPAS", include_all=False)
         >>> res = downsampling_experiment(
-        ...     counts=counts, metrics="tpr", method="montecarlo", n_draws=2000,
-        ...     sizes=range(5, 21), random_state=0)
+        ...     counts=counts, metrics="tpr", method="montecarlo",
+        ...     n_resamples=2000, sizes=range(5, 21))
         >>> disp = DownsamplingDisplay.from_results(
-        ...     res, metric="tpr", statistic="rmse", by_group=True)
+        ...     res, metric="tpr", statistic="rmse", by_group=True,
+        ...     confidence_level=0.95)
         >>> disp.ax_.shape
         (2,)
         >>> sorted(disp.lines_)
@@ -480,7 +521,6 @@ class DownsamplingDisplay:
         >>> plt.close(disp.figure_)
         """
         _check_matplotlib("DownsamplingDisplay.from_results")
-        check_bool(logy, "logy")
         metric = _canonical_metric(metric)
         curves = _curves_from_results(
             results,
@@ -489,106 +529,9 @@ class DownsamplingDisplay:
             by_group=by_group,
             estimators=estimators,
             groups=groups,
-            ci=ci,
+            confidence_level=confidence_level,
         )
         display = cls(
             curves=curves, metric=metric, statistic=statistic, by_group=by_group
         )
         return display.plot(ax=ax, logy=logy, **kwargs)
-
-
-@validate_params(
-    {
-        "results": [pd.DataFrame],
-        "metric": [str],
-        "statistic": [StrOptions({"mse", "rmse", "bias", "variance", "p_undefined"})],
-        "by_group": BOOLEAN,
-        "estimators": [str, list, tuple, None],
-        # a group label may be of any type (str, int, ...)
-        "groups": "no_validation",
-        "ax": [None, HasMethods(["plot"]), "array-like"],
-        "ci": BOOLEAN,
-        "logy": BOOLEAN,
-    }
-)
-def plot_downsampling(
-    results,
-    *,
-    metric,
-    statistic="mse",
-    by_group=False,
-    estimators=None,
-    groups=None,
-    ax=None,
-    ci=True,
-    logy=False,
-    **kwargs,
-):
-    """Plot a statistic of a downsampling experiment against the subgroup size.
-
-    Shortcut for :meth:`DownsamplingDisplay.from_results`: pooled, one line per
-    estimator with the equal-weight mean over groups; with ``by_group=True``, one
-    panel per group. Needs matplotlib (extra ``plot``).
-
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        The frame returned by
-        :func:`~sklearn_smallfair.model_selection.downsampling_experiment`.
-    metric : str
-        The metric to plot.
-    statistic : {"mse", "rmse", "bias", "variance", "p_undefined"}, default="mse"
-        The statistic on the y axis.
-    by_group : bool, default=False
-        One pooled line per estimator, or one panel per group.
-    estimators : str or sequence of str, default=None
-        Estimators to plot (``None``: all).
-    groups : label or sequence of labels, default=None
-        Groups to include (``None``: all).
-    ax : matplotlib Axes or array-like of Axes, default=None
-        Where to draw; see :meth:`DownsamplingDisplay.plot`.
-    ci : bool, default=True
-        Draw the Monte Carlo band (``mse``/``rmse`` of Monte Carlo results).
-    logy : bool, default=False
-        Log-scale y axis.
-    **kwargs : dict
-        Passed to :meth:`matplotlib.axes.Axes.plot` for every line.
-
-    Returns
-    -------
-    display : DownsamplingDisplay
-        The display, with ``ax_``, ``figure_``, ``lines_`` and ``curves``.
-
-    See Also
-    --------
-    DownsamplingDisplay : The display object and its parameters.
-    downsampling_experiment : Compute the results to plot.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import matplotlib.pyplot as plt
-    >>> from sklearn_smallfair.datasets import load_published_confusion_matrices
-    >>> from sklearn_smallfair.model_selection import (
-    ...     downsampling_experiment, plot_downsampling)
-    >>> counts = load_published_confusion_matrices("COMPAS", include_all=False)
-    >>> res = downsampling_experiment(
-    ...     counts=counts, metrics=["tpr", "mcc"], sizes=range(5, 21))
-    >>> disp = plot_downsampling(res, metric="mcc", statistic="p_undefined")
-    >>> disp.ax_.get_title()
-    'P(score undefined) of mcc'
-    >>> plt.close(disp.figure_)
-    """
-    return DownsamplingDisplay.from_results(
-        results,
-        metric=metric,
-        statistic=statistic,
-        by_group=by_group,
-        estimators=estimators,
-        groups=groups,
-        ax=ax,
-        ci=ci,
-        logy=logy,
-        **kwargs,
-    )

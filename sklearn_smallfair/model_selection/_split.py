@@ -9,9 +9,10 @@ from .._compat import (
     GroupsConsumerMixin,
     validate_parameter_constraints,
 )
+from .._groups import check_sensitive_features
 from .._params import BOOLEAN, RANDOM_STATE, Whole
 from .._random import child_rng, resolve_seed
-from .._validation import check_sensitive_features, format_label, format_labels
+from .._validation import format_label, format_labels
 
 __all__ = ["GroupDownsamplingCV"]
 
@@ -52,7 +53,7 @@ class GroupDownsamplingCV(GroupsConsumerMixin, BaseCrossValidator):
         Groups to downsample; ``None`` uses every group, in sorted order.
     replace : bool, default=False
         Draw with replacement (a size may then exceed the group's size).
-    random_state : int, numpy Generator, RandomState or None, default=None
+    random_state : int, numpy Generator, RandomState or None, default=0
         With an int, every call of :meth:`split` yields the same splits; the draws
         of a (group, size) do not depend on the other groups or sizes requested.
         ``None`` or a generator give new draws at each call.
@@ -82,7 +83,7 @@ class GroupDownsamplingCV(GroupsConsumerMixin, BaseCrossValidator):
         n_repeats=10,
         target_groups=None,
         replace=False,
-        random_state=None,
+        random_state=0,
     ):
         self.sizes = sizes
         self.n_repeats = n_repeats
@@ -159,6 +160,7 @@ class GroupDownsamplingCV(GroupsConsumerMixin, BaseCrossValidator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training data; only its number of rows is used.
         y : array-like of shape (n_samples,), default=None
             Ignored.
         groups : array-like of shape (n_samples,) or (n_samples, n_features)
@@ -170,6 +172,16 @@ class GroupDownsamplingCV(GroupsConsumerMixin, BaseCrossValidator):
             Every row outside the target group.
         test : ndarray of int
             ``n`` rows of the target group.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_smallfair.model_selection import GroupDownsamplingCV
+        >>> groups = np.array(["a"] * 6 + ["b"] * 4)
+        >>> cv = GroupDownsamplingCV(sizes=[2], n_repeats=1, target_groups=["b"])
+        >>> [(train.tolist(), len(test)) for train, test in cv.split(
+        ...     np.zeros((10, 1)), groups=groups)]
+        [([0, 1, 2, 3, 4, 5], 2)]
         """
         labels, codes, targets, sizes = self._plan(X, groups)
         base = resolve_seed(self.random_state)
@@ -193,7 +205,27 @@ class GroupDownsamplingCV(GroupsConsumerMixin, BaseCrossValidator):
     def get_n_splits(self, X=None, y=None, groups=None):
         """Number of splits: target groups x sizes x repeats.
 
-        ``groups`` is needed unless ``target_groups`` is given.
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), default=None
+            Ignored.
+        y : array-like of shape (n_samples,), default=None
+            Ignored.
+        groups : array-like of shape (n_samples,) or (n_samples, n_features), \
+                default=None
+            Group labels; needed unless ``target_groups`` is given.
+
+        Returns
+        -------
+        n_splits : int
+            The number of ``(train, test)`` pairs :meth:`split` yields.
+
+        Examples
+        --------
+        >>> from sklearn_smallfair.model_selection import GroupDownsamplingCV
+        >>> cv = GroupDownsamplingCV(sizes=[5, 10], n_repeats=3, target_groups=["a"])
+        >>> cv.get_n_splits()
+        6
         """
         sizes = self._check_params()
         if self.target_groups is not None:
@@ -210,10 +242,33 @@ class GroupDownsamplingCV(GroupsConsumerMixin, BaseCrossValidator):
     def split_info(self, X=None, y=None, groups=None):
         """Which group, size and repeat each split is, in the order of :meth:`split`.
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), default=None
+            Training data; only its number of rows is used (``groups`` gives it
+            when ``X`` is None).
+        y : array-like of shape (n_samples,), default=None
+            Ignored.
+        groups : array-like of shape (n_samples,) or (n_samples, n_features)
+            Group labels (several columns define intersectional groups).
+
         Returns
         -------
         info : pandas.DataFrame
             Columns ``split``, ``group``, ``size``, ``repeat``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_smallfair.model_selection import GroupDownsamplingCV
+        >>> groups = np.array(["a"] * 6 + ["b"] * 4)
+        >>> cv = GroupDownsamplingCV(sizes=[2, 3], n_repeats=1)
+        >>> cv.split_info(groups=groups)
+           split group  size  repeat
+        0      0     a     2       0
+        1      1     a     3       0
+        2      2     b     2       0
+        3      3     b     3       0
         """
         labels, _, targets, sizes = self._plan(X, groups)
         g = np.repeat(targets, sizes.shape[0] * self.n_repeats)

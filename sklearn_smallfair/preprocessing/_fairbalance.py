@@ -3,13 +3,9 @@
 import numpy as np
 from sklearn.utils.validation import check_consistent_length
 
+from .._groups import _unique_inverse, check_sensitive_features
 from .._params import validate_params
-from .._validation import (
-    _as_1d,
-    _check_no_missing,
-    _unique_inverse,
-    check_sensitive_features,
-)
+from .._validation import _as_1d, _check_no_missing
 
 __all__ = ["fairbalance_weights"]
 

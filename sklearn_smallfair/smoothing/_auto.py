@@ -122,7 +122,9 @@ def fit_lam(counts, reference_counts):
     Returns
     -------
     lam : float
+        The learnt ``lam``.
     likelihood : MarginalLikelihood
+        The marginal likelihood that was maximised.
 
     Raises
     ------

@@ -60,6 +60,17 @@ class BaseSmoothing(BaseEstimator):
 
     (scikit-learn < 1.6 reads the same list from the ``_xfail_checks`` tag and
     skips those checks.)
+
+    Examples
+    --------
+    >>> from sklearn_smallfair.smoothing import (AdditiveSmoothing, BaseSmoothing,
+    ...     CrossPriorSmoothing)
+    >>> issubclass(AdditiveSmoothing, BaseSmoothing)
+    True
+    >>> AdditiveSmoothing(eps=0.5).transform([3, 0, 1, 6])
+    array([3.5, 0.5, 1.5, 6.5])
+    >>> CrossPriorSmoothing.requires_reference
+    True
     """
 
     #: Whether :meth:`transform` needs ``reference_counts``.
@@ -83,6 +94,7 @@ class BaseSmoothing(BaseEstimator):
         Returns
         -------
         self : object
+            The smoothing, fitted.
         """
         return self._fit(counts, reference_counts, stacklevel=3)
 
@@ -115,6 +127,7 @@ class BaseSmoothing(BaseEstimator):
         Returns
         -------
         smoothed : ndarray of float64, shape (...broadcast..., 4)
+            The smoothed counts ``(TP, FN, FP, TN)``.
         """
         return self._smooth(counts, reference_counts, warn=True, stacklevel=3)
 
@@ -148,6 +161,7 @@ class BaseSmoothing(BaseEstimator):
         Returns
         -------
         smoothed : ndarray of float64, shape (...broadcast..., 4)
+            The smoothed counts ``(TP, FN, FP, TN)``.
         """
         self._fit(counts, reference_counts, stacklevel=3)
         return self._smooth(
@@ -193,6 +207,7 @@ class BaseSmoothing(BaseEstimator):
         Returns
         -------
         smoothed : ndarray of float64, shape (...broadcast..., K, K)
+            The smoothed ``K x K`` matrices.
 
         Examples
         --------
@@ -268,7 +283,9 @@ class BaseSmoothing(BaseEstimator):
         Returns
         -------
         scale : ndarray of shape (..., 1)
+            The factor applied to the counts.
         offset : ndarray of shape (..., 4)
+            The pseudo-counts added to each cell.
 
         Examples
         --------

@@ -5,7 +5,8 @@ import pandas as pd
 from sklearn.exceptions import NotFittedError
 
 from .._params import Number, StrOptions, Whole
-from .._validation import check_counts, warn_small_references
+from .._references import warn_small_references
+from .._validation import check_counts
 from ._auto import fit_lam
 from ._base import BaseSmoothing, MatrixSource
 
@@ -203,6 +204,7 @@ class CrossPriorSmoothing(BaseSmoothing):
         Returns
         -------
         self : object
+            The smoothing, fitted.
 
         Raises
         ------
@@ -265,6 +267,7 @@ class CrossPriorSmoothing(BaseSmoothing):
         Returns
         -------
         smoothed : ndarray of float64, shape (...broadcast..., 4)
+            The smoothed counts ``(TP, FN, FP, TN)``.
 
         Warns
         -----

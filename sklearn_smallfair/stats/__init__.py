@@ -1,14 +1,15 @@
 """Statistical tests: the MATCH test, separation and comparative separation tests,
 their power analysis, and multiple-comparison adjustments."""
 
-from ._comparative import ComparativeSeparationResult, comparative_separation_test
+from ._comparative import comparative_separation_test
+from ._comparative_result import ComparativeSeparationResult
 from ._comparative_scoring import (
-    ComparativeSeparationTest,
     comparative_separation_statistic,
     make_comparative_separation_scorer,
 )
-from ._match import ENUMERATE_MAX_N, MAX_N_DRAWS, MatchResult, MATCHTest, match_test
+from ._match import ENUMERATE_MAX_N, MAX_N_RESAMPLES, match_test
 from ._match_multiclass import MulticlassMatchResult, multiclass_match_test
+from ._match_result import MatchResult
 from ._multitest import adjust_pvalues
 from ._pairs import make_comparative_pairs
 from ._planning import (
@@ -21,20 +22,17 @@ from ._power import (
     comparative_separation_sample_size,
     separation_power,
     separation_sample_size,
-    simulate_separation_power,
 )
-from ._separation import SeparationResult, SeparationTest, separation_test
+from ._power_simulation import simulate_separation_power
+from ._separation import SeparationResult, separation_test
 
 __all__ = [
     "ENUMERATE_MAX_N",
-    "MAX_N_DRAWS",
+    "MAX_N_RESAMPLES",
     "ComparativeSeparationResult",
-    "ComparativeSeparationTest",
-    "MATCHTest",
     "MatchResult",
     "MulticlassMatchResult",
     "SeparationResult",
-    "SeparationTest",
     "adjust_pvalues",
     "comparative_separation_power",
     "comparative_separation_sample_size",

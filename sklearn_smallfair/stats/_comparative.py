@@ -14,12 +14,11 @@ counted in ``_pairs.py``.
 """
 
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import stdtr
 
+from .._groups import check_sensitive_features
 from .._params import (
     BOOLEAN,
     RANDOM_STATE,
@@ -28,17 +27,15 @@ from .._params import (
     Whole,
     validate_params,
 )
-from .._random import resolve_seed
-from .._validation import check_sensitive_features, format_label
+from .._validation import format_label
 from ..exceptions import UndefinedGroupMetricWarning
 from ._allpairs import (
     AllPairs,
-    class_differences,
     count_all_pairs,
-    log_assignments,
-    permutation_differences,
 )
-from ._multitest import CORRECTION, adjust_pvalues, check_correction, group_pairs
+from ._comparative_result import ComparativeSeparationResult
+from ._comparative_tests import _class_frame, _comparisons, _permutation_frame
+from ._multitest import CORRECTION, check_correction, group_pairs
 from ._pairs import (
     LABEL_HINT,
     MAX_PAIRS,
@@ -50,9 +47,6 @@ from ._pairs import (
     count_pairs,
     make_comparative_pairs,
 )
-from ._permutation import permutation_pvalue
-from ._results import PairwiseResult, deprecated_alias, family_pvalue, family_z
-from ._wald import wald_test, z_test
 
 __all__ = ["ComparativeSeparationResult", "comparative_separation_test"]
 
@@ -81,137 +75,6 @@ _TEST_PARAMS = {
 }
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class ComparativeSeparationResult(PairwiseResult):
-    """Result of :func:`comparative_separation_test`.
-
-    A frozen :class:`~sklearn_smallfair.stats._results.TestResult`: one row per
-    comparison of two cells of comparative TPRs, the p-values that decide it
-    (``pvalues``) and one rejection rule, ``reject = pvalues <= alpha``.
-
-    Attributes
-    ----------
-    frame : pandas.DataFrame
-        One row per test: ``test`` (``"cross"``: ``TPR(a, b)`` vs ``TPR(b, a)``;
-        ``"within"``: ``TPR(a, a)`` vs ``TPR(b, b)``), ``higher_a``, ``lower_a``,
-        ``higher_b``, ``lower_b`` (the two cells compared), ``n_a``, ``n_b``,
-        ``tpr_a``, ``tpr_b``, ``difference`` (``tpr_a - tpr_b``), ``se``, ``z``,
-        ``df`` (degrees of freedom of the t reference of ``z``; ``inf`` for the
-        normal reference), ``p_value``, ``p_adjusted`` (within the test's family;
-        equal to ``p_value`` with two groups) and ``reject`` (``p_adjusted <=
-        alpha``). With ``method="permutation"``, ``p_value`` is the permutation
-        p-value and ``se``, ``z`` and ``df`` those of the asymptotic test.
-    alpha : float
-        Significance level.
-    pvalues : pandas.Series
-        ``p_adjusted`` of every test, the p-values on which ``reject`` is decided,
-        indexed by ``(test, higher_a, lower_a, higher_b, lower_b)`` in the order
-        of ``frame``.
-    reject : pandas.Series of bool
-        ``pvalues <= alpha``, indexed like ``pvalues``.
-    violated : bool
-        Whether any test rejects: ``min(p_value_cross, p_value_within) <= alpha``
-        (NaN p-values are ignored).
-    p_value_cross, p_value_within : float
-        P-values of H0c: ``TPR(1, 0) = TPR(0, 1)`` and H0w:
-        ``TPR(1, 1) = TPR(0, 0)``. With more than two groups, the smallest adjusted
-        p-value of each family. ``pvalue_cross`` and ``pvalue_within`` are
-        deprecated aliases (``FutureWarning``), removed in the next release.
-    z_cross, z_within : float
-        Their z statistics (positive when the cell with group "1" as the higher
-        item has the higher rate); NaN with more than two groups.
-    table : pandas.DataFrame
-        The ``K x K`` cells in long form, indexed by ``(higher, lower)``: the group
-        of the truly-higher and of the truly-lower item. Columns ``n`` (usable
-        pairs), ``correct`` (correctly ordered pairs; half-integers with
-        ``tie="half"``), ``tpr`` (``correct / n``, NaN when ``n = 0``) and ``se``
-        (its standard error under ``variance``).
-    tpr_matrix : pandas.DataFrame
-        Comparative TPR as a ``K x K`` table (rows: higher, columns: lower).
-    groups : ndarray
-        Sorted group labels; for two groups, group "1" is ``groups[1]``.
-    n_pairs : int
-        Pairs counted (distinct true order; with ``tie="drop"`` also distinct
-        predicted order).
-    n_predicted_ties : int
-        Usable pairs whose two scores are equal (before ``tie`` is applied).
-    pairs : ndarray of shape (m, 2) or None
-        The pairs passed or drawn (before pairs with tied labels are dropped);
-        None when all pairs were counted.
-    pair_source : {"all", "drawn", "given", "judgments"}
-        Which pairs were counted: all pairs of items with different labels, pairs
-        drawn by :func:`make_comparative_pairs` (``n_pairs``), pairs passed with
-        labels, or pairs passed with judgments.
-    method : {"asymptotic", "permutation"}
-        How the p-values were computed.
-    n_resamples : int or None
-        Resamples of the permutation test (None for the asymptotic test).
-    correction, tie, variance
-        The options used (``variance`` as resolved from ``"auto"``).
-    stratified : bool
-        Whether the tests compared the cells within the strata of equal label
-        pairs (``tpr_a``, ``tpr_b`` and ``difference`` of ``frame`` are then
-        standardized over the strata; ``table`` keeps the pooled rates).
-
-    Examples
-    --------
-    >>> from sklearn_smallfair.stats import comparative_separation_test
-    >>> res = comparative_separation_test(
-    ...     [3, 2, 1, 3, 2, 1], [0.9, 0.5, 0.1, 0.2, 0.8, 0.0],
-    ...     sensitive_features=["a", "a", "a", "b", "b", "b"],
-    ...     pairs=[[0, 1], [1, 2], [0, 2], [3, 4], [4, 5], [3, 5], [0, 4], [3, 1],
-    ...            [4, 2], [1, 5], [3, 2], [0, 5]], alpha=0.25)
-    >>> res
-    ComparativeSeparationResult(violated=True, alpha=0.25, n_tests=2, \
-n_rejected=2, p_value_cross=0.2207, p_value_within=0.2207, n_pairs=12)
-    >>> res.pvalues.round(4)
-    test    higher_a  lower_a  higher_b  lower_b
-    cross   b         a        a         b          0.2207
-    within  b         b        a         a          0.2207
-    Name: p_adjusted, dtype: float64
-    >>> bool((res.reject == (res.pvalues <= res.alpha)).all())
-    True
-    >>> res.pair_source, res.method
-    ('given', 'asymptotic')
-    >>> res.alpha = 0.05
-    Traceback (most recent call last):
-    ...
-    dataclasses.FrozenInstanceError: cannot assign to field 'alpha'
-    """
-
-    _keys = ("test", "higher_a", "lower_a", "higher_b", "lower_b")
-    _family = "test"
-    _families = ("cross", "within")
-
-    table: pd.DataFrame
-    groups: np.ndarray
-    n_pairs: int
-    n_predicted_ties: int
-    pairs: np.ndarray | None
-    correction: str | None
-    tie: str
-    variance: str
-    pair_source: str = "given"
-    method: str = "asymptotic"
-    n_resamples: int | None = None
-    stratified: bool = False
-
-    p_value_cross = family_pvalue("cross")
-    p_value_within = family_pvalue("within")
-    pvalue_cross = deprecated_alias("p_value_cross", "pvalue_cross")
-    pvalue_within = deprecated_alias("p_value_within", "pvalue_within")
-    z_cross = family_z("cross")
-    z_within = family_z("within")
-
-    @property
-    def tpr_matrix(self):
-        """Comparative TPR as a ``K x K`` DataFrame (rows: higher, columns: lower)."""
-        return self.table["tpr"].unstack("lower")
-
-    def _summary(self):
-        return {**super()._summary(), "n_pairs": self.n_pairs}
-
-
 @validate_params(
     {
         "y_true": ["array-like", None],
@@ -237,7 +100,7 @@ def comparative_separation_test(
     stratify=True,
     method="asymptotic",
     n_resamples=9999,
-    random_state=None,
+    random_state=0,
 ):
     """Test comparative separation: are pairs ordered equally well across groups?
 
@@ -315,9 +178,9 @@ def comparative_separation_test(
     (``stratify`` does not apply: the permutation keeps every group's labels, so
     the test is exact for separation whatever the label mixes).
 
-    The previous default, all pairs with the pooled cells and the U-statistic
-    variance estimated by group, is ``stratify=False, variance="u_statistic"``:
-    it gives the same numbers as before.
+    The unstratified variant, all pairs with the pooled cells and the
+    U-statistic variance estimated by group, is ``stratify=False,
+    variance="u_statistic"``.
 
     **The published test** (sampled pairs, independent-pairs Wald test) is
     ``n_pairs=len(y_true)`` or ``2 * len(y_true)`` (the published code draws
@@ -410,9 +273,10 @@ def comparative_separation_test(
     n_resamples : int, default=9999
         Resamples of the permutation test (100 to 1,000,000).
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
-            default=None
-        Seed of the pair draws (``n_pairs``) and of the permutations. The default
-        test (all pairs, asymptotic) does not use it.
+            default=0
+        Seed (``None`` for fresh entropy) of the pair draws (``n_pairs``) and of
+        the permutations. The default test (all pairs, asymptotic) does not use
+        it.
 
     Returns
     -------
@@ -430,7 +294,6 @@ def comparative_separation_test(
     --------
     separation_test : Separation of a binary classifier.
     make_comparative_pairs : The pair draws.
-    ComparativeSeparationTest : The test as a scikit-learn estimator.
 
     Examples
     --------
@@ -454,7 +317,8 @@ def comparative_separation_test(
     >>> res.frame[["difference", "se", "df", "p_value"]].round(4).values.tolist()
     [[-0.25, 0.3953, 3.6585, 0.5644], [-0.5, 0.3953, 3.6585, 0.2805]]
 
-    The previous default (each group's part of the variance from its own items):
+    The unstratified variant (each group's part of the variance from its own
+    items):
 
     >>> old = comparative_separation_test(y, s, sensitive_features=groups,
     ...                                   stratify=False, variance="u_statistic")
@@ -774,142 +638,3 @@ def _warn_unmatched_strata(frame):
         UndefinedGroupMetricWarning,
         stacklevel=5,  # the caller of the decorated comparative_separation_test
     )
-
-
-def _t_pvalue(z, df):
-    """Two-sided p-value of ``z`` under Student's t with ``df`` degrees of freedom
-    (the normal law where ``df`` is infinite)."""
-    z = np.asarray(z, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        return 2.0 * stdtr(np.asarray(df, dtype=np.float64), -np.abs(z))
-
-
-def _comparisons(counts, groups, correction, variance):
-    """The tests of each family (cross and within), one row per pair of groups."""
-    n, correct, tpr, V = counts.n, counts.correct, counts.tpr, counts.var
-    qa, pb = group_pairs(groups)
-    frames = []
-    for test, (ha, la), (hb, lb) in (
-        ("cross", (qa, pb), (pb, qa)),
-        ("within", (qa, qa), (pb, pb)),
-    ):
-        diff = tpr[ha, la] - tpr[hb, lb]
-        df = np.full(diff.shape, np.inf)
-        defined = (n[ha, la] > 0) & (n[hb, lb] > 0)
-        if variance == "independent":
-            z, p = wald_test(correct[ha, la], n[ha, la], correct[hb, lb], n[hb, lb])
-            var = V[ha, la] + V[hb, lb]
-        elif variance == "clustered":
-            var = counts.var_cross[ha, la] if test == "cross" else V[ha, la] + V[hb, lb]
-            z, p = z_test(diff, var, defined)
-        else:
-            if test == "cross":
-                var, df = counts.var_cross[ha, la], counts.df_cross[ha, la]
-            else:
-                var, df = map(np.array, zip(*map(counts.within, qa, pb)))
-            z, _ = z_test(diff, var, defined)
-            p = _t_pvalue(z, df)
-        frames.append(
-            pd.DataFrame(
-                {
-                    "test": test,
-                    "higher_a": groups[ha],
-                    "lower_a": groups[la],
-                    "higher_b": groups[hb],
-                    "lower_b": groups[lb],
-                    "n_a": n[ha, la],
-                    "n_b": n[hb, lb],
-                    "tpr_a": tpr[ha, la],
-                    "tpr_b": tpr[hb, lb],
-                    "difference": diff,
-                    "se": np.sqrt(var),
-                    "z": z,
-                    "df": df,
-                    "p_value": p,
-                    "p_adjusted": adjust_pvalues(np.atleast_1d(p), correction),
-                }
-            )
-        )
-    return pd.concat(frames, ignore_index=True)
-
-
-def _class_frame(frame, plan, codes, groups, tie, correction, stratified, variance):
-    """``frame`` with the rates, differences and tests of :func:`class_differences`
-    (stratified by the label pair, or with the variance pooled under separation)."""
-    qa, pb = group_pairs(groups)
-    first = (np.concatenate([qa, qa]), np.concatenate([pb, qa]))
-    second = (np.concatenate([pb, pb]), np.concatenate([qa, pb]))
-    res = class_differences(
-        plan,
-        codes,
-        groups.shape[0],
-        first,
-        second,
-        tie=tie,
-        stratify=stratified,
-        variance=variance,
-    )
-    frame = frame.copy()
-    defined = (frame["n_a"].to_numpy() > 0) & (frame["n_b"].to_numpy() > 0)
-    defined &= ~np.isnan(res.difference)
-    z, _ = z_test(res.difference, res.var, defined)
-    frame["tpr_a"] = res.rate_first
-    frame["tpr_b"] = res.rate_second
-    frame["difference"] = res.difference
-    frame["se"] = np.sqrt(res.var)
-    frame["z"] = z
-    frame["df"] = res.df
-    frame["p_value"] = _t_pvalue(z, res.df)
-    frame["p_adjusted"] = np.concatenate(
-        [
-            adjust_pvalues(
-                frame.loc[frame["test"] == t, "p_value"].to_numpy(), correction
-            )
-            for t in ("cross", "within")
-        ]
-    )
-    return frame
-
-
-def _permutation_frame(
-    frame, plan, codes, groups, tie, correction, n_resamples, random_state, alpha
-):
-    """``frame`` with the permutation p-values of its differences."""
-    K = groups.shape[0]
-    log_count = log_assignments(plan, codes, K)
-    if log_count < np.log(1.0 / alpha):
-        warnings.warn(
-            f"the group labels can be permuted within the strata of equal labels in "
-            f"only {np.exp(log_count):.0f} distinct way(s), too few for a "
-            f"permutation p-value to reach alpha={alpha:g}: labels with many "
-            f"distinct values leave nothing to permute. Use method='asymptotic', or "
-            f"pass coarser labels (e.g. binned).",
-            UserWarning,
-            stacklevel=5,  # the caller of the decorated comparative_separation_test
-        )
-    # the rows of _comparisons: cross TPR(a, b) - TPR(b, a), within TPR(a, a) -
-    # TPR(b, b)
-    qa, pb = group_pairs(groups)
-    first = (np.concatenate([qa, qa]), np.concatenate([pb, qa]))
-    second = (np.concatenate([pb, pb]), np.concatenate([qa, pb]))
-    rng = np.random.default_rng(resolve_seed(random_state))
-    observed, null = permutation_differences(
-        plan, codes, K, first, second, tie=tie, n_resamples=n_resamples, rng=rng
-    )
-    frame = frame.copy()
-    # two-sided: p = (1 + #{|D*| >= |D|}) / (1 + B)
-    frame["p_value"] = permutation_pvalue(np.abs(observed), np.abs(null).T)
-    frame["p_adjusted"] = np.concatenate(
-        [
-            adjust_pvalues(
-                frame.loc[frame["test"] == t, "p_value"].to_numpy(), correction
-            )
-            for t in ("cross", "within")
-        ]
-    )
-    return frame
-
-
-# =====================================================================================
-# Estimator
-# =====================================================================================

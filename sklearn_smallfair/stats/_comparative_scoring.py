@@ -1,9 +1,9 @@
-"""Comparative separation in scikit-learn: the test as an estimator, and a scorer.
+"""Comparative separation in scikit-learn model selection: a scorer.
 
-:class:`ComparativeSeparationTest` runs :func:`comparative_separation_test` with
-its parameters; :func:`comparative_separation_statistic` summarises the test in
-one number, which :func:`make_comparative_separation_scorer` turns into a
-scorer that receives the group labels through metadata routing.
+:func:`comparative_separation_statistic` summarises
+:func:`comparative_separation_test` in one number, which
+:func:`make_comparative_separation_scorer` turns into a scorer that receives the
+group labels through metadata routing.
 """
 
 import warnings
@@ -15,147 +15,16 @@ from .._scoring import NAN_POLICY, GroupScorer
 from ..exceptions import UndefinedGroupMetricWarning
 from ._comparative import (
     _SHARED_PARAMS,
-    _TEST_PARAMS,
     STATISTICS,
     _empty_cells,
     _unmatched_strata,
     comparative_separation_test,
 )
-from ._results import TestEstimator
 
 __all__ = [
-    "ComparativeSeparationTest",
     "comparative_separation_statistic",
     "make_comparative_separation_scorer",
 ]
-
-
-class ComparativeSeparationTest(TestEstimator):
-    """The comparative separation test as a scikit-learn estimator.
-
-    Holds the parameters of :func:`comparative_separation_test`; :meth:`fit` checks
-    them against ``_parameter_constraints``, runs the test and stores its results.
-
-    Parameters
-    ----------
-    alpha : float, default=0.05
-    n_pairs : int, default=None
-    tie : {"incorrect", "half", "drop"}, default="incorrect"
-    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
-    variance : {"auto", "pooled", "u_statistic", "clustered", "independent"}, \
-            default="auto"
-    stratify : bool, default=True
-    method : {"asymptotic", "permutation"}, default="asymptotic"
-    n_resamples : int, default=9999
-    random_state : None, int, numpy Generator, RandomState or SeedSequence, \
-            default=None
-        See :func:`comparative_separation_test`.
-
-    Attributes
-    ----------
-    result_ : ComparativeSeparationResult
-        What :func:`comparative_separation_test` returned.
-    results_ : pandas.DataFrame
-        A copy of its table of tests, ``result_.frame``.
-    table_ : pandas.DataFrame
-        The ``K x K`` cell table ``result_.table``.
-    pvalues_ : pandas.Series
-        ``result_.pvalues``: the p-value deciding each test, indexed by
-        ``(test, higher_a, lower_a, higher_b, lower_b)``.
-    reject_ : pandas.Series of bool
-        ``result_.reject``: ``pvalues_ <= alpha``.
-    violated_ : bool
-        Whether comparative separation is violated at ``alpha`` (any test
-        rejects).
-    pairs_ : ndarray of shape (m, 2) or None
-        The pairs passed or drawn (None when all pairs were counted).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_smallfair.stats import ComparativeSeparationTest
-    >>> rng = np.random.default_rng(1)
-    >>> y = rng.normal(size=400)
-    >>> s = y + rng.normal(size=400)
-    >>> groups = rng.choice(["a", "b"], size=400)
-    >>> test = ComparativeSeparationTest().fit(y, s, sensitive_features=groups)
-    >>> test.table_.shape, test.violated_, test.result_.pair_source
-    ((4, 4), False, 'all')
-    """
-
-    _parameter_constraints: dict = dict(_TEST_PARAMS)
-
-    def __init__(
-        self,
-        alpha=0.05,
-        n_pairs=None,
-        tie="incorrect",
-        correction="holm",
-        variance="auto",
-        stratify=True,
-        method="asymptotic",
-        n_resamples=9999,
-        random_state=None,
-    ):
-        self.alpha = alpha
-        self.n_pairs = n_pairs
-        self.tie = tie
-        self.correction = correction
-        self.variance = variance
-        self.stratify = stratify
-        self.method = method
-        self.n_resamples = n_resamples
-        self.random_state = random_state
-
-    def fit(
-        self,
-        y_true=None,
-        y_score=None,
-        *,
-        sensitive_features,
-        pairs=None,
-        judgments=None,
-    ):
-        """Run the test on labels and scores, or on judgments and scores.
-
-        Parameters
-        ----------
-        y_true : array-like of shape (n_items,), default=None
-            Item labels (omit with ``judgments``).
-        y_score : array-like of shape (n_items,)
-            Model scores.
-        sensitive_features : array-like of shape (n_items,) or (n_items, k)
-            Group labels.
-        pairs : array-like of shape (m, 2), default=None
-            Item index pairs (``None`` and ``y_true`` given: all pairs, or
-            ``n_pairs`` drawn pairs).
-        judgments : array-like of shape (m,), default=None
-            ``+1``/``-1`` judgments of ``pairs``.
-
-        Returns
-        -------
-        self : ComparativeSeparationTest
-        """
-        self._validate_params()
-        result = comparative_separation_test(
-            y_true,
-            y_score,
-            sensitive_features=sensitive_features,
-            pairs=pairs,
-            judgments=judgments,
-            n_pairs=self.n_pairs if pairs is None else None,
-            alpha=self.alpha,
-            tie=self.tie,
-            correction=self.correction,
-            variance=self.variance,
-            stratify=self.stratify,
-            method=self.method,
-            n_resamples=self.n_resamples,
-            random_state=self.random_state,
-        )
-        self.table_ = result.table.copy()
-        self.pairs_ = result.pairs
-        return self._keep(result)
 
 
 # =====================================================================================
@@ -214,9 +83,18 @@ def comparative_separation_statistic(
         tests of :func:`comparative_separation_test` (cross and within; lower is
         better). ``"min_pvalue"``: ``min(p_value_cross, p_value_within)`` (higher is
         better).
-    n_pairs, tie, variance, stratify, correction
-        See :func:`comparative_separation_test`; by default all pairs of items
-        are counted, stratified by their label pair.
+    n_pairs : int, default=None
+        Pairs drawn (``None``: all pairs of items are counted).
+    tie : {"incorrect", "half", "drop"}, default="incorrect"
+        Predicted ties; see :func:`comparative_separation_test`.
+    variance : {"auto", "pooled", "u_statistic", "clustered", "independent"}, \
+            default="auto"
+        Variance of the counts; see :func:`comparative_separation_test`.
+    stratify : bool, default=True
+        Compare the cells within the strata of equal label pairs; see
+        :func:`comparative_separation_test`.
+    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
+        Multiple-comparison adjustment of the p-values (``"min_pvalue"``).
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
             default=0
         Seed of the pair draws when ``n_pairs`` is given; a fixed seed makes
@@ -366,8 +244,15 @@ def make_comparative_separation_scorer(
         does for losses) or ``"min_pvalue"`` (higher is better).
     n_pairs : int, default=None
         Pairs drawn per fold (``None``: all pairs of the fold's items).
-    tie, variance, stratify, correction
-        See :func:`comparative_separation_test`.
+    tie : {"incorrect", "half", "drop"}, default="incorrect"
+        Predicted ties; see :func:`comparative_separation_test`.
+    variance : {"auto", "pooled", "u_statistic", "clustered", "independent"}, \
+            default="auto"
+        Variance of the counts; see :func:`comparative_separation_test`.
+    stratify : bool, default=True
+        Compare the cells within the strata of equal label pairs.
+    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
+        Multiple-comparison adjustment of the p-values (``"min_pvalue"``).
     random_state : None or int, default=0
         Seed of the pair draws with ``n_pairs``, the same for every fold and
         candidate.

@@ -1,7 +1,7 @@
 """Planning and null ranges of the MATCH test at large groups: the Edgeworth law.
 
 For joint ratios and marginal benefit, the exact law of the MATCH statistic is
-a sum over ``O(sqrt(n))`` denominators (:func:`._match_laws.window`), and its
+a sum over ``O(sqrt(n))`` denominators (:func:`._binomial.window`), and its
 critical values are searched on a lattice of ``2^(2 log2 n)`` points: at
 groups of millions of people a null range or a power costs seconds. There the
 law is, to far better than any reported digit, its Edgeworth
@@ -42,7 +42,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from .._confusion import FN, FP
-from ._match_laws import family, joint_cells
+from ._match_batch import family, joint_cells
 
 __all__ = ["LARGE_VARIANCE", "large", "large_power", "large_range"]
 

@@ -22,7 +22,13 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .._confusion import _log_factorial
+from .._multiclass_counts import (
+    enumerate_multiclass_matrices,
+    n_multiclass_matrices,
+    one_vs_rest,
+)
+from .._multiclass_counts import group_matrices as _group_matrices
+from .._multiclass_counts import reference_matrices as _reference_matrices
 from .._params import (
     RANDOM_STATE,
     REFERENCE,
@@ -31,23 +37,17 @@ from .._params import (
     Whole,
     validate_params,
 )
+from .._pmf import _log_factorial
+from .._pvalues import floor_pvalues
 from .._random import child_rng, resolve_seed
 from .._validation import format_label, format_labels
 from ..exceptions import ReferenceWarning, UndefinedGroupMetricWarning
-from ..metrics._multiclass import (
-    MulticlassCounts,
-    _check_square,
-    _resolve,
-    enumerate_multiclass_matrices,
-    multiclass_confusion_counts,
-    multiclass_metric,
-    n_multiclass_matrices,
-    one_vs_rest,
-)
-from ._match import ALTERNATIVES, COLUMNS, MAX_N_DRAWS, METHODS, MatchResult
+from ..metrics import multiclass_metric
+from ..metrics._multiclass import _resolve
+from ._match import ALTERNATIVES, MAX_N_RESAMPLES, METHODS
 from ._match import match_test as _binary_match_test
+from ._match_result import COLUMNS, MatchResult
 from ._multitest import CORRECTION, adjust_pvalues, check_correction
-from ._results import floor_pvalues
 
 __all__ = [
     "MULTICLASS_AUTO_ENUMERATE_MAX_ROWS",
@@ -84,6 +84,14 @@ class MulticlassMatchResult(MatchResult):
     ``pvalues`` and ``reject`` are indexed by ``group``, then ``class`` when a
     per-class metric was tested, then ``metric`` when there are several.
 
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table of tests: the columns of :class:`MatchResult` with ``class``
+        after ``group``.
+    alpha : float
+        The significance level of ``reject``.
+
     Examples
     --------
     >>> from sklearn_smallfair.stats import multiclass_match_test
@@ -117,125 +125,6 @@ class MulticlassMatchResult(MatchResult):
 # =====================================================================================
 # Data: the groups' matrices, their classes and references
 # =====================================================================================
-def _group_matrices(y_true, y_pred, sensitive_features, counts, labels, integer=True):
-    """``(groups, class labels, counts (G, K, K))`` from rows or counts; int64
-    counts (fractional counts refused) when ``integer``, else float64."""
-    if counts is not None:
-        given = [
-            name
-            for name, v in (
-                ("y_true", y_true),
-                ("y_pred", y_pred),
-                ("sensitive_features", sensitive_features),
-            )
-            if v is not None
-        ]
-        if given:
-            raise ValueError(
-                f"pass either rows (y_true, y_pred, sensitive_features) or counts, "
-                f"not both; got counts and {', '.join(given)}."
-            )
-        if isinstance(counts, MulticlassCounts):
-            groups, found, cms = counts.groups, counts.labels, counts.counts
-            if labels is None:
-                labels = found
-            if groups is None:
-                cms = np.asarray(cms)[None]
-                groups = np.array([0])
-        elif isinstance(counts, Mapping):
-            groups = np.array(list(counts.keys()), dtype=object)
-            cms = np.asarray([np.asarray(v) for v in counts.values()])
-        else:
-            cms = np.asarray(counts)
-            if cms.ndim == 2:
-                cms = cms[None]
-            groups = np.arange(cms.shape[0])
-        if cms.ndim != 3:
-            raise ValueError(
-                f"counts must hold one K x K matrix per group, shape (n_groups, K, K) "
-                f"(or a mapping {{group: K x K}}); got shape {cms.shape}."
-            )
-        cms = _check_square(cms)
-        k = cms.shape[-1]
-        if labels is None:
-            labels = np.arange(k)
-        labels = np.asarray(labels)
-        if labels.ndim != 1 or labels.shape[0] != k:
-            raise ValueError(
-                f"labels must name the {k} classes of the {k} x {k} counts in order; "
-                f"got {labels.shape[0] if labels.ndim == 1 else labels.shape} "
-                f"label(s). Pass labels of length {k} or leave labels=None."
-            )
-        if len(set(labels.tolist())) != k:
-            raise ValueError(f"labels has repeated values: {format_labels(labels)}.")
-    else:
-        if y_true is None or y_pred is None or sensitive_features is None:
-            raise ValueError(
-                "pass y_true, y_pred and sensitive_features, or counts=<per-group "
-                "K x K matrices>."
-            )
-        res = multiclass_confusion_counts(
-            y_true, y_pred, sensitive_features=sensitive_features, labels=labels
-        )
-        groups, labels, cms = res.groups, res.labels, res.counts
-    if not integer:
-        cms = cms.astype(np.float64)
-    elif cms.dtype.kind == "f" and not np.array_equal(cms, np.round(cms)):
-        raise ValueError(
-            "the MATCH test needs integer confusion-matrix counts (one per "
-            "person); got fractional counts (e.g. from sample weights or "
-            "smoothing)."
-        )
-    else:
-        cms = cms.astype(np.int64)
-    if len(set(np.asarray(groups, dtype=object).tolist())) != len(groups):
-        raise ValueError("counts has duplicate group labels.")
-    empty = cms.sum(axis=(1, 2)) == 0
-    if empty.any():
-        raise ValueError(
-            f"group(s) {format_labels(np.asarray(groups)[empty])} are empty (all "
-            f"cells 0); drop them."
-        )
-    return np.asarray(groups), labels, cms
-
-
-def _reference_matrices(cms, reference, groups):
-    """Reference K x K matrix of each group, shape (G, K, K), float."""
-    G, k = cms.shape[0], cms.shape[-1]
-    if isinstance(reference, str) and reference == "rest":
-        refs = cms.sum(axis=0) - cms
-    elif isinstance(reference, str) and reference == "total":
-        refs = np.broadcast_to(cms.sum(axis=0), cms.shape)
-    elif isinstance(reference, (list, tuple, np.ndarray)) or hasattr(
-        reference, "to_numpy"
-    ):
-        refs = np.asarray(reference)
-        if refs.shape not in ((k, k), (G, k, k)):
-            raise ValueError(
-                f"explicit reference counts must have shape ({k}, {k}) or ({G}, {k}, "
-                f"{k}); got {refs.shape}."
-            )
-        refs = _check_square(refs, name="reference")
-        refs = np.broadcast_to(refs, cms.shape)
-    else:
-        match = np.flatnonzero(np.asarray(groups, dtype=object) == reference)
-        if match.size == 0:
-            raise ValueError(
-                f"reference={reference!r} is not 'rest', 'total', a group label "
-                f"({format_labels(groups)}) or explicit ({k}, {k}) counts."
-            )
-        refs = np.broadcast_to(cms[match[0]], cms.shape)
-    refs = np.asarray(refs, dtype=np.float64)
-    zero = refs.sum(axis=(1, 2)) <= 0
-    if zero.any():
-        raise ValueError(
-            f"the reference of group(s) {format_labels(np.asarray(groups)[zero])} "
-            f"is empty (e.g. reference='rest' with a single group); pass "
-            f"reference='total' or explicit reference counts."
-        )
-    return refs
-
-
 def _warn_references(refs, groups, labels):
     """A :class:`ReferenceWarning` for empty reference rows and cells."""
     groups = np.asarray(groups, dtype=object)
@@ -370,7 +259,7 @@ def _enumerate_law(score, n, probs, s, k, half=None):
     return lower, upper, und, nan, nan, range_low, range_high
 
 
-def _montecarlo_law(score, n, p, s, k, n_draws, rng, half=None):
+def _montecarlo_law(score, n, p, s, k, n_resamples, rng, half=None):
     """Monte Carlo tails of one group: ``(count + 1) / (defined + 1)`` with their
     binomial standard errors, as in the binary test; with ``half``, the central
     range of the defined null draws (their ``half`` and ``1 - half``
@@ -378,8 +267,8 @@ def _montecarlo_law(score, n, p, s, k, n_draws, rng, half=None):
     tol = _TIE_RTOL * max(1.0, abs(s)) if not np.isnan(s) else 0.0
     lower = upper = defined = 0
     kept = []
-    for start in range(0, n_draws, _MC_CHUNK):
-        size = min(_MC_CHUNK, n_draws - start)
+    for start in range(0, n_resamples, _MC_CHUNK):
+        size = min(_MC_CHUNK, n_resamples - start)
         cms = rng.multinomial(n, p, size=size).reshape(size, k, k)
         values = score(cms)
         ok = ~np.isnan(values)
@@ -389,7 +278,7 @@ def _montecarlo_law(score, n, p, s, k, n_draws, rng, half=None):
         if not np.isnan(s):
             lower += int((ok & (values <= s + tol)).sum())
             upper += int((ok & (values >= s - tol)).sum())
-    p_undef = 1.0 - defined / n_draws
+    p_undef = 1.0 - defined / n_resamples
     range_low = range_high = np.nan
     if half is not None and defined:
         range_low, range_high = np.quantile(np.concatenate(kept), [half, 1 - half])
@@ -453,7 +342,11 @@ def _matrix_rows(name, average, label, method, groups, cms, refs, options):
     G = len(groups)
     keys = ("lo", "up", "und", "se_lo", "se_up", "range_low", "range_high")
     out = {key: np.full(G, np.nan) for key in keys}
-    half = None if options["ci"] is None else (1.0 - options["ci"]) / 2.0
+    half = (
+        None
+        if options["confidence_level"] is None
+        else (1.0 - options["confidence_level"]) / 2.0
+    )
     for n in np.unique(sizes[methods == "enumerate"]):
         members = np.flatnonzero((sizes == n) & (methods == "enumerate"))
         res = _enumerate_law(score, int(n), probs[members], observed[members], k, half)
@@ -467,7 +360,7 @@ def _matrix_rows(name, average, label, method, groups, cms, refs, options):
             probs[g],
             observed[g],
             k,
-            options["n_draws"],
+            options["n_resamples"],
             rng,
             half,
         )
@@ -502,16 +395,16 @@ def _matrix_rows(name, average, label, method, groups, cms, refs, options):
         "score": observed,
         "reference_score": score(refs),
     }
-    if options["ci"] is not None:
-        level = options["ci"]
+    if options["confidence_level"] is not None:
+        level = options["confidence_level"]
         low, high = _interval(
             score, cms, level, lambda g: child_rng(seed, "ci", label, groups[g])
         )
         frame.update(
-            score_ci_low=low,
-            score_ci_high=high,
-            # the central ci range of the null law at the group's size, as in
-            # the binary test: a score outside it has a p-value <= 1 - ci
+            score_low=low,
+            score_high=high,
+            # the central range of the null law at the group's size, as in the
+            # binary test: a score outside it has a p-value <= 1 - confidence_level
             reference_range_low=out["range_low"],
             reference_range_high=out["range_high"],
         )
@@ -551,8 +444,8 @@ def _per_class_rows(metrics, method, groups, labels, cms, refs, options):
             alternative=options["alternative"],
             correction=None,
             alpha=options["alpha"],
-            ci=options["ci"],
-            n_draws=options["n_draws"],
+            confidence_level=options["confidence_level"],
+            n_resamples=options["n_resamples"],
             random_state=options["seed"],
         )
     frame = pd.DataFrame(res.frame).drop(columns=["reject", "p_adjusted"])
@@ -580,8 +473,8 @@ def _per_class_rows(metrics, method, groups, labels, cms, refs, options):
         "alternative": [StrOptions(set(ALTERNATIVES))],
         "correction": CORRECTION,
         "alpha": [Number(0, 1, closed="neither")],
-        "ci": [Number(0, 1, closed="neither"), None],
-        "n_draws": [Whole(1, MAX_N_DRAWS)],
+        "confidence_level": [Number(0, 1, closed="neither"), None],
+        "n_resamples": [Whole(1, MAX_N_RESAMPLES)],
         "random_state": RANDOM_STATE,
     }
 )
@@ -599,9 +492,9 @@ def multiclass_match_test(
     alternative="two-sided",
     correction="holm",
     alpha=0.05,
-    ci=0.95,
-    n_draws=100_000,
-    random_state=None,
+    confidence_level=0.95,
+    n_resamples=100_000,
+    random_state=0,
 ):
     """MATCH test for multiclass groups: per class, averaged or whole-matrix.
 
@@ -619,7 +512,7 @@ def multiclass_match_test(
       ``"micro"``) and the whole-matrix metrics ``"accuracy"``,
       ``"balanced_accuracy"``, ``"mcc"`` (Gorodkin's R_K) and ``"kappa"``: the
       exact law summed over all ``C(n + K^2 - 1, K^2 - 1)`` matrices of size ``n``
-      (``method="enumerate"``), or ``n_draws`` multinomial draws
+      (``method="enumerate"``), or ``n_resamples`` multinomial draws
       (``method="montecarlo"``, tails ``(count + 1) / (defined draws + 1)`` with
       their standard error in ``se``).
 
@@ -668,17 +561,17 @@ def multiclass_match_test(
         Adjustment across groups and classes, per metric.
     alpha : float in (0, 1), default=0.05
         Level of the ``reject`` column.
-    ci : float in (0, 1) or None, default=0.95
+    confidence_level : float in (0, 1) or None, default=0.95
         Level of the intervals of the group's and the reference's scores (per
         class: as in :func:`match_test`; averaged and whole-matrix: the
         equal-tailed interval of the score under the posterior
         ``Dirichlet(C + 1/2)``, from 2,000 draws). ``None`` leaves them out.
-    n_draws : int in [1, MAX_N_DRAWS], default=100_000
+    n_resamples : int in [1, MAX_N_RESAMPLES], default=100_000
         Monte Carlo draws per (metric, group).
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
-            default=None
-        Seed of the Monte Carlo draws and intervals; each (metric, group) has its
-        own stream keyed by their labels.
+            default=0
+        Seed of the Monte Carlo draws and intervals (``None`` for fresh
+        entropy); each (metric, group) has its own stream keyed by their labels.
 
     Returns
     -------
@@ -714,8 +607,8 @@ def multiclass_match_test(
     Cohen's kappa of the whole matrix: exact by enumeration for the group of 15
     (490,314 matrices), Monte Carlo for the larger ones.
 
-    >>> res = multiclass_match_test(counts=counts, metric="kappa", n_draws=20_000,
-    ...                             random_state=0)
+    >>> res = multiclass_match_test(counts=counts, metric="kappa",
+    ...                             n_resamples=20_000)
     >>> res.frame[["group", "n", "score", "p_value", "method"]].round(3)
       group    n  score  p_value      method
     0     a  100  0.653    0.062  montecarlo
@@ -755,8 +648,8 @@ def multiclass_match_test(
     options = {
         "alternative": alternative,
         "alpha": float(alpha),
-        "ci": ci,
-        "n_draws": int(n_draws),
+        "confidence_level": confidence_level,
+        "n_resamples": int(n_resamples),
         "seed": resolve_seed(random_state),
     }
     frames = []

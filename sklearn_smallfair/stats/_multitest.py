@@ -97,6 +97,7 @@ def adjust_pvalues(pvalues, correction=None):
     Returns
     -------
     adjusted : ndarray of shape (m,)
+        The adjusted p-values, in the order of ``pvalues``.
 
     Examples
     --------

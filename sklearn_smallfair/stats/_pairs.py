@@ -159,7 +159,7 @@ def check_judgments(judgments, m):
         "random_state": RANDOM_STATE,
     }
 )
-def make_comparative_pairs(y_true, *, n_pairs=None, random_state=None):
+def make_comparative_pairs(y_true, *, n_pairs=None, random_state=0):
     """Draw random pairs of items with different labels for comparative tests.
 
     Two independent index draws with replacement, ``i`` and ``j``, each of
@@ -179,8 +179,8 @@ def make_comparative_pairs(y_true, *, n_pairs=None, random_state=None):
         draw them: :func:`comparative_separation_test` counts all pairs when
         given no ``pairs`` and no ``n_pairs``.
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
-            default=None
-        Seed of the draws.
+            default=0
+        Seed of the draws; ``None`` for fresh entropy.
 
     Returns
     -------

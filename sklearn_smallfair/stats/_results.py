@@ -6,124 +6,28 @@ adjustment applies, else the raw p-value) and one rejection rule, ``p <= alpha``
 """
 
 import html
-import sys
-import warnings
+from collections import namedtuple
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
 
 from ._multitest import smallest_pvalue
 
 __all__ = [
-    "P_VALUE_FLOOR",
+    "ConfidenceInterval",
     "PairwiseResult",
-    "ResultFrame",
-    "TestEstimator",
     "TestResult",
-    "deprecated_alias",
     "family_pvalue",
     "family_z",
     "rejects",
 ]
 
 
-#: Smallest p-value reported: the smallest normal double (2.2e-308). Below it
-#: float64 numbers are subnormal and keep no relative precision, so a tail such
-#: as 1.6e-316 says only "below 2.2e-308" and is reported as this floor.
-P_VALUE_FLOOR = float(np.finfo(np.float64).tiny)
-
-
-def floor_pvalues(p):
-    """``p`` with the values in ``(0, P_VALUE_FLOOR)`` raised to the floor.
-
-    Examples
-    --------
-    >>> from sklearn_smallfair.stats._results import floor_pvalues
-    >>> floor_pvalues([1.6e-316, 0.0, 0.5]).tolist()
-    [2.2250738585072014e-308, 0.0, 0.5]
-    """
-    p = np.asarray(p, dtype=np.float64)
-    return np.where((p > 0) & (p < P_VALUE_FLOOR), P_VALUE_FLOOR, p)
-
-
-def _called_from_package():
-    """Whether the caller of the caller of a deprecated name is this package."""
-    frame = sys._getframe(2)
-    return frame.f_globals.get("__name__", "").startswith("sklearn_smallfair.")
-
-
-def deprecated_alias(new, old):
-    """A property ``old`` that reads attribute ``new`` with a ``FutureWarning``.
-
-    The warning is for users' code: reads from inside the package (kept working
-    through the deprecation period) are silent.
-    """
-
-    def get(self):
-        if not _called_from_package():
-            warnings.warn(
-                f"{type(self).__name__}.{old} is deprecated and will be removed in "
-                f"the next release; use {type(self).__name__}.{new}.",
-                FutureWarning,
-                stacklevel=2,
-            )
-        return getattr(self, new)
-
-    return property(get, doc=f"Deprecated alias of :attr:`{new}`.")
-
-
-class ResultFrame(pd.DataFrame):
-    """A table of tests whose renamed columns stay readable for one release.
-
-    ``_legacy`` maps an old column name to its new name, or to ``(reason,
-    function)`` for a column that was dropped (``function(frame)`` gives the old
-    values). Item access with an old name (``frame["lower"]``, ``frame[["group",
-    "lower"]]``) returns the column with a ``FutureWarning``; every other use of
-    the frame is that of a plain :class:`pandas.DataFrame`, and
-    ``pandas.DataFrame(frame)`` is a plain frame without the old names.
-    """
-
-    _legacy: ClassVar[dict] = {}
-
-    @property
-    def _constructor(self):
-        return type(self)
-
-    def _is_legacy(self, key):
-        return isinstance(key, str) and key in self._legacy and key not in self.columns
-
-    def _old_column(self, key, stacklevel=3):
-        target = self._legacy[key]
-        if isinstance(target, str):
-            message = f"is renamed {target!r}; the old name"
-            values = pd.DataFrame.__getitem__(self, target)
-        else:
-            reason, function = target
-            message = f"is dropped ({reason}); the old column"
-            values = pd.Series(function(self), index=self.index)
-        warnings.warn(
-            f"column {key!r} of the test table {message} will be removed in the "
-            f"next release.",
-            FutureWarning,
-            stacklevel=stacklevel,
-        )
-        return values.rename(key)
-
-    def __getitem__(self, key):
-        if self._is_legacy(key):
-            return self._old_column(key)
-        if isinstance(key, list) and any(self._is_legacy(k) for k in key):
-            columns = {}
-            for k in key:
-                if self._is_legacy(k):
-                    columns[k] = self._old_column(k)
-                else:
-                    columns[k] = super().__getitem__(k)
-            return pd.DataFrame(columns, index=self.index)
-        return super().__getitem__(key)
+#: What ``confidence_interval`` returns, as in :mod:`scipy.stats`: the two ends of
+#: the intervals, each a :class:`pandas.Series` indexed like the result's ``pvalues``.
+ConfidenceInterval = namedtuple("ConfidenceInterval", ["low", "high"])
 
 
 def rejects(pvalues, alpha):
@@ -192,14 +96,12 @@ class TestResult:
     __test__ = False  # a result, not a test case
     #: Columns naming the rows (the index of ``pvalues``); the row number if empty.
     _keys: ClassVar[tuple[str, ...]] = ()
-    #: The type of ``frame`` (a :class:`ResultFrame` keeps renamed columns readable).
-    _frame_type: ClassVar[type] = pd.DataFrame
 
     frame: pd.DataFrame
     alpha: float
 
     def __post_init__(self):
-        frame = self._frame_type(self.frame, copy=True)
+        frame = pd.DataFrame(self.frame, copy=True)
         frame["reject"] = rejects(frame["p_adjusted"], self.alpha)
         object.__setattr__(self, "frame", frame)
 
@@ -247,8 +149,12 @@ class TestResult:
 
 def family_pvalue(family):
     """A property: the p-value of a family of tests, its smallest ``p_adjusted``."""
+
+    def get(self):
+        return self._headline_pvalue(family)
+
     return property(
-        lambda self: self._headline_pvalue(family),
+        get,
         doc=f"P-value of the {family!r} tests: the smallest adjusted p-value of the "
         f"family (its only p-value with two groups).",
     )
@@ -256,8 +162,12 @@ def family_pvalue(family):
 
 def family_z(family):
     """A property: the z statistic of a family's only test (two groups)."""
+
+    def get(self):
+        return self._headline_z(family)
+
     return property(
-        lambda self: self._headline_z(family),
+        get,
         doc=f"z statistic of the {family!r} test with two groups (NaN with more).",
     )
 
@@ -293,19 +203,3 @@ class PairwiseResult(TestResult):
     def _summary(self):
         headline = {f"p_value_{f}": self._headline_pvalue(f) for f in self._families}
         return {"violated": self.violated, **super()._summary(), **headline}
-
-
-class TestEstimator(BaseEstimator):
-    """Base of the estimators that run a test in ``fit`` and keep its result."""
-
-    __test__ = False  # an estimator, not a test case
-
-    def _keep(self, result):
-        """Store the fitted attributes shared by all tests; returns ``self``."""
-        self.result_ = result
-        self.results_ = result.to_frame()
-        self.pvalues_ = result.pvalues
-        self.reject_ = result.reject
-        if isinstance(result, PairwiseResult):
-            self.violated_ = result.violated
-        return self

@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr
 
-from .._confusion import _grouped_counts
+from .._confusion import rows_or_counts
 from .._params import (
+    COUNTS,
     POS_LABEL,
     RANDOM_STATE,
     Number,
@@ -22,10 +23,11 @@ from .._params import (
     Whole,
     validate_params,
 )
+from .._proportion_intervals import fold_interval, newcombe_interval, sidak_level
+from .._pvalues import floor_pvalues
 from .._random import child_rng, resolve_seed
 from .._validation import format_label
 from ..exceptions import UndefinedGroupMetricWarning
-from ..metrics._intervals import _fold_interval, _sidak, newcombe_interval
 from ._exact import (
     BERGER_BOOS_GAMMA,
     MAX_EXACT_N,
@@ -35,16 +37,14 @@ from ._exact import (
 from ._multitest import CORRECTION, _adjust, check_correction, group_pairs
 from ._permutation import two_sample_permutation_pvalues
 from ._results import (
+    ConfidenceInterval,
     PairwiseResult,
-    TestEstimator,
-    deprecated_alias,
     family_pvalue,
     family_z,
-    floor_pvalues,
 )
 from ._wald import wald_test
 
-__all__ = ["SeparationResult", "SeparationTest", "separation_test"]
+__all__ = ["SeparationResult", "separation_test"]
 
 #: The tests of two rates ``method`` accepts.
 METHODS = ("auto", "exact", "score", "wald", "permutation")
@@ -54,18 +54,15 @@ METHODS = ("auto", "exact", "score", "wald", "permutation")
 AUTO_MIN_EXPECTED = 10
 #: Most label permutations of ``method="permutation"``.
 MAX_RESAMPLES = 1_000_000
-#: The deprecated ``variance`` values and the methods they stand for.
-_VARIANCE_METHODS = {"unpooled": "wald", "pooled": "score"}
 
 _PARAMS = {
     "alpha": [Number(0, 1, closed="neither")],
-    "ci": [Number(0, 1, closed="neither"), None],
+    "confidence_level": [Number(0, 1, closed="neither"), None],
     "correction": CORRECTION,
     "pos_label": POS_LABEL,
     "method": [StrOptions(set(METHODS))],
     "n_resamples": [Whole(100, MAX_RESAMPLES)],
     "random_state": RANDOM_STATE,
-    "variance": [StrOptions(set(_VARIANCE_METHODS)), None],
 }
 
 
@@ -91,23 +88,43 @@ class SeparationResult(PairwiseResult):
     comparison of two groups on TPR or FPR, the p-values that decide it
     (``pvalues``) and one rejection rule, ``reject = pvalues <= alpha``.
 
-    Attributes
+    Parameters
     ----------
     frame : pandas.DataFrame
         One row per test: ``metric`` (``"tpr"`` or ``"fpr"``), ``group_a``,
         ``group_b`` (the compared groups; ``a`` is the later of the sorted labels),
         ``n_a``, ``n_b`` (positives for TPR, negatives for FPR), ``value_a``,
-        ``value_b``, ``difference`` (``value_a - value_b``),
-        ``difference_ci_low`` and ``difference_ci_high`` (Newcombe's hybrid score
-        interval of the difference at level ``ci``; absent with ``ci=None``),
-        ``method`` (the test
-        used for the row: ``"exact"``, ``"score"``, ``"wald"`` or
-        ``"permutation"``), ``z`` (the test statistic: the pooled score statistic,
-        or the unpooled Wald statistic for ``"wald"``), ``p_value``,
+        ``value_b``, ``difference`` (``value_a - value_b``), ``difference_low`` and
+        ``difference_high`` (Newcombe's hybrid score interval of the difference at
+        level ``confidence_level``; absent with ``confidence_level=None``),
+        ``method`` (the test used for the row: ``"exact"``, ``"score"``, ``"wald"``
+        or ``"permutation"``), ``z`` (the test statistic: the pooled score
+        statistic, or the unpooled Wald statistic for ``"wald"``), ``p_value``,
         ``p_adjusted`` (within the metric's family of pairwise tests; equal to
         ``p_value`` with two groups) and ``reject`` (``p_adjusted <= alpha``).
     alpha : float
         Significance level.
+    groups : pandas.DataFrame
+        One row per group: ``group``, ``n``, ``n_pos``, ``n_neg``, ``tp``, ``fp``,
+        ``tpr`` and ``fpr`` (NaN when undefined).
+    correction : str or None
+        Multiple-comparison correction within each family (None: none).
+    method : {"auto", "exact", "score", "wald", "permutation"}
+        The requested method; the test of each row is in ``frame["method"]``.
+    equalized_odds : pandas.DataFrame or None
+        One row per pair of groups: ``group_a``, ``group_b``, ``difference`` (the
+        equalized-odds difference ``max(|TPR gap|, |FPR gap|)``), ``difference_low``
+        and ``difference_high``: the image of the rectangle of the two gaps'
+        Newcombe intervals, each at level ``sqrt(confidence_level)`` so that both
+        hold jointly with probability ``confidence_level`` (Sidak: TPR and FPR come
+        from the positives and the negatives), as in
+        :func:`~sklearn_smallfair.metrics.disparity_intervals`. Its lower bound is
+        0 when both gaps may be 0. None with ``confidence_level=None``.
+    confidence_level : float or None
+        Level of the intervals.
+
+    Attributes
+    ----------
     pvalues : pandas.Series
         ``p_adjusted`` of every test, the p-values on which ``reject`` is decided,
         indexed by ``(metric, group_a, group_b)`` in the order of ``frame``.
@@ -118,29 +135,10 @@ class SeparationResult(PairwiseResult):
         p-values are ignored).
     p_value_tpr, p_value_fpr : float
         P-values of H0t (equal TPR) and H0f (equal FPR). With more than two groups,
-        the smallest adjusted p-value of the family. ``pvalue_tpr`` and
-        ``pvalue_fpr`` are deprecated aliases (``FutureWarning``), removed in the
-        next release.
+        the smallest adjusted p-value of the family.
     z_tpr, z_fpr : float
         Statistics of the two groups (positive when the second sorted group has
         the higher rate); NaN with more than two groups.
-    groups : pandas.DataFrame
-        One row per group: ``group``, ``n``, ``n_pos``, ``n_neg``, ``tp``, ``fp``,
-        ``tpr`` and ``fpr`` (NaN when undefined).
-    correction : str or None
-        Multiple-comparison correction within each family (None: none).
-    method : {"auto", "exact", "score", "wald", "permutation"}
-        The requested method; the test of each row is in ``frame["method"]``.
-    equalized_odds : pandas.DataFrame or None
-        One row per pair of groups: ``group_a``, ``group_b``, ``difference`` (the
-        equalized-odds difference ``max(|TPR gap|, |FPR gap|)``), ``ci_low`` and
-        ``ci_high``: the image of the rectangle of the two gaps' Newcombe
-        intervals, each at level ``sqrt(ci)`` so that both hold jointly with
-        probability ``ci`` (Sidak: TPR and FPR come from the positives and the
-        negatives), as in :func:`~sklearn_smallfair.metrics.disparity_intervals`.
-        Its lower bound is 0 when both gaps may be 0. None with ``ci=None``.
-    ci : float or None
-        Level of the intervals.
 
     Examples
     --------
@@ -183,49 +181,67 @@ p_value_tpr=0.2901, p_value_fpr=0.7276)
     correction: str | None
     method: str = "auto"
     equalized_odds: pd.DataFrame | None = None
-    ci: float | None = None
+    confidence_level: float | None = None
 
     p_value_tpr = family_pvalue("tpr")
     p_value_fpr = family_pvalue("fpr")
-    pvalue_tpr = deprecated_alias("p_value_tpr", "pvalue_tpr")
-    pvalue_fpr = deprecated_alias("p_value_fpr", "pvalue_fpr")
     z_tpr = family_z("tpr")
     z_fpr = family_z("fpr")
 
-    @property
-    def variance(self):
-        """Deprecated: ``"unpooled"`` for ``method="wald"``, ``"pooled"`` for
-        ``method="score"``, else None. Use :attr:`method`."""
-        warnings.warn(
-            "SeparationResult.variance is deprecated; use SeparationResult.method "
-            "(and the per-row column frame['method']).",
-            FutureWarning,
-            stacklevel=2,
+    @validate_params({"confidence_level": [Number(0, 1, closed="neither")]})
+    def confidence_interval(self, confidence_level=0.95):
+        """Newcombe's interval of each TPR and FPR gap at another level.
+
+        The interval of the columns ``difference_low`` and ``difference_high``,
+        computed from the per-group counts at ``confidence_level`` (the
+        ``confidence_interval`` of scipy's test results).
+
+        Parameters
+        ----------
+        confidence_level : float in (0, 1), default=0.95
+            Level of the intervals.
+
+        Returns
+        -------
+        ci : ConfidenceInterval
+            ``ci.low`` and ``ci.high``: :class:`pandas.Series` indexed like
+            :attr:`pvalues`, by ``(metric, group_a, group_b)``.
+
+        Examples
+        --------
+        >>> from sklearn_smallfair.stats import separation_test
+        >>> res = separation_test(counts={"a": [48, 12, 12, 48],
+        ...                               "b": [20, 20, 14, 26]})
+        >>> ci = res.confidence_interval(confidence_level=0.9)
+        >>> ci.low.round(3).tolist(), ci.high.round(3).tolist()
+        ([-0.445, 0.003], [-0.141, 0.298])
+        """
+        frame, groups = self.frame, self.groups
+        where = pd.Index(groups["group"])
+        a = where.get_indexer(frame["group_a"])
+        b = where.get_indexer(frame["group_b"])
+        tpr = (frame["metric"] == "tpr").to_numpy()
+        cells = {c: groups[c].to_numpy(np.float64) for c in ("tp", "fp")}
+        sizes = {c: groups[c].to_numpy(np.float64) for c in ("n_pos", "n_neg")}
+        hits = (
+            np.where(tpr, cells["tp"][a], cells["fp"][a]),
+            np.where(tpr, cells["tp"][b], cells["fp"][b]),
         )
-        return {"wald": "unpooled", "score": "pooled"}.get(self.method)
+        size = (
+            np.where(tpr, sizes["n_pos"][a], sizes["n_neg"][a]),
+            np.where(tpr, sizes["n_pos"][b], sizes["n_neg"][b]),
+        )
+        low, high = newcombe_interval(
+            hits[0], size[0], hits[1], size[1], 1.0 - confidence_level
+        )
+        index = self.pvalues.index
+        return ConfidenceInterval(
+            pd.Series(low, index=index, name="difference_low"),
+            pd.Series(high, index=index, name="difference_high"),
+        )
 
 
 # --- the tests of two rates ------------------------------------------------------
-def _resolve_method(method, variance):
-    """``method``, or the one the deprecated ``variance`` stands for."""
-    if variance is None:
-        return method
-    mapped = _VARIANCE_METHODS[variance]
-    warnings.warn(
-        f"variance={variance!r} is deprecated and will be removed; use "
-        f"method={mapped!r} (variance='unpooled' is method='wald', the published "
-        f"test; variance='pooled' is method='score').",
-        FutureWarning,
-        stacklevel=_user_stacklevel(),
-    )
-    if method not in ("auto", mapped):
-        raise ValueError(
-            f"variance={variance!r} (deprecated) means method={mapped!r}, which "
-            f"contradicts method={method!r}; pass method only."
-        )
-    return mapped
-
-
 #: The tests a comparison can use, by code (the ``method`` column shows the name).
 _TESTS = np.array(["exact", "score", "wald", "permutation"], dtype=object)
 _EXACT, _SCORE, _WALD, _PERMUTATION = range(4)
@@ -277,27 +293,28 @@ def _compare(x_a, n_a, x_b, n_b, used, *, n_resamples, seed, keys):
 
 @validate_params(
     {
-        "y_true": ["array-like"],
-        "y_pred": ["array-like"],
-        "sensitive_features": ["array-like"],
+        "y_true": ["array-like", None],
+        "y_pred": ["array-like", None],
+        "sensitive_features": ["array-like", None],
+        "counts": [*COUNTS, None],
         "sample_weight": ["array-like", None],
         **_PARAMS,
     }
 )
 def separation_test(
-    y_true,
-    y_pred,
+    y_true=None,
+    y_pred=None,
     *,
-    sensitive_features,
+    sensitive_features=None,
+    counts=None,
     alpha=0.05,
     correction="holm",
     sample_weight=None,
-    pos_label=1,
+    pos_label=None,
     method="auto",
     n_resamples=9999,
-    random_state=None,
-    variance=None,
-    ci=0.95,
+    random_state=0,
+    confidence_level=0.95,
 ):
     """Test separation (equal TPR and FPR across groups) of a binary classifier.
 
@@ -318,11 +335,17 @@ def separation_test(
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n_samples,)
-        True and predicted binary labels.
-    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
-        Group labels; at least two groups. Several columns define intersectional
-        groups ``"a|b"``.
+    y_true, y_pred : array-like of shape (n_samples,), default=None
+        True and predicted binary labels (row-level input).
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features), \
+default=None
+        Group labels for row-level input; at least two groups. Several columns
+        define intersectional groups ``"a|b"``.
+    counts : DataFrame, mapping or array-like of shape (n_groups, 4), default=None
+        Per-group confusion counts ``(TP, FN, FP, TN)`` instead of rows, with the
+        group labels (see :func:`~sklearn_smallfair.check_group_counts`), as
+        :func:`match_test` takes them. The result is the one the rows give.
+        Fractional counts are treated like fractional ``sample_weight``.
     alpha : float, default=0.05
         Significance level of ``violated`` and ``reject``, in (0, 1).
     correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
@@ -334,8 +357,10 @@ def separation_test(
         repeating rows. Fractional weights have no exact law: ``method="auto"``
         then uses the score test, and ``"exact"`` and ``"permutation"`` refuse
         them.
-    pos_label : int, float, bool or str, default=1
-        The positive class.
+    pos_label : int, float, bool, str or None, default=None
+        The positive class of row-level labels. ``None`` means ``1`` when the
+        labels are ``{0, 1}`` or ``{-1, 1}`` (scikit-learn's rule); other labels
+        need an explicit ``pos_label``.
     method : {"auto", "exact", "score", "wald", "permutation"}, default="auto"
         The test of two rates ``x_a / n_a`` and ``x_b / n_b``:
 
@@ -370,16 +395,14 @@ def separation_test(
         Label permutations per comparison with ``method="permutation"`` (100 to
         1,000,000).
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
-default=None
-        Seed of the permutations (``method="permutation"`` only). Each comparison
+default=0
+        Seed of the permutations (``method="permutation"`` only); ``None`` for
+        fresh entropy. Each comparison
         draws from its own stream keyed by the metric and the two group labels,
         so its p-value does not depend on the other groups.
-    variance : {"unpooled", "pooled"} or None, default=None
-        Deprecated: ``"unpooled"`` is ``method="wald"`` and ``"pooled"`` is
-        ``method="score"``.
-    ci : float in (0, 1) or None, default=0.95
+    confidence_level : float in (0, 1) or None, default=0.95
         Level of the intervals: Newcombe's hybrid score interval of each TPR and
-        FPR gap (columns ``difference_ci_low``, ``difference_ci_high``; it keeps
+        FPR gap (columns ``difference_low``, ``difference_high``; it keeps
         its level at small counts and with rates of 0 or 1, where the Wald
         interval collapses), and the interval of the equalized-odds difference of
         each pair (``result.equalized_odds``). ``None`` leaves them out.
@@ -393,7 +416,6 @@ default=None
     See Also
     --------
     comparative_separation_test : The same question for comparative judgments.
-    SeparationTest : The test as a scikit-learn estimator.
 
     Examples
     --------
@@ -440,31 +462,36 @@ default=None
     The gaps with their 95 % Newcombe intervals, and the equalized-odds difference
     with its interval:
 
-    >>> res.frame[["metric", "difference", "difference_ci_low",
-    ...            "difference_ci_high"]].round(3)
-      metric  difference  difference_ci_low  difference_ci_high
+    >>> res.frame[["metric", "difference", "difference_low",
+    ...            "difference_high"]].round(3)
+      metric  difference  difference_low  difference_high
     0    tpr       -0.30             -0.469              -0.111
     1    fpr        0.15             -0.024               0.325
     >>> res.equalized_odds.round(3)
-      group_a group_b  difference  ci_low  ci_high
+      group_a group_b  difference  difference_low  difference_high
     0       b       a         0.3   0.085     0.49
+
+    The same test from per-group counts ``(TP, FN, FP, TN)``:
+
+    >>> counts = {"a": [48, 12, 12, 48], "b": [20, 20, 14, 26]}
+    >>> separation_test(counts=counts).frame["p_value"].round(4).tolist()
+    [0.0016, 0.0939]
     """
-    method = _resolve_method(method, variance)
     correction = check_correction(correction)
-    groups, counts, _ = _grouped_counts(
-        y_true, y_pred, sensitive_features, sample_weight, pos_label
+    groups, counts, _ = rows_or_counts(
+        y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
     )
     qa, pb = group_pairs(groups)
-    whole = sample_weight is None or bool(
+    whole = counts.dtype.kind in "iub" or bool(
         np.all(counts == np.round(counts)) and counts.max() < 2**53
     )
     if whole:
         counts = counts.astype(np.int64)
     elif method in ("exact", "permutation"):
         raise ValueError(
-            f"method={method!r} needs whole counts, but sample_weight has "
-            f"fractional weights; use method='auto' or 'score' (or whole "
-            f"frequency weights)."
+            f"method={method!r} needs whole counts, but the counts (or "
+            f"sample_weight) are fractional; use method='auto' or 'score' (or "
+            f"whole frequency weights)."
         )
     tp, fn, fp, tn = counts.T
     n_pos, n_neg = tp + fn, fp + tn
@@ -530,9 +557,9 @@ default=None
             "value_b": rate[pb],
             "difference": rate[qa] - rate[pb],
         }
-        if ci is not None:
-            low, high = newcombe_interval(x_a, n_a, x_b, n_b, 1.0 - ci)
-            columns.update(difference_ci_low=low, difference_ci_high=high)
+        if confidence_level is not None:
+            low, high = newcombe_interval(x_a, n_a, x_b, n_b, 1.0 - confidence_level)
+            columns.update(difference_low=low, difference_high=high)
         columns.update(
             method=_TESTS[used],
             z=z,
@@ -546,22 +573,24 @@ default=None
         groups=table,
         correction=correction,
         method=method,
-        equalized_odds=_equalized_odds(tp, n_pos, fp, n_neg, groups, qa, pb, ci),
-        ci=None if ci is None else float(ci),
+        equalized_odds=_equalized_odds(
+            tp, n_pos, fp, n_neg, groups, qa, pb, confidence_level
+        ),
+        confidence_level=None if confidence_level is None else float(confidence_level),
     )
 
 
-def _equalized_odds(tp, n_pos, fp, n_neg, groups, a, b, ci):
+def _equalized_odds(tp, n_pos, fp, n_neg, groups, a, b, confidence_level):
     """Per pair, ``max(|TPR gap|, |FPR gap|)`` and the image of the joint (Sidak)
     rectangle of the two gaps' Newcombe intervals."""
-    if ci is None:
+    if confidence_level is None:
         return None
-    level = _sidak(1.0 - ci)
+    level = sidak_level(1.0 - confidence_level)
     gaps, lows, highs = [], [], []
     for hits, size in ((tp, n_pos), (fp, n_neg)):
         with np.errstate(divide="ignore", invalid="ignore"):
             gap = hits[a] / size[a] - hits[b] / size[b]
-        near, far = _fold_interval(
+        near, far = fold_interval(
             *newcombe_interval(hits[a], size[a], hits[b], size[b], level)
         )
         gaps.append(np.abs(gap))
@@ -573,8 +602,8 @@ def _equalized_odds(tp, n_pos, fp, n_neg, groups, a, b, ci):
             "group_a": groups[a],
             "group_b": groups[b],
             "difference": np.where(undefined, np.nan, np.maximum(*gaps)),
-            "ci_low": np.where(undefined, np.nan, np.maximum(*lows)),
-            "ci_high": np.where(undefined, np.nan, np.maximum(*highs)),
+            "difference_low": np.where(undefined, np.nan, np.maximum(*lows)),
+            "difference_high": np.where(undefined, np.nan, np.maximum(*highs)),
         }
     )
 
@@ -587,121 +616,3 @@ def _pair_names(groups, a, b, limit=5):
     ]
     more = a.shape[0] - limit
     return ", ".join(names) + (f" and {more} more" if more > 0 else "")
-
-
-class SeparationTest(TestEstimator):
-    """The separation test as a scikit-learn estimator.
-
-    Holds the parameters of :func:`separation_test`; :meth:`fit` runs the test and
-    stores its results.
-
-    Parameters
-    ----------
-    alpha : float, default=0.05
-        Significance level, in (0, 1).
-    correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
-        Multiple-comparison adjustment within each family of pairwise tests.
-    pos_label : int, float, bool or str, default=1
-        The positive class.
-    method : {"auto", "exact", "score", "wald", "permutation"}, default="auto"
-        The test of two rates; ``"wald"`` is the published test. See
-        :func:`separation_test`.
-    n_resamples : int, default=9999
-        Label permutations per comparison with ``method="permutation"``.
-    random_state : None, int, numpy Generator, RandomState or SeedSequence, \
-default=None
-        Seed of the permutations.
-    variance : {"unpooled", "pooled"} or None, default=None
-        Deprecated: use ``method="wald"`` or ``method="score"``.
-    ci : float in (0, 1) or None, default=0.95
-        Level of the intervals of the gaps and of the equalized-odds difference.
-
-    Attributes
-    ----------
-    result_ : SeparationResult
-        The full result.
-    results_ : pandas.DataFrame
-        The tests, ``result_.to_frame()``.
-    groups_ : pandas.DataFrame
-        The per-group table ``result_.groups``.
-    pvalues_ : pandas.Series
-        ``result_.pvalues``: the p-value deciding each test, indexed by
-        ``(metric, group_a, group_b)``.
-    reject_ : pandas.Series of bool
-        ``result_.reject``: ``pvalues_ <= alpha``.
-    violated_ : bool
-        Whether separation is violated at ``alpha`` (any test rejects).
-
-    Examples
-    --------
-    >>> from sklearn_smallfair.stats import SeparationTest
-    >>> y_true = [1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0]
-    >>> y_pred = [1, 1, 0, 0, 1, 0, 0, 0, 0, 1, 1, 0]
-    >>> groups = ["a"] * 6 + ["b"] * 6
-    >>> test = SeparationTest().fit(y_true, y_pred, sensitive_features=groups)
-    >>> test.violated_
-    False
-    >>> test.pvalues_.round(3)
-    metric  group_a  group_b
-    tpr     b        a          1.000
-    fpr     b        a          0.784
-    Name: p_adjusted, dtype: float64
-    >>> test.results_["method"].tolist()
-    ['exact', 'exact']
-    """
-
-    _parameter_constraints: dict = dict(_PARAMS)
-
-    def __init__(
-        self,
-        alpha=0.05,
-        correction="holm",
-        pos_label=1,
-        method="auto",
-        n_resamples=9999,
-        random_state=None,
-        variance=None,
-        ci=0.95,
-    ):
-        self.alpha = alpha
-        self.correction = correction
-        self.pos_label = pos_label
-        self.method = method
-        self.n_resamples = n_resamples
-        self.random_state = random_state
-        self.variance = variance
-        self.ci = ci
-
-    def fit(self, y_true, y_pred, *, sensitive_features, sample_weight=None):
-        """Run the test.
-
-        Parameters
-        ----------
-        y_true, y_pred : array-like of shape (n_samples,)
-            True and predicted binary labels.
-        sensitive_features : array-like of shape (n_samples,) or (n_samples, k)
-            Group labels.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Frequency weights.
-
-        Returns
-        -------
-        self : SeparationTest
-        """
-        self._validate_params()
-        result = separation_test(
-            y_true,
-            y_pred,
-            sensitive_features=sensitive_features,
-            alpha=self.alpha,
-            correction=self.correction,
-            sample_weight=sample_weight,
-            pos_label=self.pos_label,
-            method=self.method,
-            n_resamples=self.n_resamples,
-            random_state=self.random_state,
-            variance=self.variance,
-            ci=self.ci,
-        )
-        self.groups_ = result.groups.copy()
-        return self._keep(result)

@@ -23,7 +23,7 @@ some exact test statistics for comparing two binomial proportions") and
 Krishnamoorthy and Thomson (2004). For every ``x`` the set of ``y`` with ``z >=
 t`` is ``y <= L_x`` (``z`` is non-increasing in ``y``), so a tail is the sum over
 ``x`` of ``Bin(x; k, pi)`` times one binomial CDF of ``Y``: ``O(sqrt(k))`` terms on
-the window of ``X`` (:func:`._match_laws.window`), however large the reference.
+the window of ``X`` (:func:`._binomial.window`), however large the reference.
 Where that window holds more than ``MAX_TERMS`` values (a variance of the group's
 count above about 10^8) the statistic's normal law is used. The measured size of
 the test over group sizes 5 to 5,000, references of 5 to 100,000 people and
@@ -46,7 +46,7 @@ among the pooled negatives, independently. Under the hypothesis that the model's
 true- and false-positive rates are those of the reference, whatever the group's
 prevalence, the law is exact (a test of level at most ``alpha`` at every size).
 It is enumerated while the two windows hold at most ``MAX_PAIRS`` matrices, drawn
-``n_draws`` times beyond.
+``n_resamples`` times beyond.
 """
 
 import numpy as np
@@ -54,6 +54,7 @@ from scipy.special import gammaln, ndtr, ndtri
 
 from .._confusion import FN, FP, TN, TP
 from .._random import child_rng
+from ._binomial import _cdf, _sf, window
 from ._exact import (
     MAX_EXACT_N,
     TIE_RTOL,
@@ -61,7 +62,6 @@ from ._exact import (
     barnard_exact_pvalues,
     score_statistic,
 )
-from ._match_laws import _cdf, _sf, window
 
 __all__ = [
     "EXACT_MAX_VARIANCE",
@@ -73,8 +73,6 @@ __all__ = [
     "permutation_law",
     "proportion_counts",
     "region_probability",
-    "size_detectable",
-    "size_power",
     "tails",
     "two_sided",
 ]
@@ -605,9 +603,9 @@ def _hypergeom_window(total, good, draws):
     return np.arange(max(lo, int(w_lo)), min(hi, int(w_hi)) + 1)
 
 
-def _one_law(metric, c, r, n_draws, seed, label):
+def _one_law(metric, c, r, n_resamples, seed, label):
     """The permutation law of one group's matrix: its values (of ``metric``) and
-    weights, and whether it was enumerated (else ``n_draws`` equal draws)."""
+    weights, and whether it was enumerated (else ``n_resamples`` equal draws)."""
     pos, neg = c[TP] + c[FN], c[FP] + c[TN]
     pos_total, neg_total = pos + r[TP] + r[FN], neg + r[FP] + r[TN]
     tp_total, fp_total = c[TP] + r[TP], c[FP] + r[FP]
@@ -622,14 +620,14 @@ def _one_law(metric, c, r, n_draws, seed, label):
         TPv, FPv, enumerated = TPv.ravel(), FPv.ravel(), True
     else:
         rng = child_rng(seed, "permutation law", label, metric.name)
-        TPv = rng.hypergeometric(tp_total, pos_total - tp_total, pos, n_draws)
-        FPv = rng.hypergeometric(fp_total, neg_total - fp_total, neg, n_draws)
-        weight, enumerated = np.full(n_draws, 1.0 / n_draws), False
+        TPv = rng.hypergeometric(tp_total, pos_total - tp_total, pos, n_resamples)
+        FPv = rng.hypergeometric(fp_total, neg_total - fp_total, neg, n_resamples)
+        weight, enumerated = np.full(n_resamples, 1.0 / n_resamples), False
     mats = np.stack([TPv, pos - TPv, FPv, neg - FPv], axis=-1).astype(np.float64)
     return np.asarray(metric.func(mats), dtype=np.float64), weight, enumerated
 
 
-def permutation_law(metric, cms, refs, level, *, n_draws, seed, labels):
+def permutation_law(metric, cms, refs, level, *, n_resamples, seed, labels):
     """Tails and central range of ``metric`` under the permutation law.
 
     Parameters
@@ -642,7 +640,7 @@ def permutation_law(metric, cms, refs, level, *, n_draws, seed, labels):
         Each side's level of the range: the smallest ``lo`` with ``P(S <= lo) >
         level`` and the largest ``hi`` with ``P(S >= hi) > level``; None leaves
         the range out (NaN).
-    n_draws : int
+    n_resamples : int
         Draws per group where the law is not enumerated.
     seed : numpy.random.SeedSequence
         Base seed of the draws (one stream per group label).
@@ -655,7 +653,7 @@ def permutation_law(metric, cms, refs, level, *, n_draws, seed, labels):
         the metric being defined (with draws: ``(count + 1) / (draws + 1)``),
         ``p_undefined``, ``se`` (the Monte Carlo standard error of the smaller
         tail, NaN when enumerated), ``method`` (``"permutation"`` or
-        ``"permutation-mc"``), ``low`` and ``high`` (the range).
+        ``"permutation-montecarlo"``), ``low`` and ``high`` (the range).
     """
     G = cms.shape[0]
     out = {k: np.full(G, np.nan) for k in ("lower", "upper", "p_undefined", "se")}
@@ -664,7 +662,7 @@ def permutation_law(metric, cms, refs, level, *, n_draws, seed, labels):
     observed = np.asarray(metric.func(cms.astype(np.float64)), dtype=np.float64)
     for g in range(G):  # each group's own law (sizes differ)
         values, weight, enumerated = _one_law(
-            metric, cms[g], refs[g], n_draws, seed, labels[g]
+            metric, cms[g], refs[g], n_resamples, seed, labels[g]
         )
         defined = np.isfinite(values)
         mass = weight[defined].sum()
@@ -688,113 +686,10 @@ def permutation_law(metric, cms, refs, level, *, n_draws, seed, labels):
             out["lower"][g] = min(1.0, w[v <= s + tol].sum() / mass)
             out["upper"][g] = min(1.0, w[v >= s - tol].sum() / mass)
         else:
-            out["method"][g] = "permutation-mc"
+            out["method"][g] = "permutation-montecarlo"
             m = defined.sum()
             out["lower"][g] = (np.sum(v <= s + tol) + 1) / (m + 1)
             out["upper"][g] = (np.sum(v >= s - tol) + 1) / (m + 1)
             small = min(out["lower"][g], out["upper"][g])
             out["se"][g] = np.sqrt(small * (1 - small) / m)
-    return out
-
-
-# =====================================================================================
-# Planning at a group size: the denominator is random
-# =====================================================================================
-_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(5)
-_GH_WEIGHTS = _GH_WEIGHTS / _GH_WEIGHTS.sum()
-_ENUMERATED_SIZES = 16  # denominators enumerated below this many; quadrature above
-
-
-def _denominators(n, share):
-    """Per table, the group's denominators and their weights: ``K ~ Bin(n,
-    share)`` enumerated on its window when that holds at most
-    ``_ENUMERATED_SIZES`` values, else 5 Gauss-Hermite nodes of its normal
-    approximation (rounded to whole counts). Returns ``(table, k, weight)``."""
-    n = np.asarray(n, dtype=np.float64)
-    share = np.asarray(share, dtype=np.float64)
-    lo, hi = window(n, share)
-    few = (hi - lo + 1) <= _ENUMERATED_SIZES
-    tables, ks, weights = [], [], []
-    f = np.flatnonzero(few)
-    if f.size:
-        sizes = hi[f] - lo[f] + 1
-        t = np.repeat(f, sizes)
-        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        k = np.arange(t.shape[0]) - np.repeat(starts, sizes) + lo[t]
-        tables.append(t)
-        ks.append(k.astype(np.float64))
-        weights.append(np.exp(_log_pmf(k.astype(np.float64), n[t], share[t])))
-    q = np.flatnonzero(~few)
-    if q.size:
-        sd = np.sqrt(n[q] * share[q] * (1 - share[q]))
-        k = np.rint(n[q, None] * share[q, None] + sd[:, None] * _GH_NODES)
-        k = np.clip(k, 0, n[q, None])
-        tables.append(np.repeat(q, _GH_NODES.size))
-        ks.append(k.ravel())
-        weights.append(np.tile(_GH_WEIGHTS, q.size))
-    return np.concatenate(tables), np.concatenate(ks), np.concatenate(weights)
-
-
-class _SizeCurve:
-    """Power at group sizes ``n`` (the denominator ``K ~ Bin(n, share)``) as a
-    function of the group's rate: the weighted power curves of the denominators,
-    each with the test's region at the pooled count expected at ``theta_region``."""
-
-    def __init__(self, n, share, m, theta0, theta_region, level, alternative):
-        self.T = n.shape[0]
-        self.table, k, self.weight = _denominators(n, share)
-        self.defined = k > 0
-        t, kd = self.table[self.defined], k[self.defined]
-        self.curve = _curve(kd, m[t], theta0[t], theta_region[t], level[t], alternative)
-        self.t = t
-
-    def __call__(self, theta):
-        theta = np.broadcast_to(np.asarray(theta, dtype=np.float64), (self.T,))
-        values = np.zeros(self.table.shape)
-        values[self.defined] = self.curve(theta[self.t])
-        return np.bincount(self.table, self.weight * values, minlength=self.T)
-
-
-def size_power(n, share, y, m, theta1, level, alternative="two-sided"):
-    """Power of the test at ``level`` for groups of ``n`` people, a share
-    ``share`` of them in the metric's denominator, whose rate is ``theta1``,
-    against references with ``y`` of ``m`` (rate ``y / m``, count random)."""
-    n, share, y, m, theta1, level = (
-        np.asarray(v, dtype=np.float64).ravel()
-        for v in np.broadcast_arrays(n, share, y, m, theta1, level)
-    )
-    theta0 = y / m
-    return _SizeCurve(n, share, m, theta0, theta1, level, alternative)(theta1)
-
-
-def size_detectable(n, share, y, m, level, target=0.8, alternative="two-sided"):
-    """The smallest gaps of the group's rate from the reference's ``y / m`` that
-    the test at ``level`` detects with probability ``target``, at group sizes
-    ``n`` with random denominators (``K ~ Bin(n, share)``).
-
-    Returns ``{side: absolute gaps}`` for the sides the alternative tests (``1``
-    up, ``-1`` down), NaN where not reached. The power counts the reference's
-    noise (its count is random at its observed rate). The test's region depends
-    a little on the pooled count, so two stages: the region at the reference's
-    rate gives a first gap, then the region at the pooled count expected at that
-    gap gives the stated one.
-    """
-    n, share, y, m, level = (
-        np.asarray(v, dtype=np.float64).ravel()
-        for v in np.broadcast_arrays(n, share, y, m, level)
-    )
-    sides = {"greater": (1,), "less": (-1,)}.get(alternative, (1, -1))
-    theta0 = y / m
-    out = {}
-    first = _SizeCurve(n, share, m, theta0, theta0, level, alternative)
-    for s in sides:
-        side = np.full(n.shape, float(s))
-        theta = _solve_theta(first, theta0, side, target)
-        f = np.flatnonzero(~np.isnan(theta))
-        if f.size:
-            again = _SizeCurve(
-                n[f], share[f], m[f], theta0[f], theta[f], level[f], alternative
-            )
-            theta[f] = _solve_theta(again, theta0[f], side[f], target)
-        out[s] = np.abs(theta - theta0)
     return out

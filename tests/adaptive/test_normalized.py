@@ -18,7 +18,7 @@ from sklearn_smallfair.adaptive import (
     adaptive_normalized_score,
     make_adaptive_scorer,
 )
-from sklearn_smallfair.adaptive._normalized import (
+from sklearn_smallfair.adaptive._factors import (
     _clustering_snr,
     _default_snr_factor,
     _dimensionality_factor,
@@ -143,6 +143,25 @@ def test_classification_base_metrics(metric, expected):
     y_pred = [0, 0, 1, 1, 1, 0]
     rep = adaptive_normalized_report(y_true, y_pred, n_features=1, base_metric=metric)
     assert rep.raw_score == pytest.approx(expected)
+
+
+def test_f1_pos_label_follows_scikit_learn_rule():
+    # {-1, 1}: pos_label=None means 1
+    rep = adaptive_normalized_report(
+        [-1, -1, -1, 1, 1, 1], [-1, -1, 1, 1, 1, -1], n_features=1, base_metric="f1"
+    )
+    assert rep.raw_score == pytest.approx(2 / 3)
+    # other labels: pos_label is required, and the error names the labels
+    y_true = ["no", "no", "no", "yes", "yes", "yes"]
+    y_pred = ["no", "no", "yes", "yes", "yes", "yes"]
+    with pytest.raises(ValueError, match=r"\['no', 'yes'\].*pos_label"):
+        adaptive_normalized_score(y_true, y_pred, n_features=1, base_metric="f1")
+    rep = adaptive_normalized_report(
+        y_true, y_pred, n_features=1, base_metric="f1", pos_label="yes"
+    )
+    assert rep.raw_score == pytest.approx(6 / 7)
+    # metrics without a positive class need no pos_label
+    assert adaptive_normalized_score(y_true, y_pred, n_features=1) > 0
 
 
 def test_callable_base_metric_and_snr_transform():

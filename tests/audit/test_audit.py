@@ -83,7 +83,8 @@ def test_frame_matches_the_building_blocks():
         for group in f.index:
             inv = (rows["group_a"] == group) | (rows["group_b"] == group)
             assert (
-                f.loc[group, f"separation_p_{m}"] == rows.loc[inv, "p_adjusted"].min()
+                f.loc[group, f"{m}_separation_p_adjusted"]
+                == rows.loc[inv, "p_adjusted"].min()
             )
 
 
@@ -104,7 +105,7 @@ def test_reference_ranges_are_the_match_tests_and_shown_once():
     )
     f = report.frame
     counts = _counts_frame(y, p, g)[["TP", "FN", "FP", "TN"]]
-    res = match_test(counts=counts, metric=["tpr", "fpr"], ci=0.95).frame
+    res = match_test(counts=counts, metric=["tpr", "fpr"], confidence_level=0.95).frame
     for m in ("tpr", "fpr"):
         rows = res[res["metric"] == m].set_index("group")
         for end in ("low", "high"):
@@ -114,7 +115,7 @@ def test_reference_ranges_are_the_match_tests_and_shown_once():
             )
         # the group's own value outside the range is a rejection at 5 %
         outside = (f[m] < f[f"{m}_interval_low"]) | (f[m] > f[f"{m}_interval_high"])
-        assert (f.loc[outside, f"{m}_match_p"] <= 0.05 + 1e-9).all()
+        assert (f.loc[outside, f"{m}_match_p_value"] <= 0.05 + 1e-9).all()
     without = audit_predictions(
         y, p, sensitive_features=g, tests=(), metrics=["tpr"]
     ).frame
@@ -243,7 +244,7 @@ def test_options_and_bad_input():
     )
     assert r.match is None and r.separation is None and r.separation_violated is None
     np.testing.assert_allclose(r.frame["mcc_smoothed"], r.frame["mcc"])
-    assert "mcc_match_p" not in r.frame
+    assert "mcc_match_p_value" not in r.frame
     r = audit_predictions(y, p, sensitive_features=g, smoothing=AdditiveSmoothing(1))
     assert r.smoothing == "AdditiveSmoothing(eps=1)"
     r = audit_predictions(y, p, sensitive_features=g, tests=())
@@ -267,12 +268,12 @@ def test_options_and_bad_input():
         audit_predictions(y, p, sensitive_features=g, smoothing=10)
     with pytest.raises(TypeError, match="'title' parameter of audit_predictions"):
         audit_predictions(y, p, sensitive_features=g, title=3)
-    # n_draws=0 used to be accepted, and 2.5 failed inside numpy
-    for n_draws in (0, 2.5, 99):
+    # a count of resamples, at least 100
+    for n_resamples in (0, 2.5, 99):
         with pytest.raises(
-            ValueError, match="'n_draws' parameter of audit_predictions"
+            ValueError, match="'n_resamples' parameter of audit_predictions"
         ):
-            audit_predictions(y, p, sensitive_features=g, n_draws=n_draws)
+            audit_predictions(y, p, sensitive_features=g, n_resamples=n_resamples)
 
 
 # =====================================================================================
@@ -357,59 +358,69 @@ def test_group_intervals_in_frame_match_group_metrics():
     from sklearn_smallfair.smoothing import CrossPriorSmoothing
 
     counts = {"a": [40, 10, 5, 45], "b": [6, 4, 1, 9], "c": [2, 1, 0, 3]}
-    for kwargs, level in (({}, 0.95), ({"alpha": 0.1}, 0.9), ({"ci": 0.8}, 0.8)):
+    for kwargs, level in (
+        ({}, 0.95),
+        ({"alpha": 0.1}, 0.95),
+        ({"confidence_level": 0.8}, 0.8),
+    ):
         report = audit_predictions(
             counts=counts, metrics=["tpr", "ppv", "mcc"], tests=(), **kwargs
         )
-        assert report.ci == pytest.approx(level)
+        assert report.confidence_level == pytest.approx(level)
         table = group_metrics(
             counts=counts,
             metrics=["tpr", "ppv", "mcc"],
             smoothing=CrossPriorSmoothing(lam=10.0),
-            ci=level,
+            confidence_level=level,
             zero_division=np.nan,
         )
         f = report.frame
         for m in ("tpr", "ppv"):  # closed form (Wilson): no draws
-            for col in (f"{m}_ci_low", f"{m}_ci_high"):
+            for col in (f"{m}_low", f"{m}_high"):
                 np.testing.assert_allclose(f[col], table[col])
             np.testing.assert_allclose(
-                f[f"{m}_smoothed_ci_low"], table[f"{m}_smoothed_ci_low"]
+                f[f"{m}_smoothed_low"], table[f"{m}_smoothed_low"]
             )
         for m in ("tpr", "ppv", "mcc"):
-            assert (f[f"{m}_ci_low"] <= f[m]).all()
-            assert (f[m] <= f[f"{m}_ci_high"]).all()
-    narrow = audit_predictions(counts=counts, metrics="tpr", tests=(), ci=0.5)
-    wide = audit_predictions(counts=counts, metrics="tpr", tests=(), ci=0.99)
-    w = wide.frame["tpr_ci_high"] - wide.frame["tpr_ci_low"]
-    n = narrow.frame["tpr_ci_high"] - narrow.frame["tpr_ci_low"]
+            assert (f[f"{m}_low"] <= f[m]).all()
+            assert (f[m] <= f[f"{m}_high"]).all()
+    narrow = audit_predictions(
+        counts=counts, metrics="tpr", tests=(), confidence_level=0.5
+    )
+    wide = audit_predictions(
+        counts=counts, metrics="tpr", tests=(), confidence_level=0.99
+    )
+    w = wide.frame["tpr_high"] - wide.frame["tpr_low"]
+    n = narrow.frame["tpr_high"] - narrow.frame["tpr_low"]
     assert (w > n).all()
 
 
 def test_no_smoothing_copies_the_raw_intervals():
     counts = {"a": [40, 10, 5, 45], "b": [6, 4, 1, 9]}
     f = audit_predictions(counts=counts, metrics="tpr", tests=(), smoothing=None).frame
-    np.testing.assert_array_equal(f["tpr_smoothed_ci_low"], f["tpr_ci_low"])
-    np.testing.assert_array_equal(f["tpr_smoothed_ci_high"], f["tpr_ci_high"])
+    np.testing.assert_array_equal(f["tpr_smoothed_low"], f["tpr_low"])
+    np.testing.assert_array_equal(f["tpr_smoothed_high"], f["tpr_high"])
 
 
-def test_ci_parameter_validated_and_passed_by_the_estimator():
+def test_confidence_level_validated_and_passed_by_the_estimator():
     from sklearn.linear_model import LogisticRegression
 
     from sklearn_smallfair.audit import FairnessAudit
 
-    with pytest.raises(ValueError, match="ci"):
-        audit_predictions(counts={"a": [1, 1, 1, 1], "b": [1, 1, 1, 1]}, ci=1.0)
+    with pytest.raises(ValueError, match="confidence_level"):
+        audit_predictions(
+            counts={"a": [1, 1, 1, 1], "b": [1, 1, 1, 1]}, confidence_level=1.0
+        )
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 2))
     y = (X[:, 0] > 0).astype(int)
     g = np.where(rng.random(200) < 0.2, "s", "l")
     report = (
-        FairnessAudit(LogisticRegression(), ci=0.8, tests=())
+        FairnessAudit(LogisticRegression(), confidence_level=0.8, tests=())
         .fit(X, y)
         .audit(X, y, sensitive_features=g)
     )
-    assert report.ci == 0.8
+    assert report.confidence_level == 0.8
     assert "80% CI" in report.to_html(include_plots=False)
 
 
@@ -421,7 +432,7 @@ def test_every_non_rejection_finding_states_the_interval():
     assert lines
     for line in lines:
         assert re.search(r"= \d\.\d{3}, 95% CI \[\d\.\d\d, \d\.\d\d\], vs", line)
-    low, high = f.loc["tiny", "tpr_ci_low"], f.loc["tiny", "tpr_ci_high"]
+    low, high = f.loc["tiny", "tpr_low"], f.loc["tiny", "tpr_high"]
     assert f"TPR = 0.400, 95% CI [{low:.2f}, {high:.2f}], vs" in "\n".join(lines)
 
 
@@ -436,7 +447,7 @@ def test_html_tables_show_value_with_interval():
     counts = {"a": [40, 10, 5, 45], "b": [6, 4, 1, 9]}
     report = audit_predictions(counts=counts, metrics=["tpr"], tests=("match",))
     page = report.to_html(include_plots=False)
-    low, high = report.frame.loc["b", ["tpr_ci_low", "tpr_ci_high"]]
+    low, high = report.frame.loc["b", ["tpr_low", "tpr_high"]]
     assert f"0.6 [{low:.2f}, {high:.2f}]" in page
     assert "TPR [95% CI]" in page and "TPR smoothed [95% CI]" in page
     assert "group&#x27;s 95% confidence interval" in page or "95% confidence" in page
@@ -445,12 +456,12 @@ def test_html_tables_show_value_with_interval():
 def test_json_records_the_interval_level_and_columns():
     counts = {"a": [40, 10, 5, 45], "b": [6, 4, 1, 9]}
     payload = json.loads(
-        audit_predictions(counts=counts, metrics="tpr", tests=(), ci=0.9).to_json()
+        audit_predictions(
+            counts=counts, metrics="tpr", tests=(), confidence_level=0.9
+        ).to_json()
     )
-    assert payload["ci"] == 0.9
-    assert {"tpr_ci_low", "tpr_ci_high", "tpr_smoothed_ci_low"} <= set(
-        payload["groups"][0]
-    )
+    assert payload["confidence_level"] == 0.9
+    assert {"tpr_low", "tpr_high", "tpr_smoothed_low"} <= set(payload["groups"][0])
 
 
 # =====================================================================================
@@ -477,7 +488,7 @@ def test_verdicts_follow_the_rule_and_the_level_of_one_gap_among_the_tests():
         np.testing.assert_array_equal(f[f"{m}_detectable_gap"], expected)
         for _, row in f.iterrows():
             v, d = row[f"{m}_verdict"], abs(row[f"{m}_detectable_gap"])
-            lo, hi, ref = row[f"{m}_ci_low"], row[f"{m}_ci_high"], row[f"{m}_reference"]
+            lo, hi, ref = row[f"{m}_low"], row[f"{m}_high"], row[f"{m}_reference"]
             seen.add(v)
             if row[f"{m}_match_reject"]:
                 assert v == "gap"
@@ -512,7 +523,7 @@ def test_a_value_outside_its_range_says_why_it_is_not_a_finding():
     report = audit_predictions(counts=counts, metrics=["tpr"], tests=("match",))
     row = report.frame.loc["odd"]
     assert row["tpr"] < row["tpr_interval_low"]
-    assert row["tpr_match_p"] < 0.05 < row["tpr_match_p_adjusted"]
+    assert row["tpr_match_p_value"] < 0.05 < row["tpr_match_p_adjusted"]
     cell = report.cell("odd", "tpr")
     assert cell["verdict"] == "inconclusive" and cell["outside"]
     assert "not after the holm adjustment for the 10 tests of the audit" in cell["text"]
@@ -565,7 +576,7 @@ def test_html_at_many_groups_folds_and_keeps_the_pairs_that_matter():
         for k, n in enumerate(np.geomspace(8, 200, 20).round())
     }
     counts["region 99"] = [10, 40, 40, 110]
-    report = audit_predictions(counts=counts, metrics=["tpr", "fpr"], n_draws=500)
+    report = audit_predictions(counts=counts, metrics=["tpr", "fpr"], n_resamples=500)
     page = report.to_html(include_plots=False)
     # orders (evidence, size, name, each metric's gaps) x side by side columns
     assert page.count('<table class="matrix compact">') == 5 * 2
@@ -582,3 +593,35 @@ def test_html_at_many_groups_folds_and_keeps_the_pairs_that_matter():
     assert '<abbr title="' in page and "snake" not in page
     assert "tpr_match_p_adjusted" not in page  # readable headers only
     assert "<script" not in page.replace("&lt;script", "")
+
+
+def test_pos_label_of_text_targets_follows_scikit_learns_rule():
+    from sklearn.dummy import DummyClassifier
+
+    from sklearn_smallfair.audit import FairnessAudit
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 2))
+    y = np.where(rng.random(120) < 0.4, "yes", "no")
+    g = np.where(rng.random(120) < 0.3, "s", "l")
+    counts = {"s": [5, 5, 2, 8], "l": [40, 10, 5, 45]}
+    fitted = DummyClassifier(strategy="stratified", random_state=0).fit(X, y)
+    audit = FairnessAudit(fitted, pos_label="yes", tests=("match",))
+    report = audit.audit(X, y, sensitive_features=g)
+    pred = fitted.predict(X)
+    expected = audit_predictions(
+        y == "yes", pred == "yes", sensitive_features=g, tests=("match",)
+    )
+    np.testing.assert_array_equal(report.frame["tpr"], expected.frame["tpr"])
+    assert audit_predictions(counts=counts).frame.shape[0] == 2
+    message = r"labels \['no', 'yes'\].*pos_label"
+    with pytest.raises(ValueError, match=message):
+        FairnessAudit(fitted, tests=()).audit(X, y, sensitive_features=g)
+    with pytest.raises(ValueError, match=message):
+        audit_predictions(y, pred, sensitive_features=g, tests=())
+    # {0, 1} and {-1, 1}: 1 is the positive class
+    signed = np.where(y == "yes", 1, -1)
+    report = audit_predictions(
+        signed, np.where(pred == "yes", 1, -1), sensitive_features=g, tests=()
+    )
+    np.testing.assert_array_equal(report.frame["tpr"], expected.frame["tpr"])

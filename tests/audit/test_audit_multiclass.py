@@ -29,7 +29,7 @@ from sklearn_smallfair.smoothing import CrossPriorSmoothing
 from sklearn_smallfair.stats import adjust_pvalues, multiclass_match_test
 
 LABELS = ["low", "mid", "high"]
-FAST = dict(n_draws=500, random_state=3)
+FAST = dict(n_resamples=500, random_state=3)
 
 
 @pytest.fixture(autouse=True)
@@ -98,7 +98,7 @@ def test_the_correction_runs_over_every_class():
     alpha = multi.alpha
     # family="all": one Holm family over every group x class x metric
     raws = {
-        m: np.concatenate([alone[k].frame[f"{m}_match_p"] for k in LABELS])
+        m: np.concatenate([alone[k].frame[f"{m}_match_p_value"] for k in LABELS])
         for m in metrics
     }
     joint = np.split(
@@ -111,7 +111,7 @@ def test_the_correction_runs_over_every_class():
         for k, want in zip(LABELS, expected):
             f = multi.reports[k].frame
             np.testing.assert_array_equal(
-                f[f"{m}_match_p"], alone[k].frame[f"{m}_match_p"]
+                f[f"{m}_match_p_value"], alone[k].frame[f"{m}_match_p_value"]
             )
             np.testing.assert_array_equal(f[f"{m}_match_p_adjusted"], want)
             np.testing.assert_array_equal(f[f"{m}_match_reject"], want <= alpha)
@@ -119,7 +119,7 @@ def test_the_correction_runs_over_every_class():
             rows = rows[rows["metric"] == m].set_index("group")
             np.testing.assert_array_equal(rows.loc[f.index, "p_adjusted"], want)
         # holm over 3 groups x 3 classes: 9 tests of the metric, not 3
-        per_class = adjust_pvalues(alone[LABELS[0]].frame[f"{m}_match_p"], "holm")
+        per_class = adjust_pvalues(alone[LABELS[0]].frame[f"{m}_match_p_value"], "holm")
         smallest = np.nanmin(raw[:3])
         assert np.nanmin(expected[0]) >= np.nanmin(per_class)
         assert np.nanmin(expected[0]) >= smallest
@@ -230,7 +230,7 @@ def test_binary_input_keeps_the_binary_audit():
     )
     assert isinstance(both, MulticlassAuditReport)
     np.testing.assert_array_equal(
-        both.reports[1].frame["tpr_match_p"], default.frame["tpr_match_p"]
+        both.reports[1].frame["tpr_match_p_value"], default.frame["tpr_match_p_value"]
     )
 
 
@@ -294,11 +294,11 @@ def test_whole_matrix_metrics_by_hand():
         # the multiclass MATCH test, with the audit's seed for the metric
         seed = child_seed(resolve_seed(FAST["random_state"]), "matrix", m)
         test = multiclass_match_test(
-            counts=mc.counts, labels=LABELS, metric=m, n_draws=FAST["n_draws"],
-            ci=0.95, random_state=seed,
+            counts=mc.counts, labels=LABELS, metric=m, n_resamples=FAST["n_resamples"],
+            confidence_level=0.95, random_state=seed,
         ).frame  # fmt: skip
-        for col, src in (("match_p", "p_value"), ("match_p_adjusted", "p_adjusted"),
-                         ("ci_low", "score_ci_low"),
+        for col, src in (("match_p_value", "p_value"),
+                         ("match_p_adjusted", "p_adjusted"), ("low", "score_low"),
                          ("interval_high", "reference_range_high")):  # fmt: skip
             np.testing.assert_array_equal(t[f"{m}_{col}"], test[src])
         assert (t[f"{m}_match_reject"] == (t[f"{m}_match_p_adjusted"] <= 0.05)).all()
@@ -405,7 +405,7 @@ def test_fairness_audit_of_a_multiclass_model():
     pred = audit.predict(X)
     by_hand = _binary(y, pred, g, 2, metrics=["tpr"], correction="none", **FAST)
     np.testing.assert_array_equal(
-        report.reports[2].frame["tpr_match_p"], by_hand.frame["tpr_match_p"]
+        report.reports[2].frame["tpr_match_p_value"], by_hand.frame["tpr_match_p_value"]
     )
     fixed = FairnessAudit(
         LogisticRegression(), metrics=["tpr"], labels=[2, 1, 0], tests=(), **FAST

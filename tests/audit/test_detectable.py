@@ -7,7 +7,7 @@ import pytest
 from sklearn_smallfair.audit import audit_predictions
 from sklearn_smallfair.audit._detectable import detectable_gaps
 from sklearn_smallfair.stats import match_min_detectable_effect, match_test
-from sklearn_smallfair.stats._two_sample import size_detectable
+from sklearn_smallfair.stats._planning_two_sample import size_detectable
 
 COUNTS = {
     "a": [60, 20, 30, 290],
@@ -102,7 +102,9 @@ def test_stated_gap_has_its_power(n, prevalence, reference, tpr):
         y = rng.binomial(m, theta0, draws)
         counts = {i: [x[i], k[i] - x[i], 1, 1] for i in range(draws)}
         refs = np.array([[y[i], m - y[i], 1, 1] for i in range(draws)])
-        res = match_test(counts=counts, reference=refs, correction=None, ci=None)
+        res = match_test(
+            counts=counts, reference=refs, correction=None, confidence_level=None
+        )
         p = res.frame["p_value"].fillna(1.0).to_numpy()
         rate = float((p <= level).mean())
         se = np.sqrt(0.8 * 0.2 / draws)

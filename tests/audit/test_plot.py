@@ -66,10 +66,10 @@ def test_draws_on_the_given_axes(report):
     ]
     # the group's interval on its row, the reference's range just below
     segments = disp.intervals_["fpr"].get_segments()
-    defined = ~report.frame["fpr_ci_low"].isna().to_numpy()
+    defined = ~report.frame["fpr_low"].isna().to_numpy()
     assert len(segments) == defined.sum()
     for seg, (_, row) in zip(segments, report.frame[defined].iterrows()):
-        np.testing.assert_allclose(seg[:, 0], [row["fpr_ci_low"], row["fpr_ci_high"]])
+        np.testing.assert_allclose(seg[:, 0], [row["fpr_low"], row["fpr_high"]])
     ref_y = [seg[0, 1] for seg in disp.ranges_["fpr"].get_segments()]
     assert all(y % 1 > 0 for y in ref_y)
     assert fig.axes == [ax]  # nothing added to the user's figure
@@ -158,7 +158,11 @@ def test_errors(report):
 
 
 def test_frame_without_group_intervals_still_draws(report):
-    cols = [c for c in report.frame.columns if "_ci_" not in c]
+    cols = [
+        c
+        for c in report.frame.columns
+        if "interval" in c or not c.endswith(("_low", "_high"))
+    ]
     disp = AuditDisplay(frame=report.frame[cols], metrics=["tpr"]).plot()
     assert disp.intervals_["tpr"] is None
     labels = [t.get_text() for t in disp.legend_.get_texts()]

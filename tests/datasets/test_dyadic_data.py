@@ -84,7 +84,7 @@ def test_other_range_and_frame():
         n_ratings=300,
         rating_range=(0.5, 1.0),
         discrete=False,
-        return_frame=True,
+        as_frame=True,
         random_state=1,
     )
     assert list(df.columns) == ["user", "item", "rating"]
@@ -372,7 +372,7 @@ def test_load_movielens_formats(tmp_path, fmt):
         assert X.dtype == np.int64 and y.dtype == np.float64
         np.testing.assert_array_equal(X, expected_X)
         np.testing.assert_array_equal(y, expected_y)
-    frame = load_movielens(path, return_frame=True)
+    frame = load_movielens(path, as_frame=True)
     assert list(frame.columns) == ["user", "item", "rating", "timestamp"]
     assert frame["timestamp"].dtype == np.int64
     assert frame["timestamp"].tolist() == [t for *_, t in ROWS]
@@ -383,7 +383,7 @@ def test_load_movielens_formats_identical(tmp_path):
     X, y = make_dyadic_regression(n_ratings=500, random_state=0)
     rows = [(u, i, r, 10**9 + k) for k, ((u, i), r) in enumerate(zip(X, y))]
     results = [
-        load_movielens(_write(tmp_path / fmt, fmt, rows), return_frame=True)
+        load_movielens(_write(tmp_path / fmt, fmt, rows), as_frame=True)
         for fmt in ("tab", "colons", "csv")
     ]
     for other in results[1:]:

@@ -34,7 +34,7 @@ def test_reads_the_installed_file_without_importing_recbole(tmp_path, monkeypatc
     X, y = load_movielens_100k()
     assert X.tolist() == [[1, 10], [2, 10], [2, 11]]
     assert y.tolist() == [5.0, 3.0, 1.0]
-    frame = load_movielens_100k(return_frame=True)
+    frame = load_movielens_100k(as_frame=True)
     assert frame.columns.tolist() == ["user", "item", "rating", "timestamp"]
     assert frame["timestamp"].dtype == np.int64
 

@@ -25,7 +25,7 @@ from sklearn_smallfair.dyadic._estimators import (
     MatrixFactorizationRegressor,
 )
 
-METHODS = ["linear", "balanced_linear", "sigmoid", "forest"]
+CORRECTION_MODELS = ["linear", "balanced_linear", "sigmoid", "forest"]
 
 
 def make_additive(n_users=100, n_items=60, n_ratings=3000, random_state=0):
@@ -54,12 +54,12 @@ def additive_split():
 # the corrections reduce eccentricity bias
 
 
-@pytest.mark.parametrize("method", METHODS)
-def test_each_correction_reduces_eauc(additive_split, method):
+@pytest.mark.parametrize("kind", CORRECTION_MODELS)
+def test_each_correction_reduces_eauc(additive_split, kind):
     X_train, X_test, y_train, y_test = additive_split
     base = DyadicMeanRegressor().fit(X_train, y_train)
     model = EccentricityCorrectedRegressor(
-        DyadicMeanRegressor(), method=method, random_state=0
+        DyadicMeanRegressor(), correction_model=kind, random_state=0
     ).fit(X_train, y_train)
 
     def eauc(pred):
@@ -88,23 +88,23 @@ def test_each_correction_reduces_eauc(additive_split, method):
     )
 
 
-@pytest.mark.parametrize("method", ["linear", "balanced_linear"])
-def test_linear_corrections_stretch_shrunk_predictions(additive_split, method):
+@pytest.mark.parametrize("kind", ["linear", "balanced_linear"])
+def test_linear_corrections_stretch_shrunk_predictions(additive_split, kind):
     X_train, _, y_train, _ = additive_split
     model = EccentricityCorrectedRegressor(
-        DyadicMeanRegressor(), method=method, random_state=0
+        DyadicMeanRegressor(), correction_model=kind, random_state=0
     ).fit(X_train, y_train)
     assert isinstance(model.correction_, LinearRegression)
     assert model.coef_[1] > 1.5  # the pair average carries about half of the levels
 
 
-@pytest.mark.parametrize("method", METHODS)
-def test_predictions_stay_in_training_range(additive_split, method):
+@pytest.mark.parametrize("kind", CORRECTION_MODELS)
+def test_predictions_stay_in_training_range(additive_split, kind):
     X_train, X_test, y_train, _ = additive_split
     y_train = y_train.copy()
     y_train[y_train == 1] = 2  # a training range narrower than the test range
     model = EccentricityCorrectedRegressor(
-        DyadicMeanRegressor(), method=method, random_state=1
+        DyadicMeanRegressor(), correction_model=kind, random_state=1
     ).fit(X_train, y_train)
     assert model.rating_range_ == (2.0, 5.0)
     X_new = np.vstack([X_test, [[999, 0], [0, 999], [999, 999]]])  # unseen ids too
@@ -113,12 +113,12 @@ def test_predictions_stay_in_training_range(additive_split, method):
     assert pred.min() >= 2 and pred.max() <= 5
 
 
-@pytest.mark.parametrize("method", METHODS)
-def test_reproducible_with_random_state(additive_split, method):
+@pytest.mark.parametrize("kind", CORRECTION_MODELS)
+def test_reproducible_with_random_state(additive_split, kind):
     X_train, X_test, y_train, _ = additive_split
     model = EccentricityCorrectedRegressor(
         MatrixFactorizationRegressor(3, n_iter=5, random_state=0),
-        method=method,
+        correction_model=kind,
         random_state=7,
     )
     a = clone(model).fit(X_train, y_train).predict(X_test)
@@ -149,7 +149,7 @@ def test_fitted_attributes_and_refit(additive_split):
 def test_forest_features_use_means_of_the_fit_part(additive_split):
     X_train, X_test, y_train, _ = additive_split
     model = EccentricityCorrectedRegressor(
-        DyadicMeanRegressor(), method="forest", random_state=0
+        DyadicMeanRegressor(), correction_model="forest", random_state=0
     ).fit(X_train, y_train)
     assert model.coef_ is None
     assert model.correction_.n_features_in_ == 3
@@ -168,8 +168,10 @@ def test_any_regressor_on_id_columns(additive_split):
     """A one-hot ridge pipeline (no entity_means_): means come from the fit part."""
     X_train, X_test, y_train, _ = additive_split
     base = make_pipeline(OneHotEncoder(handle_unknown="ignore"), Ridge(alpha=30.0))
-    for method in ("linear", "forest"):
-        model = EccentricityCorrectedRegressor(base, method=method, random_state=0)
+    for kind in ("linear", "forest"):
+        model = EccentricityCorrectedRegressor(
+            base, correction_model=kind, random_state=0
+        )
         pred = model.fit(X_train, y_train).predict(X_test)
         assert pred.shape == (X_test.shape[0],)
         assert pred.min() >= 1 and pred.max() <= 5
@@ -181,7 +183,7 @@ def test_dataframe_with_string_ids(additive_split):
         {"user": [f"u{u}" for u in X_train[:, 0]], "item": X_train[:, 1]}
     )
     model = EccentricityCorrectedRegressor(
-        DyadicMeanRegressor(), method="forest", random_state=0
+        DyadicMeanRegressor(), correction_model="forest", random_state=0
     )
     by_name = clone(model).fit(frame, y_train)
     by_code = clone(model).fit(X_train, y_train)
@@ -193,11 +195,14 @@ def test_clone_get_params_and_pickle(additive_split):
     X_train, X_test, y_train, _ = additive_split
     model = EccentricityCorrectedRegressor(
         MatrixFactorizationRegressor(2, n_iter=3, random_state=0),
-        method="sigmoid",
+        correction_model="sigmoid",
         random_state=0,
     )
     params = model.get_params()
-    assert params["regressor__n_components"] == 2 and params["method"] == "sigmoid"
+    assert (
+        params["regressor__n_components"] == 2
+        and params["correction_model"] == "sigmoid"
+    )
     fitted = clone(model).fit(X_train, y_train)
     restored = pickle.loads(pickle.dumps(fitted))
     assert_array_equal(restored.predict(X_test), fitted.predict(X_test))
@@ -244,9 +249,10 @@ def test_errors(additive_split):
     X_train, _, y_train, _ = additive_split
     model = EccentricityCorrectedRegressor(DyadicMeanRegressor(), random_state=0)
     with pytest.raises(
-        ValueError, match="'method' parameter of EccentricityCorrectedRegressor"
+        ValueError,
+        match="'correction_model' parameter of EccentricityCorrectedRegressor",
     ):
-        clone(model).set_params(method="isotonic").fit(X_train, y_train)
+        clone(model).set_params(correction_model="isotonic").fit(X_train, y_train)
     probe_size = (
         r"'probe_size' parameter of EccentricityCorrectedRegressor must be a float "
         r"in the range \(0.0, 1.0\) or an int in the range \[10, inf\)"
@@ -282,10 +288,14 @@ def test_constant_probe_predictions_error():
     X = np.column_stack([users, users + 1000])
     y = np.tile([1.0, 2.0, 4.0, 5.0], 50)
     base = MatrixFactorizationRegressor(2, random_state=0)
-    model = EccentricityCorrectedRegressor(base, method="linear", random_state=0)
+    model = EccentricityCorrectedRegressor(
+        base, correction_model="linear", random_state=0
+    )
     with pytest.raises(ValueError, match="predictions on the probe are all equal"):
         model.fit(X, y)
-    forest = clone(model).set_params(method="forest").fit(X, y)  # the forest can
+    forest = (
+        clone(model).set_params(correction_model="forest").fit(X, y)
+    )  # the forest can
     assert np.all(np.isfinite(forest.predict(X)))
 
 
@@ -300,7 +310,7 @@ _UNSEEN = (
 
 
 @pytest.mark.parametrize(
-    "method, extra",
+    "kind, extra",
     [
         ("forest", []),
         (
@@ -316,10 +326,10 @@ _UNSEEN = (
         ),
     ],
 )
-def test_sklearn_common_checks(method, extra, sklearn_checks):
+def test_sklearn_common_checks(kind, extra, sklearn_checks):
     run_sklearn_checks, expected_failed_checks = sklearn_checks
     model = EccentricityCorrectedRegressor(
-        DyadicMeanRegressor(), method=method, probe_size=0.5, random_state=0
+        DyadicMeanRegressor(), correction_model=kind, probe_size=0.5, random_state=0
     )
     expected = {**expected_failed_checks, **dict.fromkeys(extra, _UNSEEN)}
     failed, stale = run_sklearn_checks(model, expected)
@@ -330,7 +340,7 @@ def test_sklearn_common_checks(method, extra, sklearn_checks):
 def test_n_bins_errors(additive_split):
     X_train, _, y_train, _ = additive_split
     model = EccentricityCorrectedRegressor(
-        DyadicMeanRegressor(), method="balanced_linear", random_state=0
+        DyadicMeanRegressor(), correction_model="balanced_linear", random_state=0
     )
     n_bins = r"'n_bins' parameter of EccentricityCorrectedRegressor must be an int"
     with pytest.raises(ValueError, match=n_bins):

@@ -9,7 +9,8 @@ from scipy import stats
 
 from sklearn_smallfair.dyadic import (
     EccentricityCurve,
-    _eauc,
+    _curve_areas,
+    _dks,
     dks_nonuniformity,
     eauc_score,
     eccentricity,
@@ -137,12 +138,12 @@ def test_ecc_order_puts_values_equal_in_high_bits_in_place():
     ecc = np.full(n, 1.0)
     ecc[0] = np.nextafter(1.0, 2.0)  # equal to 1.0 in all but the lowest bit
     ecc[5] = 0.5
-    order, e = _eauc._ecc_order(ecc)
+    order, e = _curve_areas._ecc_order(ecc)
     np.testing.assert_array_equal(order, np.argsort(ecc, kind="stable"))
     np.testing.assert_array_equal(e, np.sort(ecc))
     rng = np.random.default_rng(0)
     for e in (rng.random(5000), np.round(rng.random(5000), 2), np.zeros(3)):
-        order, _ = _eauc._ecc_order(e)
+        order, _ = _curve_areas._ecc_order(e)
         np.testing.assert_array_equal(order, np.argsort(e, kind="stable"))
 
 
@@ -301,7 +302,7 @@ def _dks_reference(y, users, items):
 @pytest.mark.parametrize("force_sort", [False, True])
 def test_dks_matches_scipy_kstest(monkeypatch, discrete, force_sort):
     if force_sort:
-        monkeypatch.setattr(_eauc, "_KS_HISTOGRAM_CELLS", 0)
+        monkeypatch.setattr(_dks, "_KS_HISTOGRAM_CELLS", 0)
     y, _, u, i, _ = _data(11, n_test=3000, discrete=discrete)
     if force_sort and discrete:
         u = u * 1000  # sparse ids: many entity cells, so the sort path is taken

@@ -1,7 +1,7 @@
 """The ordered EAUC computed block by block against a straightforward reference.
 
-The rows are read in blocks of ``_eauc._BLOCK``; the tests shrink it so that a few
-thousand rows span many blocks, chunk boundaries and long runs of equal
+The rows are read in blocks of ``_eccentricity._BLOCK``; the tests shrink it so
+that a few thousand rows span many blocks, chunk boundaries and long runs of equal
 eccentricity, and check the result against one global sort by (eccentricity,
 error) and a trapezoid, within 1e-12.
 """
@@ -15,7 +15,8 @@ import pytest
 from scipy import stats
 
 from sklearn_smallfair.dyadic import (
-    _eauc,
+    _curve_areas,
+    _eccentricity,
     dks_nonuniformity,
     eauc_score,
     eccentricity,
@@ -67,7 +68,7 @@ def _data(seed, n=3000, n_users=80, n_items=50, levels=None):
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    monkeypatch.setattr(_eauc, "_BLOCK", 16)
+    monkeypatch.setattr(_eccentricity, "_BLOCK", 16)
 
 
 @pytest.mark.parametrize("ids", ["int", "str", "large_int", "mixed"])
@@ -104,7 +105,7 @@ def test_block_size_does_not_change_the_result(monkeypatch):
         warnings.simplefilter("ignore")
         values = []
         for block in (1, 7, 64, 1 << 15):
-            monkeypatch.setattr(_eauc, "_BLOCK", block)
+            monkeypatch.setattr(_eccentricity, "_BLOCK", block)
             values.append(eauc_score(y, pred, **kw))
             ecc = eccentricity(y, **kw)
             assert np.isnan(ecc).sum() == (~np.isin(u, tu) | ~np.isin(i, ti)).sum()
@@ -121,7 +122,7 @@ def _plain_area(ecc, err):
 def test_keys_area_with_values_equal_in_the_high_bits(monkeypatch, block):
     """Eccentricities a few ulps apart share their high bits (one run of the
     sorted keys, in row order); exact ties and long runs of one value too."""
-    monkeypatch.setattr(_eauc, "_BLOCK", block)
+    monkeypatch.setattr(_eccentricity, "_BLOCK", block)
     rng = np.random.default_rng(3)
     n = 4000
     base = rng.choice([0.0, 0.5, 1.0, 1.25, 2.0], n)
@@ -135,17 +136,17 @@ def test_keys_area_with_values_equal_in_the_high_bits(monkeypatch, block):
         err = np.abs(p - y) if error == "absolute" else (p - y) ** 2
         key = ecc.view(np.uint64) >> np.uint64(12) << np.uint64(12)
         key |= np.arange(n, dtype=np.uint64)
-        keys = _eauc._SortKeys(key, 12, ecc, y, p, 1.0, error)
-        got = _eauc._keys_area(keys)
+        keys = _curve_areas._SortKeys(key, 12, ecc, y, p, 1.0, error)
+        got = _curve_areas._keys_area(keys)
         assert got == pytest.approx(_plain_area(ecc, err), rel=1e-12, abs=0)
 
 
 def test_one_eccentricity_and_one_row():
-    keys = _eauc._SortKeys(
+    keys = _curve_areas._SortKeys(
         np.zeros(1, np.uint64), 1, np.ones(1), np.ones(1), np.ones(1) * 2, 1.0,
         "absolute",
     )  # fmt: skip
-    assert _eauc._keys_area(keys) == 0.0
+    assert _curve_areas._keys_area(keys) == 0.0
     y = np.array([1.0, 5.0, 1.0, 5.0])
     # every user and item mean 3, so every eccentricity is 2: zero area
     means = entity_means(y, users=[0, 0, 1, 1], items=[0, 1, 1, 0])
@@ -191,7 +192,7 @@ def _dks_plain(y, users, items):
 @pytest.mark.parametrize("kind", ["stars", "half_stars", "continuous"])
 @pytest.mark.parametrize("block", [16, 1 << 15])
 def test_dks_in_blocks_matches_scipy(monkeypatch, kind, block):
-    monkeypatch.setattr(_eauc, "_BLOCK", block)
+    monkeypatch.setattr(_eccentricity, "_BLOCK", block)
     rng = np.random.default_rng(5)
     n = 1500
     u, i = rng.integers(0, 40, n), rng.integers(0, 25, n)

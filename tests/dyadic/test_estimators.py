@@ -254,7 +254,7 @@ def test_mf_parameter_errors():
 @pytest.mark.parametrize("name", ["alpha", "tol", "init_scale"])
 @pytest.mark.parametrize("value", [np.nan, np.inf])
 def test_mf_refuses_non_finite_float_parameters(name, value):
-    # alpha=nan used to fit and predict NaN for every pair
+    # alpha=nan would fit and predict NaN for every pair
     model = MatrixFactorizationRegressor(2, random_state=0).set_params(**{name: value})
     with pytest.raises(
         ValueError, match=f"'{name}' parameter of MatrixFactorizationRegressor"

@@ -234,17 +234,17 @@ def test_single_group_without_reference_is_fine():
 
 
 # ---------------------------------------------------------------------------------
-# Intervals (ci=...); the methods themselves are tested in test_intervals.py
+# Intervals (confidence_level=...); the methods themselves are tested in test_intervals.py
 # ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("ci_method", ["auto", "wilson", "posterior", "bootstrap"])
-def test_intervals_from_rows_equal_intervals_from_counts(rows, ci_method):
+@pytest.mark.parametrize("interval_method", ["auto", "wilson", "posterior", "bootstrap"])
+def test_intervals_from_rows_equal_intervals_from_counts(rows, interval_method):
     y_true, y_pred, groups = rows
     kw = dict(
-        metrics=["tpr", "ppv", "mcc"] if ci_method != "wilson" else ["tpr", "ppv"],
+        metrics=["tpr", "ppv", "mcc"] if interval_method != "wilson" else ["tpr", "ppv"],
         zero_division=np.nan,
-        ci=0.9,
-        ci_method=ci_method,
-        n_draws=300,
+        confidence_level=0.9,
+        interval_method=interval_method,
+        n_resamples=300,
         random_state=0,
     )
     from_rows = group_metrics(y_true, y_pred, sensitive_features=groups, **kw)
@@ -259,8 +259,8 @@ def test_intervals_with_unit_weights_equal_unweighted(rows):
     kw = dict(
         metrics=["fpr", "mcc"],
         zero_division=np.nan,
-        ci=0.95,
-        n_draws=200,
+        confidence_level=0.95,
+        n_resamples=200,
         random_state=1,
     )
     plain = group_metrics(y_true, y_pred, sensitive_features=groups, **kw)
@@ -283,7 +283,7 @@ def test_intervals_leave_the_values_unchanged(rows):
     )
     plain = group_metrics(y_true, y_pred, sensitive_features=groups, **kw)
     with_ci = group_metrics(
-        y_true, y_pred, sensitive_features=groups, ci=0.8, random_state=0, **kw
+        y_true, y_pred, sensitive_features=groups, confidence_level=0.8, random_state=0, **kw
     )
     pd.testing.assert_frame_equal(with_ci[plain.columns], plain)
 

@@ -1,4 +1,5 @@
-"""Tests of the intervals of group_metrics(ci=...) and of disparity_intervals."""
+"""Tests of the intervals of group_metrics(confidence_level=...) and of
+disparity_intervals."""
 
 import numpy as np
 import pandas as pd
@@ -7,7 +8,15 @@ from scipy.stats import beta, binomtest, norm
 
 from sklearn_smallfair import enumerate_confusion_matrices, reference_counts
 from sklearn_smallfair._compat import InvalidParameterError
+from sklearn_smallfair._proportion_intervals import (
+    clopper_pearson_interval,
+    jeffreys_interval,
+    katz_interval,
+    newcombe_interval,
+    wilson_interval,
+)
 from sklearn_smallfair.metrics import (
+    _disparity_intervals,
     _intervals,
     compute_metric,
     disparity_intervals,
@@ -15,15 +24,8 @@ from sklearn_smallfair.metrics import (
     group_metrics,
     metric_names,
 )
-from sklearn_smallfair.metrics._intervals import (
-    CI_METHODS,
-    clopper_pearson_interval,
-    draw_quantiles,
-    jeffreys_interval,
-    katz_interval,
-    newcombe_interval,
-    wilson_interval,
-)
+from sklearn_smallfair.metrics._draws import draw_quantiles
+from sklearn_smallfair.metrics._intervals import INTERVAL_METHODS
 from sklearn_smallfair.smoothing import AdditiveSmoothing, CrossPriorSmoothing
 
 ALPHA = 0.05
@@ -32,7 +34,7 @@ CLOSED = ("clopper-pearson", "wilson", "jeffreys")
 
 # Which interval methods each single-group metric of the registry takes. A metric
 # added to the registry fails test_method_table_covers_the_registry until listed.
-PROPORTION = set(CI_METHODS)
+PROPORTION = set(INTERVAL_METHODS)
 DRAWS_ONLY = {"auto", "posterior", "bootstrap"}
 METHOD_TABLE = {
     **{m: PROPORTION for m in metric_names(family="binomial")},
@@ -60,7 +62,7 @@ COUNTS = {
 
 def _table(**kw):
     kw.setdefault("zero_division", np.nan)
-    kw.setdefault("ci", 0.95)
+    kw.setdefault("confidence_level", 0.95)
     return group_metrics(counts=COUNTS, **kw)
 
 
@@ -73,11 +75,11 @@ def test_method_table_covers_the_registry():
 
 @pytest.mark.parametrize("name", sorted(METHOD_TABLE))
 def test_each_metric_takes_exactly_its_methods(name):
-    for method in CI_METHODS:
-        kw = dict(metrics=name, ci_method=method, n_draws=200, random_state=0)
+    for method in INTERVAL_METHODS:
+        kw = dict(metrics=name, interval_method=method, n_resamples=200, random_state=0)
         if method in METHOD_TABLE[name]:
             table = _table(**kw)
-            low, high = table[f"{name}_ci_low"], table[f"{name}_ci_high"]
+            low, high = table[f"{name}_low"], table[f"{name}_high"]
             defined = ~table[f"{name}_undefined"]
             assert low[defined].notna().sum() >= 3
             assert (low[defined] <= high[defined]).all()
@@ -174,7 +176,7 @@ def test_group_metrics_uses_the_right_cells(method):
         "wilson": wilson_interval,
         "jeffreys": jeffreys_interval,
     }[method]
-    table = _table(metrics=["tpr", "ppv", "acc", "prev", "f1"], ci_method=method)
+    table = _table(metrics=["tpr", "ppv", "acc", "prev", "f1"], interval_method=method)
     c = np.array(list(COUNTS.values()), dtype=float)
     tp, fn, fp, tn = c.T
     cases = {
@@ -186,13 +188,13 @@ def test_group_metrics_uses_the_right_cells(method):
     for name, (k, m) in cases.items():
         low, high = func(k, m, ALPHA)
         defined = m > 0
-        np.testing.assert_allclose(table[f"{name}_ci_low"][defined], low[defined])
-        np.testing.assert_allclose(table[f"{name}_ci_high"][defined], high[defined])
-        assert table[f"{name}_ci_low"][~defined].isna().all()
+        np.testing.assert_allclose(table[f"{name}_low"][defined], low[defined])
+        np.testing.assert_allclose(table[f"{name}_high"][defined], high[defined])
+        assert table[f"{name}_low"][~defined].isna().all()
     low, high = func(tp, tp + fn + fp, ALPHA)
-    np.testing.assert_allclose(table["f1_ci_low"], 2 * low / (1 + low))
-    np.testing.assert_allclose(table["f1_ci_high"], 2 * high / (1 + high))
-    assert table.attrs["ci_method"]["tpr"] == method
+    np.testing.assert_allclose(table["f1_low"], 2 * low / (1 + low))
+    np.testing.assert_allclose(table["f1_high"], 2 * high / (1 + high))
+    assert table.attrs["interval_method"]["tpr"] == method
 
 
 # ---------------------------------------------------------------------------------
@@ -203,49 +205,49 @@ def test_smoothed_value_is_the_posterior_mean():
     table = _table(
         metrics=["tpr", "acc"],
         smoothing=CrossPriorSmoothing(lam),
-        ci_method="posterior",
+        interval_method="posterior",
     )
     c = np.array(list(COUNTS.values()), dtype=float)
     a = c + lam * reference_counts(c) / reference_counts(c).sum(1, keepdims=True)
     tpr = beta(a[:, 0], a[:, 1])
     np.testing.assert_allclose(table["tpr_smoothed"], tpr.mean())
-    np.testing.assert_allclose(table["tpr_smoothed_ci_low"], tpr.ppf(ALPHA / 2))
-    np.testing.assert_allclose(table["tpr_smoothed_ci_high"], tpr.ppf(1 - ALPHA / 2))
+    np.testing.assert_allclose(table["tpr_smoothed_low"], tpr.ppf(ALPHA / 2))
+    np.testing.assert_allclose(table["tpr_smoothed_high"], tpr.ppf(1 - ALPHA / 2))
     acc = beta(a[:, 0] + a[:, 3], a[:, 1] + a[:, 2])  # aggregation property
     np.testing.assert_allclose(table["acc_smoothed"], acc.mean())
-    np.testing.assert_allclose(table["acc_smoothed_ci_low"], acc.ppf(ALPHA / 2))
-    assert set(table.attrs["ci_method"].values()) == {"posterior"}
+    np.testing.assert_allclose(table["acc_smoothed_low"], acc.ppf(ALPHA / 2))
+    assert set(table.attrs["interval_method"].values()) == {"posterior"}
 
 
 def test_additive_smoothing_prior_is_eps():
     table = _table(
-        metrics="ppv", smoothing=AdditiveSmoothing(2.0), ci_method="posterior"
+        metrics="ppv", smoothing=AdditiveSmoothing(2.0), interval_method="posterior"
     )
     c = np.array(list(COUNTS.values()), dtype=float)
     ppv = beta(c[:, 0] + 2, c[:, 2] + 2)
     np.testing.assert_allclose(table["ppv_smoothed"], ppv.mean())
-    np.testing.assert_allclose(table["ppv_smoothed_ci_low"], ppv.ppf(ALPHA / 2))
-    np.testing.assert_allclose(table["ppv_smoothed_ci_high"], ppv.ppf(1 - ALPHA / 2))
+    np.testing.assert_allclose(table["ppv_smoothed_low"], ppv.ppf(ALPHA / 2))
+    np.testing.assert_allclose(table["ppv_smoothed_high"], ppv.ppf(1 - ALPHA / 2))
     # the default is the hull of that posterior interval and the raw interval
     auto = _table(metrics="ppv", smoothing=AdditiveSmoothing(2.0))
-    assert auto.attrs["ci_method"]["ppv_smoothed"] == "posterior-hull"
+    assert auto.attrs["interval_method"]["ppv_smoothed"] == "posterior-hull"
     np.testing.assert_allclose(
-        auto["ppv_smoothed_ci_low"],
-        np.fmin(ppv.ppf(ALPHA / 2), auto["ppv_ci_low"]),
+        auto["ppv_smoothed_low"],
+        np.fmin(ppv.ppf(ALPHA / 2), auto["ppv_low"]),
     )
     np.testing.assert_allclose(
-        auto["ppv_smoothed_ci_high"],
-        np.fmax(ppv.ppf(1 - ALPHA / 2), auto["ppv_ci_high"]),
+        auto["ppv_smoothed_high"],
+        np.fmax(ppv.ppf(1 - ALPHA / 2), auto["ppv_high"]),
     )
 
 
 def test_raw_posterior_uses_the_jeffreys_prior():
-    table = _table(metrics=["fpr", "acc"], ci_method="posterior")
+    table = _table(metrics=["fpr", "acc"], interval_method="posterior")
     c = np.array(list(COUNTS.values()), dtype=float)
     fpr = beta(c[:, 2] + 0.5, c[:, 3] + 0.5)
     acc = beta(c[:, 0] + c[:, 3] + 1.0, c[:, 1] + c[:, 2] + 1.0)
-    np.testing.assert_allclose(table["fpr_ci_low"], fpr.ppf(ALPHA / 2))
-    np.testing.assert_allclose(table["acc_ci_high"], acc.ppf(1 - ALPHA / 2))
+    np.testing.assert_allclose(table["fpr_low"], fpr.ppf(ALPHA / 2))
+    np.testing.assert_allclose(table["acc_high"], acc.ppf(1 - ALPHA / 2))
 
 
 def _quantile_se(sample, q, n):
@@ -259,13 +261,13 @@ def _quantile_se(sample, q, n):
 
 @pytest.mark.parametrize("name", ["mcc", "pt", "mb"])
 def test_drawn_posterior_agrees_with_brute_force_dirichlet(name):
-    n_draws = 20_000
+    n_resamples = 20_000
     lam = 8.0
     table = _table(
         metrics=name,
-        ci_method="posterior",
+        interval_method="posterior",
         smoothing=CrossPriorSmoothing(lam),
-        n_draws=n_draws,
+        n_resamples=n_resamples,
         random_state=1,
     )
     c = np.array(list(COUNTS.values()), dtype=float)
@@ -284,10 +286,10 @@ def test_drawn_posterior_agrees_with_brute_force_dirichlet(name):
             values = compute_metric(name, brute)
             values = values[~np.isnan(values)]
             for q, col in ((ALPHA / 2, "low"), (1 - ALPHA / 2, "high")):
-                got = table.loc[group, f"{name}{suffix}_ci_{col}"]
+                got = table.loc[group, f"{name}{suffix}_{col}"]
                 want = np.quantile(values, q)
                 se = np.hypot(
-                    _quantile_se(values, q, n_draws),
+                    _quantile_se(values, q, n_resamples),
                     _quantile_se(values, q, values.size),
                 )
                 assert abs(got - want) <= 5 * se + 1e-12, (group, suffix, col)
@@ -310,7 +312,7 @@ def test_draw_quantiles_matches_numpy_and_skips_undefined_draws():
 
 def test_chunks_do_not_change_the_draws(monkeypatch):
     kw = dict(
-        metrics=["mcc", "tpr"], ci_method="bootstrap", n_draws=300, random_state=4
+        metrics=["mcc", "tpr"], interval_method="bootstrap", n_resamples=300, random_state=4
     )
     whole = _table(**kw)
     monkeypatch.setattr(_intervals, "_CHUNK_DRAWS", 600)  # two groups per chunk
@@ -320,7 +322,7 @@ def test_chunks_do_not_change_the_draws(monkeypatch):
 # ---------------------------------------------------------------------------------
 # Stratified bootstrap
 # ---------------------------------------------------------------------------------
-def _plain_bootstrap(name, counts, labels, n_draws, random_state, prior=None):
+def _plain_bootstrap(name, counts, labels, n_resamples, random_state, prior=None):
     """The straightforward bootstrap: one replicate at a time, group by group."""
     from sklearn_smallfair._random import child_rng, resolve_seed
 
@@ -330,7 +332,7 @@ def _plain_bootstrap(name, counts, labels, n_draws, random_state, prior=None):
         rng = child_rng(base, label, name)
         n = int(c.sum())
         replicates = []
-        for _ in range(n_draws):
+        for _ in range(n_resamples):
             star = rng.multinomial(n, c / n).astype(float)
             if prior is not None:
                 star = star + prior[labels.index(label)]
@@ -349,31 +351,31 @@ def _plain_bootstrap(name, counts, labels, n_draws, random_state, prior=None):
 
 @pytest.mark.parametrize("name", ["tpr", "mcc", "acc"])
 def test_bootstrap_equals_a_plain_replicate_loop(name):
-    table = _table(metrics=name, ci_method="bootstrap", n_draws=200, random_state=7)
+    table = _table(metrics=name, interval_method="bootstrap", n_resamples=200, random_state=7)
     c = np.array(list(COUNTS.values()), dtype=float)
     low, high = _plain_bootstrap(name, c, list(COUNTS), 200, 7)
     defined = ~table[f"{name}_undefined"].to_numpy()
     assert defined.sum() >= 4
-    np.testing.assert_allclose(table[f"{name}_ci_low"][defined], low[defined])
-    np.testing.assert_allclose(table[f"{name}_ci_high"][defined], high[defined])
+    np.testing.assert_allclose(table[f"{name}_low"][defined], low[defined])
+    np.testing.assert_allclose(table[f"{name}_high"][defined], high[defined])
 
 
 def test_bootstrap_of_smoothed_values_smooths_each_replicate():
     lam = 5.0
     table = _table(
         metrics="ppv",
-        ci_method="bootstrap",
+        interval_method="bootstrap",
         smoothing=CrossPriorSmoothing(lam),
-        n_draws=200,
+        n_resamples=200,
         random_state=3,
     )
     c = np.array(list(COUNTS.values()), dtype=float)
     ref = reference_counts(c)
     prior = lam * ref / ref.sum(1, keepdims=True)
     low, high = _plain_bootstrap("ppv", c, list(COUNTS), 200, 3, prior=prior)
-    np.testing.assert_allclose(table["ppv_smoothed_ci_low"], low)
-    np.testing.assert_allclose(table["ppv_smoothed_ci_high"], high)
-    assert table.attrs["ci_method"]["ppv_smoothed"] == "bootstrap"
+    np.testing.assert_allclose(table["ppv_smoothed_low"], low)
+    np.testing.assert_allclose(table["ppv_smoothed_high"], high)
+    assert table.attrs["interval_method"]["ppv_smoothed"] == "bootstrap"
 
 
 # ---------------------------------------------------------------------------------
@@ -383,11 +385,11 @@ def test_bootstrap_of_smoothed_values_smooths_each_replicate():
 def test_same_seed_same_intervals_whatever_the_groups_order(method):
     kw = dict(
         metrics=["mcc", "pt", "tpr"],
-        ci_method=method,
-        n_draws=300,
+        interval_method=method,
+        n_resamples=300,
         random_state=11,
         zero_division=np.nan,
-        ci=0.9,
+        confidence_level=0.9,
     )
     table = group_metrics(counts=COUNTS, **kw)
     shuffled = dict(reversed(list(COUNTS.items())))
@@ -399,24 +401,24 @@ def test_same_seed_same_intervals_whatever_the_groups_order(method):
     pd.testing.assert_frame_equal(part[cols], table.loc[list(fewer), cols])
     other_seed = group_metrics(counts=COUNTS, **{**kw, "random_state": 12})
     assert not np.allclose(
-        other_seed["mcc_ci_low"].dropna(), table["mcc_ci_low"].dropna()
+        other_seed["mcc_low"].dropna(), table["mcc_low"].dropna()
     )
 
 
 # ---------------------------------------------------------------------------------
 # Undefined values, parameters, columns
 # ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("method", CI_METHODS)
+@pytest.mark.parametrize("method", INTERVAL_METHODS)
 def test_undefined_values_have_nan_bounds_and_keep_their_flag(method):
     names = ["tpr", "npv", "ppv"] if method in CLOSED else ["tpr", "mcc", "te"]
     table = _table(
-        metrics=names, ci_method=method, zero_division=0.0, n_draws=200, random_state=0
+        metrics=names, interval_method=method, zero_division=0.0, n_resamples=200, random_state=0
     )
     undefined = 0
     for name in names:
         flag = table[f"{name}_undefined"]
-        assert table.loc[flag, f"{name}_ci_low"].isna().all()
-        assert table.loc[flag, f"{name}_ci_high"].isna().all()
+        assert table.loc[flag, f"{name}_low"].isna().all()
+        assert table.loc[flag, f"{name}_high"].isna().all()
         assert (table.loc[flag, name] == 0.0).all()  # the substituted value
         undefined += flag.sum()
     assert undefined >= 2
@@ -430,24 +432,24 @@ def test_columns_follow_each_value():
         "n_neg",
         "lam",
         "tpr",
-        "tpr_ci_low",
-        "tpr_ci_high",
+        "tpr_low",
+        "tpr_high",
         "tpr_undefined",
         "tpr_smoothed",
-        "tpr_smoothed_ci_low",
-        "tpr_smoothed_ci_high",
+        "tpr_smoothed_low",
+        "tpr_smoothed_high",
         "tpr_smoothed_undefined",
         "mcc",
-        "mcc_ci_low",
-        "mcc_ci_high",
+        "mcc_low",
+        "mcc_high",
         "mcc_undefined",
         "mcc_smoothed",
-        "mcc_smoothed_ci_low",
-        "mcc_smoothed_ci_high",
+        "mcc_smoothed_low",
+        "mcc_smoothed_high",
         "mcc_smoothed_undefined",
     ]
-    assert table.attrs["ci"] == 0.95
-    assert table.attrs["ci_method"] == {
+    assert table.attrs["confidence_level"] == 0.95
+    assert table.attrs["interval_method"] == {
         "tpr": "clopper-pearson",
         "tpr_smoothed": "posterior-hull",
         "mcc": "projection",
@@ -455,41 +457,41 @@ def test_columns_follow_each_value():
     }
 
 
-def test_without_ci_nothing_changes():
+def test_without_confidence_level_nothing_changes():
     plain = group_metrics(counts=COUNTS, metrics=["tpr", "mcc"], zero_division=np.nan)
-    assert not any("_ci_" in c for c in plain.columns)
-    assert "ci_method" not in plain.attrs
+    assert not any(c.endswith(("_low", "_high")) for c in plain.columns)
+    assert "interval_method" not in plain.attrs
 
 
 def test_bounds_contain_the_value_for_closed_forms():
-    table = _table(metrics=metric_names(family="joint_ratio"), ci_method="wilson")
+    table = _table(metrics=metric_names(family="joint_ratio"), interval_method="wilson")
     for name in metric_names(family="joint_ratio"):
         ok = ~table[f"{name}_undefined"]
-        assert (table.loc[ok, f"{name}_ci_low"] <= table.loc[ok, name] + 1e-12).all()
-        assert (table.loc[ok, name] <= table.loc[ok, f"{name}_ci_high"] + 1e-12).all()
+        assert (table.loc[ok, f"{name}_low"] <= table.loc[ok, name] + 1e-12).all()
+        assert (table.loc[ok, name] <= table.loc[ok, f"{name}_high"] + 1e-12).all()
 
 
 @pytest.mark.parametrize(
     "kw, match",
     [
-        ({"ci": 0.0}, "'ci' parameter"),
-        ({"ci": 1.0}, "'ci' parameter"),
-        ({"ci": 95}, "'ci' parameter"),
-        ({"ci_method": "wald"}, "'ci_method' parameter"),
-        ({"n_draws": 99}, "'n_draws' parameter"),
-        ({"n_draws": 10**6 + 1}, "'n_draws' parameter"),
+        ({"confidence_level": 0.0}, "'confidence_level' parameter"),
+        ({"confidence_level": 1.0}, "'confidence_level' parameter"),
+        ({"confidence_level": 95}, "'confidence_level' parameter"),
+        ({"interval_method": "wald"}, "'interval_method' parameter"),
+        ({"n_resamples": 99}, "'n_resamples' parameter"),
+        ({"n_resamples": 10**6 + 1}, "'n_resamples' parameter"),
         ({"random_state": -1}, "'random_state' parameter"),
     ],
 )
 def test_bad_interval_parameters_are_refused(kw, match):
     with pytest.raises(InvalidParameterError, match=match):
-        group_metrics(counts=COUNTS, **{"ci": 0.95, **kw})
+        group_metrics(counts=COUNTS, **{"confidence_level": 0.95, **kw})
 
 
 def test_a_closed_form_for_a_metric_without_one_names_the_methods():
     with pytest.raises(ValueError) as info:
         group_metrics(
-            counts=COUNTS, metrics=["tpr", "mcc", "pt"], ci=0.9, ci_method="wilson"
+            counts=COUNTS, metrics=["tpr", "mcc", "pt"], confidence_level=0.9, interval_method="wilson"
         )
     message = str(info.value)
     assert "mcc, pt are not a proportion" in message
@@ -504,8 +506,8 @@ def test_errors_come_before_any_work():
             [1],
             sensitive_features=["a"],
             metrics="mcc",
-            ci=0.9,
-            ci_method="jeffreys",
+            confidence_level=0.9,
+            interval_method="jeffreys",
         )
 
 
@@ -514,18 +516,18 @@ def test_two_group_metrics_get_drawn_intervals():
         for reference in ("rest", "total", "a"):
             table = _table(
                 metrics=["ofi", "te"],
-                ci_method=method,
+                interval_method=method,
                 reference=reference,
                 smoothing=CrossPriorSmoothing(3.0),
-                n_draws=400,
+                n_resamples=400,
                 random_state=0,
             )
             for name in ("ofi", "te", "ofi_smoothed", "te_smoothed"):
                 ok = ~table[f"{name}_undefined"]
                 assert ok.sum() >= 2
-                assert table.loc[ok, f"{name}_ci_low"].notna().all()
+                assert table.loc[ok, f"{name}_low"].notna().all()
                 assert (
-                    table.loc[ok, f"{name}_ci_low"] <= table.loc[ok, f"{name}_ci_high"]
+                    table.loc[ok, f"{name}_low"] <= table.loc[ok, f"{name}_high"]
                 ).all()
 
 
@@ -535,20 +537,20 @@ def test_weighted_counts_take_intervals():
     p = rng.integers(0, 2, 60)
     g = np.repeat(["x", "y", "z"], 20)
     w = rng.uniform(0.5, 1.5, 60)
-    for method in CI_METHODS:
+    for method in INTERVAL_METHODS:
         table = group_metrics(
             y,
             p,
             sensitive_features=g,
             sample_weight=w,
             metrics="tpr",
-            ci=0.9,
-            ci_method=method,
-            n_draws=200,
+            confidence_level=0.9,
+            interval_method=method,
+            n_resamples=200,
             random_state=0,
         )
-        assert table["tpr_ci_low"].notna().all()
-        assert (table["tpr_ci_low"] <= table["tpr_ci_high"]).all()
+        assert table["tpr_low"].notna().all()
+        assert (table["tpr_low"] <= table["tpr_high"]).all()
 
 
 # ---------------------------------------------------------------------------------
@@ -581,8 +583,8 @@ def test_disparity_intervals_newcombe_on_the_published_example():
     )
     row = table.loc[("g", "tpr")]
     assert row["difference"] == pytest.approx(56 / 70 - 48 / 80)
-    assert row["difference_ci_low"] == pytest.approx(0.0524, abs=5e-5)
-    assert row["difference_ci_high"] == pytest.approx(0.3339, abs=5e-5)
+    assert row["difference_low"] == pytest.approx(0.0524, abs=5e-5)
+    assert row["difference_high"] == pytest.approx(0.3339, abs=5e-5)
     assert row["difference_method"] == "newcombe"
 
 
@@ -602,8 +604,8 @@ def test_katz_equals_its_formula():
 
 
 def test_disparity_columns_and_values():
-    table = disparity_intervals(counts=COUNTS, metrics=["tpr", "acc", "mcc"], ci=0.9)
-    assert list(table.columns) == list(_intervals._DISPARITY_COLUMNS)
+    table = disparity_intervals(counts=COUNTS, metrics=["tpr", "acc", "mcc"], confidence_level=0.9)
+    assert list(table.columns) == list(_disparity_intervals._DISPARITY_COLUMNS)
     assert table.index.names == ["group", "metric"]
     assert list(table.index[:3]) == [("a", "tpr"), ("a", "acc"), ("a", "mcc")]
     c = np.array(list(COUNTS.values()), dtype=float)
@@ -616,8 +618,8 @@ def test_disparity_columns_and_values():
         np.testing.assert_allclose(sub["reference_value"], ref)
         ok = ~sub["undefined"]
         np.testing.assert_allclose(sub["difference"][ok], (value - ref)[ok])
-        assert sub.loc[~ok, "difference_ci_low"].isna().all()
-        assert (sub["difference_ci_low"][ok] <= sub["difference"][ok] + 1e-12).all()
+        assert sub.loc[~ok, "difference_low"].isna().all()
+        assert (sub["difference_low"][ok] <= sub["difference"][ok] + 1e-12).all()
     assert set(table.xs("mcc", level="metric")["difference_method"]) == {"posterior"}
     assert set(table.xs("tpr", level="metric")["ratio_method"]) == {"katz"}
     assert table["undefined"].sum() >= 2
@@ -631,7 +633,7 @@ def test_disparity_against_the_total_is_the_mapped_rest_interval():
     m_r = m_g.sum() - m_g
     s = m_r / (m_g + m_r)
     np.testing.assert_allclose(
-        total["difference_ci_low"], s * rest["difference_ci_low"].to_numpy()
+        total["difference_low"], s * rest["difference_low"].to_numpy()
     )
     np.testing.assert_allclose(
         total["difference"], s * rest["difference"].to_numpy(), atol=1e-15
@@ -640,17 +642,20 @@ def test_disparity_against_the_total_is_the_mapped_rest_interval():
 
 def test_named_reference_group_against_itself():
     table = disparity_intervals(
-        counts=COUNTS, metrics=["tpr", "eod"], reference="a", method="posterior"
+        counts=COUNTS,
+        metrics=["tpr", "eod"],
+        reference="a",
+        interval_method="posterior",
     )
     row = table.loc[("a", "tpr")]
     assert row["difference"] == 0.0
-    assert (row["difference_ci_low"], row["difference_ci_high"]) == (0.0, 0.0)
-    assert (row["ratio_ci_low"], row["ratio_ci_high"]) == (1.0, 1.0)
+    assert (row["difference_low"], row["difference_high"]) == (0.0, 0.0)
+    assert (row["ratio_low"], row["ratio_high"]) == (1.0, 1.0)
 
 
 @pytest.mark.parametrize("method", ["auto", "posterior", "bootstrap"])
 def test_equalized_odds_is_the_projection_of_the_two_gaps(method):
-    kw = dict(counts=COUNTS, method=method, n_draws=400, random_state=2)
+    kw = dict(counts=COUNTS, interval_method=method, n_resamples=400, random_state=2)
     table = disparity_intervals(metrics=["tpr", "fpr", "equalized_odds"], **kw)
     eod = table.xs("equalized_odds", level="metric")
     tpr = table.xs("tpr", level="metric")
@@ -662,25 +667,30 @@ def test_equalized_odds_is_the_projection_of_the_two_gaps(method):
         np.maximum(tpr["difference"].abs(), fpr["difference"].abs())[ok],
     )
     # the gaps' intervals at level sqrt(0.95)
-    sidak = disparity_intervals(metrics=["tpr", "fpr"], ci=np.sqrt(0.95), **kw)
+    sidak = disparity_intervals(metrics=["tpr", "fpr"], confidence_level=np.sqrt(0.95), **kw)
     bounds = []
     for name in ("tpr", "fpr"):
         sub = sidak.xs(name, level="metric")
-        lo, hi = sub["difference_ci_low"], sub["difference_ci_high"]
+        lo, hi = sub["difference_low"], sub["difference_high"]
         near = np.where((lo <= 0) & (hi >= 0), 0.0, np.minimum(lo.abs(), hi.abs()))
         bounds.append((near, np.maximum(lo.abs(), hi.abs())))
     np.testing.assert_allclose(
-        eod["difference_ci_low"][ok], np.maximum(bounds[0][0], bounds[1][0])[ok]
+        eod["difference_low"][ok], np.maximum(bounds[0][0], bounds[1][0])[ok]
     )
     np.testing.assert_allclose(
-        eod["difference_ci_high"][ok], np.maximum(bounds[0][1], bounds[1][1])[ok]
+        eod["difference_high"][ok], np.maximum(bounds[0][1], bounds[1][1])[ok]
     )
-    assert (eod["difference_ci_low"][ok] <= eod["difference"][ok]).all()
+    assert (eod["difference_low"][ok] <= eod["difference"][ok]).all()
     assert eod["ratio"].isna().all()
 
 
 def test_disparity_draws_do_not_depend_on_group_order():
-    kw = dict(metrics=["mcc", "tpr"], method="bootstrap", n_draws=300, random_state=5)
+    kw = dict(
+        metrics=["mcc", "tpr"],
+        interval_method="bootstrap",
+        n_resamples=300,
+        random_state=5,
+    )
     table = disparity_intervals(counts=COUNTS, **kw)
     again = disparity_intervals(counts=dict(reversed(list(COUNTS.items()))), **kw)
     pd.testing.assert_frame_equal(again.loc[table.index], table)
@@ -689,16 +699,16 @@ def test_disparity_draws_do_not_depend_on_group_order():
 def test_disparity_parameter_errors():
     with pytest.raises(ValueError, match="not a binomial or joint-ratio"):
         disparity_intervals(
-            counts=COUNTS, metrics=["tpr", "mcc"], method="newcombe-katz"
+            counts=COUNTS, metrics=["tpr", "mcc"], interval_method="newcombe-katz"
         )
     with pytest.raises(ValueError, match="equalized_odds"):
         disparity_intervals(counts=COUNTS, metrics=["tpr", "unknown"])
     with pytest.raises(ValueError, match="two-group"):
         disparity_intervals(counts=COUNTS, metrics="ofi")
-    with pytest.raises(InvalidParameterError, match="'method' parameter"):
-        disparity_intervals(counts=COUNTS, method="wilson")
-    with pytest.raises(InvalidParameterError, match="'ci' parameter"):
-        disparity_intervals(counts=COUNTS, ci=1.5)
+    with pytest.raises(InvalidParameterError, match="'interval_method' parameter"):
+        disparity_intervals(counts=COUNTS, interval_method="wilson")
+    with pytest.raises(InvalidParameterError, match="'confidence_level' parameter"):
+        disparity_intervals(counts=COUNTS, confidence_level=1.5)
 
 
 @pytest.mark.parametrize(
@@ -755,15 +765,15 @@ def _coverage(method, law, n, n_groups, seed):
     table = group_metrics(
         counts=unique,
         metrics=PROPORTION_METRICS,
-        ci=0.95,
-        ci_method=method,
+        confidence_level=0.95,
+        interval_method=method,
         zero_division=np.nan,
     )
     out = {}
     for name in PROPORTION_METRICS:
         truth = compute_metric(name, p)
-        low = table[f"{name}_ci_low"].to_numpy()[inverse.ravel()]
-        high = table[f"{name}_ci_high"].to_numpy()[inverse.ravel()]
+        low = table[f"{name}_low"].to_numpy()[inverse.ravel()]
+        high = table[f"{name}_high"].to_numpy()[inverse.ravel()]
         defined = ~np.isnan(low)
         covered = (low <= truth + 1e-12) & (truth - 1e-12 <= high)
         out[name] = (covered[defined].mean(), defined.sum())

@@ -1,4 +1,4 @@
-"""Exact coverage of the default intervals (``ci_method="auto"``) at small n.
+"""Exact coverage of the default intervals (``interval_method="auto"``) at small n.
 
 Every confusion matrix of size n is enumerated (``C(n + 3, 3)`` of them), its
 interval computed once, and the coverage under a law is the multinomial
@@ -15,7 +15,7 @@ from sklearn_smallfair import enumerate_confusion_matrices, multinomial_logpmf
 from sklearn_smallfair.metrics import compute_metric, get_metric
 from sklearn_smallfair.metrics._intervals import (
     column_interval,
-    resolve_ci_method,
+    resolve_interval_method,
 )
 
 ALPHA = 0.05
@@ -62,7 +62,7 @@ def intervals(metric, cms, method, prior=None):
         cms,
         method=method,
         alpha=ALPHA,
-        n_draws=400,
+        n_resamples=400,
         seed=np.random.SeedSequence(0),
         labels=labels,
         prior=prior,
@@ -73,7 +73,7 @@ def intervals(metric, cms, method, prior=None):
 @pytest.mark.parametrize("name", PROPORTIONS + PROJECTED)
 def test_auto_covers_at_small_n_on_extreme_laws(name, n):
     metric = get_metric(name)
-    method = resolve_ci_method(metric, "auto", smoothed=False)
+    method = resolve_interval_method(metric, "auto", smoothed=False)
     cms = enumerate_confusion_matrices(n)
     low, high = intervals(metric, cms, method)
     for law in EXTREME_LAWS:
@@ -103,22 +103,22 @@ def test_the_check_fails_a_bad_method(name, bad, law):
 
 
 def test_auto_methods():
-    assert resolve_ci_method(get_metric("tpr"), "auto", smoothed=False) == (
+    assert resolve_interval_method(get_metric("tpr"), "auto", smoothed=False) == (
         "clopper-pearson"
     )
-    assert resolve_ci_method(get_metric("f1"), "auto", smoothed=False) == (
+    assert resolve_interval_method(get_metric("f1"), "auto", smoothed=False) == (
         "clopper-pearson"
     )
-    assert resolve_ci_method(get_metric("mcc"), "auto", smoothed=False) == (
+    assert resolve_interval_method(get_metric("mcc"), "auto", smoothed=False) == (
         "projection"
     )
-    assert resolve_ci_method(get_metric("ofi"), "auto", smoothed=False) == ("posterior")
-    assert resolve_ci_method(get_metric("tpr"), "auto", smoothed=True) == (
+    assert resolve_interval_method(get_metric("ofi"), "auto", smoothed=False) == ("posterior")
+    assert resolve_interval_method(get_metric("tpr"), "auto", smoothed=True) == (
         "posterior-hull"
     )
     # methods asked for explicitly are unchanged
-    assert resolve_ci_method(get_metric("tpr"), "wilson", smoothed=False) == "wilson"
-    assert resolve_ci_method(get_metric("tpr"), "wilson", smoothed=True) == (
+    assert resolve_interval_method(get_metric("tpr"), "wilson", smoothed=False) == "wilson"
+    assert resolve_interval_method(get_metric("tpr"), "wilson", smoothed=True) == (
         "posterior"
     )
 
@@ -202,7 +202,7 @@ def test_auto_covers_on_the_grid_of_laws(n):
     for name in PROPORTIONS + PROJECTED:
         metric = get_metric(name)
         low, high = intervals(
-            metric, cms, resolve_ci_method(metric, "auto", smoothed=False)
+            metric, cms, resolve_interval_method(metric, "auto", smoothed=False)
         )
         coverage = coverage_on_laws(metric, cms, low, high, laws)
         assert coverage.min() >= TARGET, (name, n, coverage.min())

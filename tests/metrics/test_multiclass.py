@@ -12,7 +12,7 @@ from sklearn.metrics import (
     precision_recall_fscore_support,
 )
 
-from sklearn_smallfair.metrics._multiclass import (
+from sklearn_smallfair.metrics import (
     multiclass_confusion_counts,
     multiclass_metric,
     one_vs_rest,
@@ -195,7 +195,7 @@ def test_hole_counts_equal_enumeration(k, n_max):
     from math import comb
 
     from sklearn_smallfair.metrics import count_undefined
-    from sklearn_smallfair.metrics._multiclass import enumerate_multiclass_matrices
+    from sklearn_smallfair._multiclass_counts import enumerate_multiclass_matrices
 
     names = ("tpr", "fpr", "ppv", "npv", "f1", "f1_original", "pt", "mb", "acc",
              "mcc", "kappa", "balanced_accuracy", "accuracy")
@@ -235,7 +235,7 @@ def test_hole_counts_closed_forms_at_large_n():
     with pytest.raises(ValueError, match="n_classes"):
         count_undefined("tpr", 5, n_classes=1)
     with pytest.raises(ValueError, match="2 GiB"):
-        from sklearn_smallfair.metrics._multiclass import enumerate_multiclass_matrices
+        from sklearn_smallfair._multiclass_counts import enumerate_multiclass_matrices
 
         enumerate_multiclass_matrices(200, 4)
 
@@ -243,10 +243,10 @@ def test_hole_counts_closed_forms_at_large_n():
 def test_group_table_against_sklearn_per_group():
     from sklearn.metrics import recall_score
 
-    from sklearn_smallfair.metrics import multiclass_group_metrics
+    from sklearn_smallfair.metrics import group_metrics
 
     t, p, g, labels = _data(11, n=400, k=3, n_groups=5)
-    table = multiclass_group_metrics(
+    table = group_metrics(
         t, p, sensitive_features=g, labels=labels, metrics=["tpr", "ppv"]
     )
     assert table.index.names == ["group", "class"]
@@ -263,7 +263,7 @@ def test_group_table_against_sklearn_per_group():
             table.loc[grp, "support"].to_numpy(),
             [np.sum(t[m] == lab) for lab in labels],
         )
-    averaged = multiclass_group_metrics(
+    averaged = group_metrics(
         t, p, sensitive_features=g, labels=labels,
         metrics=["tpr", "mcc", "kappa"], average="weighted",
     )
@@ -282,27 +282,27 @@ def test_group_table_against_sklearn_per_group():
 
 def test_group_table_undefined_policy_and_errors():
     from sklearn_smallfair.exceptions import UndefinedGroupMetricWarning
-    from sklearn_smallfair.metrics import multiclass_group_metrics
+    from sklearn_smallfair.metrics import group_metrics
 
     t = ["a", "a", "b", "c", "c", "b"]
     p = ["a", "b", "b", "c", "a", "b"]
     g = [0, 0, 0, 1, 1, 1]
     with pytest.warns(UndefinedGroupMetricWarning, match=r"\(0, 'c'\)"):
-        table = multiclass_group_metrics(t, p, sensitive_features=g, metrics="tpr")
+        table = group_metrics(t, p, sensitive_features=g, metrics="tpr")
     assert table.loc[(0, "c"), "tpr_undefined"]
-    filled = multiclass_group_metrics(
+    filled = group_metrics(
         t, p, sensitive_features=g, metrics="tpr", zero_division=0.0
     )
     assert filled.loc[(0, "c"), "tpr"] == 0.0
     assert filled.loc[(0, "c"), "tpr_undefined"]
     with pytest.raises(ValueError, match="whole K x K matrix"):
-        multiclass_group_metrics(t, p, sensitive_features=g, metrics=["kappa"])
+        group_metrics(t, p, sensitive_features=g, metrics=["kappa"])
     with pytest.raises(ValueError, match=r"[Uu]nknown metric"):
-        multiclass_group_metrics(t, p, sensitive_features=g, metrics=["tprr"])
+        group_metrics(t, p, sensitive_features=g, metrics=["tprr"])
 
 
 def test_group_metrics_takes_multiclass_targets():
-    from sklearn_smallfair.metrics import group_metrics, multiclass_group_metrics
+    from sklearn_smallfair.metrics import group_metrics
 
     t, p, g, labels = _data(5, n=200)
     table = group_metrics(t, p, sensitive_features=g, labels=labels,
@@ -310,7 +310,7 @@ def test_group_metrics_takes_multiclass_targets():
     pd_testing = pytest.importorskip("pandas.testing")
     pd_testing.assert_frame_equal(
         table,
-        multiclass_group_metrics(t, p, sensitive_features=g, labels=labels,
+        group_metrics(t, p, sensitive_features=g, labels=labels,
                                  metrics=["tpr", "ppv"]),
     )
     averaged = group_metrics(t, p, sensitive_features=g, average="macro",

@@ -11,12 +11,11 @@ from scipy.stats import beta
 from sklearn_smallfair.metrics import (
     group_metrics,
     multiclass_confusion_counts,
-    multiclass_group_metrics,
     multiclass_metric,
     one_vs_rest,
 )
-from sklearn_smallfair.metrics._intervals import wilson_interval
-from sklearn_smallfair.metrics._multiclass import matrix_prior
+from sklearn_smallfair._proportion_intervals import wilson_interval
+from sklearn_smallfair.metrics._multiclass_table import matrix_prior
 from sklearn_smallfair.smoothing import AdditiveSmoothing, CrossPriorSmoothing
 
 LABELS = np.array(["low", "mid", "high"])
@@ -40,17 +39,17 @@ def _quiet(func, *args, **kwargs):
 
 KW = dict(
     metrics=["tpr", "ppv", "mb"],
-    ci=0.9,
+    confidence_level=0.9,
     random_state=3,
-    n_draws=300,
+    n_resamples=300,
     smoothing=CrossPriorSmoothing(lam=5, min_reference=0),
 )
 KW_AVG = dict(
     metrics=["tpr", "accuracy", "kappa", "mcc"],
     average="weighted",
-    ci=0.9,
+    confidence_level=0.9,
     random_state=3,
-    n_draws=300,
+    n_resamples=300,
     smoothing=CrossPriorSmoothing(lam="auto", min_reference=0),
 )
 
@@ -72,12 +71,12 @@ def test_counts_path_equals_rows_path(kwargs):
     # a bare array: classes 0..K-1 and groups 0..G-1 by default, same values
     # (the draws are keyed by the group labels, which differ)
     bare = _quiet(group_metrics, counts=res.counts, **kwargs)
-    values = [c for c in rows.columns if "_ci_" not in c]
+    values = [c for c in rows.columns if not c.endswith(("_low", "_high"))]
     np.testing.assert_array_equal(bare[values].to_numpy(), rows[values].to_numpy())
     if kwargs.get("average") is None:
         assert list(bare.index.get_level_values("class")[:3]) == [0, 1, 2]
-    # through multiclass_group_metrics too
-    direct = _quiet(multiclass_group_metrics, counts=res, **kwargs)
+    # a MulticlassCounts keeps its own labels
+    direct = _quiet(group_metrics, counts=res, **kwargs)
     pd.testing.assert_frame_equal(direct, rows, check_exact=True)
 
 
@@ -195,10 +194,10 @@ def test_class_intervals_equal_the_binary_table(method):
     cps = CrossPriorSmoothing(lam=6, min_reference=0)
     kw = dict(
         metrics=metrics,
-        ci=0.9,
-        ci_method=method,
+        confidence_level=0.9,
+        interval_method=method,
         random_state=11,
-        n_draws=400,
+        n_resamples=400,
         smoothing=cps,
         zero_division=np.nan,
     )
@@ -209,14 +208,14 @@ def test_class_intervals_equal_the_binary_table(method):
         rows = table.xs(label, level="class")
         for m in metrics:
             for col in (m, f"{m}_smoothed"):
-                for end in ("_ci_low", "_ci_high"):
+                for end in ("_low", "_high"):
                     np.testing.assert_allclose(
                         rows[col + end].to_numpy(),
                         binary[col + end].to_numpy(),
                         rtol=1e-9,
                         err_msg=f"{label} {col}{end}",
                     )
-        assert binary.attrs["ci_method"] == table.attrs["ci_method"]
+        assert binary.attrs["interval_method"] == table.attrs["interval_method"]
 
 
 def test_accuracy_and_whole_matrix_intervals():
@@ -225,47 +224,47 @@ def test_accuracy_and_whole_matrix_intervals():
         counts=c,
         metrics=["accuracy", "kappa", "mcc"],
         average="micro",
-        ci=0.95,
+        confidence_level=0.95,
         random_state=0,
     )
     hit, n = np.trace(c, axis1=1, axis2=2), c.sum(axis=(1, 2))
     low, high = wilson_interval(hit, n, 0.05)
-    np.testing.assert_allclose(table["accuracy_ci_low"], low, rtol=1e-12)
-    np.testing.assert_allclose(table["accuracy_ci_high"], high, rtol=1e-12)
-    assert table.attrs["ci_method"] == {
+    np.testing.assert_allclose(table["accuracy_low"], low, rtol=1e-12)
+    np.testing.assert_allclose(table["accuracy_high"], high, rtol=1e-12)
+    assert table.attrs["interval_method"] == {
         "accuracy": "wilson",
         "kappa": "posterior",
         "mcc": "posterior",
     }
     # posterior: the trace's Beta (prior 2/K^2 per cell) against the Dirichlet draws
     post = group_metrics(
-        counts=c, metrics=["accuracy"], average="micro", ci=0.95, ci_method="posterior"
+        counts=c, metrics=["accuracy"], average="micro", confidence_level=0.95, interval_method="posterior"
     )
     a = matrix_prior(3)
     assert a == pytest.approx(2 / 9)
     np.testing.assert_allclose(
-        post["accuracy_ci_low"], beta.ppf(0.025, hit + 3 * a, n - hit + 6 * a)
+        post["accuracy_low"], beta.ppf(0.025, hit + 3 * a, n - hit + 6 * a)
     )
-    drawn = multiclass_group_metrics(
+    drawn = group_metrics(
         counts=c,
         metrics=["tpr"],
         average="micro",
-        ci=0.95,
-        ci_method="posterior",
-        n_draws=20000,
+        confidence_level=0.95,
+        interval_method="posterior",
+        n_resamples=20000,
         random_state=1,
     )
     # micro TPR is accuracy: its drawn interval agrees with the Beta within the
     # draws' error (sd of a 2.5 % quantile from 20000 draws: about 0.004)
-    np.testing.assert_allclose(drawn["tpr_ci_low"], post["accuracy_ci_low"], atol=0.01)
+    np.testing.assert_allclose(drawn["tpr_low"], post["accuracy_low"], atol=0.01)
     np.testing.assert_allclose(
-        drawn["tpr_ci_high"], post["accuracy_ci_high"], atol=0.01
+        drawn["tpr_high"], post["accuracy_high"], atol=0.01
     )
     # kappa's interval holds its value; the small group's is the wider
-    width = table["kappa_ci_high"] - table["kappa_ci_low"]
+    width = table["kappa_high"] - table["kappa_low"]
     assert (
-        (table["kappa_ci_low"] <= table["kappa"])
-        & (table["kappa"] <= table["kappa_ci_high"])
+        (table["kappa_low"] <= table["kappa"])
+        & (table["kappa"] <= table["kappa_high"])
     ).all()
     assert width.iloc[1] > width.iloc[0]
 
@@ -276,10 +275,10 @@ def test_intervals_reproducible_and_group_keyed():
     kw = dict(
         metrics=["kappa", "ppv"],
         average="weighted",
-        ci=0.95,
+        confidence_level=0.95,
         random_state=7,
-        n_draws=300,
-        ci_method="bootstrap",
+        n_resamples=300,
+        interval_method="bootstrap",
     )
     one = group_metrics(counts=res, **kw)
     pd.testing.assert_frame_equal(one, group_metrics(counts=res, **kw))
@@ -288,13 +287,13 @@ def test_intervals_reproducible_and_group_keyed():
     part = group_metrics(counts=sub, **kw)
     pd.testing.assert_frame_equal(part, one.drop(index="g1"))
     other = group_metrics(counts=res, **{**kw, "random_state": 8})
-    assert not np.allclose(other["kappa_ci_low"], one["kappa_ci_low"])
+    assert not np.allclose(other["kappa_low"], one["kappa_low"])
 
 
 def test_weighted_rows():
     t, p, g = _rows(8)
     cps = CrossPriorSmoothing(lam=5, min_reference=0)
-    kw = dict(labels=LABELS, metrics=["tpr", "mb"], smoothing=cps, ci=0.9)
+    kw = dict(labels=LABELS, metrics=["tpr", "mb"], smoothing=cps, confidence_level=0.9)
     weighted = _quiet(
         group_metrics,
         t,
@@ -327,19 +326,19 @@ def test_macro_intervals_mover_or_withheld_with_one_warning():
             sensitive_features=g,
             average="macro",
             metrics=metrics,
-            ci=0.95,
+            confidence_level=0.95,
             random_state=0,
         )
     assert sum("no interval" in str(w.message) for w in record) == 1
     message = str(next(w.message for w in record if "no interval" in str(w.message)))
     assert "for f1 (NaN" in message and "average=None" in message
-    assert table["f1_ci_low"].isna().all() and table["f1_ci_high"].isna().all()
-    assert table.attrs["ci_method"]["f1"] == "none"
-    assert table.attrs["ci_method"]["tpr"] == "mover-wilson"
-    assert table.attrs["ci_method"]["balanced_accuracy"] == "mover-wilson"
-    assert table["kappa_ci_low"].notna().all()
+    assert table["f1_low"].isna().all() and table["f1_high"].isna().all()
+    assert table.attrs["interval_method"]["f1"] == "none"
+    assert table.attrs["interval_method"]["tpr"] == "mover-wilson"
+    assert table.attrs["interval_method"]["balanced_accuracy"] == "mover-wilson"
+    assert table["kappa_low"].notna().all()
     # every class is in every group: balanced accuracy is the macro TPR
-    np.testing.assert_allclose(table["balanced_accuracy_ci_low"], table["tpr_ci_low"])
+    np.testing.assert_allclose(table["balanced_accuracy_low"], table["tpr_low"])
     # posterior draws and the bootstrap: withheld
     with pytest.warns(UserWarning, match="for tpr, f1, balanced_accuracy"):
         drawn = group_metrics(
@@ -348,11 +347,11 @@ def test_macro_intervals_mover_or_withheld_with_one_warning():
             sensitive_features=g,
             average="macro",
             metrics=metrics,
-            ci=0.95,
-            ci_method="bootstrap",
+            confidence_level=0.95,
+            interval_method="bootstrap",
             random_state=0,
         )
-    assert drawn["tpr_ci_low"].isna().all()
+    assert drawn["tpr_low"].isna().all()
 
 
 @pytest.mark.parametrize("method", ["auto", "jeffreys", "clopper-pearson"])
@@ -364,11 +363,11 @@ def test_macro_mover_by_hand(method):
         counts=c,
         metrics=["tpr", "ppv", "fdr"],
         average="macro",
-        ci=0.9,
-        ci_method=method,
+        confidence_level=0.9,
+        interval_method=method,
     )
     score = {"auto": "wilson"}.get(method, method)
-    from sklearn_smallfair.metrics._intervals import _SCORE_FUNCTIONS
+    from sklearn_smallfair._proportion_intervals import SCORE_FUNCTIONS
 
     diag = np.diagonal(c, axis1=1, axis2=2).astype(float)
     for name, k, m in (
@@ -376,20 +375,20 @@ def test_macro_mover_by_hand(method):
         ("ppv", diag, c.sum(axis=1)),
         ("fdr", c.sum(axis=1) - diag, c.sum(axis=1)),
     ):
-        assert table.attrs["ci_method"][name] == f"mover-{score}"
+        assert table.attrs["interval_method"][name] == f"mover-{score}"
         for i in range(2):
             ok = m[i] > 0
             ki, mi = k[i][ok], m[i][ok].astype(float)
-            lo, hi = _SCORE_FUNCTIONS[score](ki, mi, 0.1)
+            lo, hi = SCORE_FUNCTIONS[score](ki, mi, 0.1)
             w = 1.0 / ok.sum()
             mean = np.mean(ki / mi)
             assert table[name].iloc[i] == pytest.approx(mean, rel=1e-12)
             expect_lo = mean - np.sqrt(np.sum((w * (ki / mi - lo)) ** 2))
             expect_hi = mean + np.sqrt(np.sum((w * (hi - ki / mi)) ** 2))
-            assert table[f"{name}_ci_low"].iloc[i] == pytest.approx(
+            assert table[f"{name}_low"].iloc[i] == pytest.approx(
                 max(expect_lo, 0.0), rel=1e-12, abs=1e-15
             )
-            assert table[f"{name}_ci_high"].iloc[i] == pytest.approx(
+            assert table[f"{name}_high"].iloc[i] == pytest.approx(
                 min(expect_hi, 1.0), rel=1e-12
             )
 
@@ -415,10 +414,10 @@ def test_errors_name_the_argument_and_the_fix():
         group_metrics(counts=c, sample_weight=np.ones(4))
     with pytest.raises(ValueError, match=r"kappa is not one.*'posterior'"):
         group_metrics(
-            counts=c, metrics=["kappa"], average="micro", ci=0.9, ci_method="wilson"
+            counts=c, metrics=["kappa"], average="micro", confidence_level=0.9, interval_method="wilson"
         )
     with pytest.raises(ValueError, match="mb is not a proportion"):
-        group_metrics(counts=c, metrics=["mb"], ci=0.9, ci_method="wilson")
+        group_metrics(counts=c, metrics=["mb"], confidence_level=0.9, interval_method="wilson")
     with pytest.raises(ValueError, match=r"without the column\(s\) \['count'\]"):
         group_metrics(counts=pd.DataFrame({"true": [0], "predicted": [1]}))
     frame = multiclass_confusion_counts(t, p, sensitive_features=g).to_frame()
@@ -452,13 +451,13 @@ def _coverage(law, method, seed, n=30, n_groups=600):
         if not metrics:
             continue
         table = _quiet(
-            multiclass_group_metrics,
+            group_metrics,
             counts=counts,
             metrics=metrics,
             average=avg,
-            ci=0.95,
-            ci_method=method,
-            n_draws=500,
+            confidence_level=0.95,
+            interval_method=method,
+            n_resamples=500,
             random_state=seed,
             zero_division=np.nan,
         )
@@ -468,7 +467,7 @@ def _coverage(law, method, seed, n=30, n_groups=600):
             if avg is None:
                 truth = np.tile(truth, n_groups)
             ok = ~table[f"{m}_undefined"].to_numpy()
-            lo, hi = table[f"{m}_ci_low"].to_numpy(), table[f"{m}_ci_high"].to_numpy()
+            lo, hi = table[f"{m}_low"].to_numpy(), table[f"{m}_high"].to_numpy()
             name = m if whole or avg is None else f"{m}_{avg}"
             out[name] = ((lo <= truth) & (truth <= hi))[ok].mean()
     return out

@@ -96,8 +96,8 @@ def test_callable_aggregate():
 
 def test_omit_bound_is_the_largest_defined_bound():
     table = disparity_intervals(Y, P, sensitive_features=G, metrics=["tpr"])
-    low = table["difference_ci_low"].to_numpy(dtype=float)
-    high = table["difference_ci_high"].to_numpy(dtype=float)
+    low = table["difference_low"].to_numpy(dtype=float)
+    high = table["difference_high"].to_numpy(dtype=float)
     bounds = np.maximum(np.abs(low), np.abs(high))
     assert np.isnan(bounds[2]) and np.isfinite(bounds[:2]).all()
     with pytest.warns(UndefinedGroupMetricWarning, match="bound of the tpr gap"):

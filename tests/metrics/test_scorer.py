@@ -127,10 +127,10 @@ def test_difference_upper_is_largest_bound_of_disparity_intervals(scored_data):
     y_pred = (X["x0"] > 0).astype(int)
     for ci in (0.9, 0.95):
         table = disparity_intervals(
-            y, y_pred, sensitive_features=A, metrics="tpr", ci=ci
+            y, y_pred, sensitive_features=A, metrics="tpr", confidence_level=ci
         )
-        low = table["difference_ci_low"].to_numpy()
-        high = table["difference_ci_high"].to_numpy()
+        low = table["difference_low"].to_numpy()
+        high = table["difference_high"].to_numpy()
         assert (table["difference_method"] == "newcombe").all()
         got = aggregate_group_metric(
             y,
@@ -138,7 +138,7 @@ def test_difference_upper_is_largest_bound_of_disparity_intervals(scored_data):
             sensitive_features=A,
             metric="tpr",
             aggregate="difference_upper",
-            ci=ci,
+            confidence_level=ci,
         )
         assert got == pytest.approx(np.maximum(np.abs(low), np.abs(high)).max())
         # the bound covers the point gap to the reference
@@ -149,10 +149,10 @@ def test_difference_upper_is_largest_bound_of_disparity_intervals(scored_data):
             sensitive_features=A,
             metric="tpr",
             aggregate="ratio_lower",
-            ci=ci,
+            confidence_level=ci,
         )
-        r_low = table["ratio_ci_low"].to_numpy()
-        r_high = table["ratio_ci_high"].to_numpy()
+        r_low = table["ratio_low"].to_numpy()
+        r_high = table["ratio_high"].to_numpy()
         assert ratio == pytest.approx(np.minimum(r_low, 1 / r_high).min())
 
 
@@ -164,8 +164,8 @@ def test_bound_aggregates_infer_direction_and_refuse_smoothing():
         make_group_scorer(
             "tpr", aggregate="difference_upper", smoothing=CrossPriorSmoothing()
         )
-    with pytest.raises(ValueError, match="ci"):
-        make_group_scorer("tpr", aggregate="difference_upper", ci=1.5)
+    with pytest.raises(ValueError, match="confidence_level"):
+        make_group_scorer("tpr", aggregate="difference_upper", confidence_level=1.5)
 
 
 def test_difference_upper_nan_when_undefined():
@@ -187,7 +187,7 @@ def test_difference_upper_in_grid_search(routing, scored_data):
     from sklearn.model_selection import GridSearchCV, KFold
 
     X, y, A = scored_data
-    scorer = make_group_scorer("tpr", aggregate="difference_upper", ci=0.9)
+    scorer = make_group_scorer("tpr", aggregate="difference_upper", confidence_level=0.9)
     cv = KFold(3, shuffle=True, random_state=0)
     search = GridSearchCV(
         LogisticRegression(), {"C": [0.01, 1.0]}, scoring=scorer, cv=cv
@@ -204,7 +204,7 @@ def test_difference_upper_in_grid_search(routing, scored_data):
                     sensitive_features=A[test],
                     metric="tpr",
                     aggregate="difference_upper",
-                    ci=0.9,
+                    confidence_level=0.9,
                 )
             )
         assert search.cv_results_["mean_test_score"][i] == pytest.approx(

@@ -263,10 +263,10 @@ def test_enumeration_only_metric_above_the_bound():
 
 
 def test_enumeration_bound_is_checked_before_enumerating(monkeypatch):
-    from sklearn_smallfair import _confusion
-    from sklearn_smallfair._confusion import _enumeration_bytes
+    from sklearn_smallfair import _enumeration
+    from sklearn_smallfair._enumeration import _enumeration_bytes
 
-    monkeypatch.setattr(_confusion, "MAX_ENUMERATION_BYTES", _enumeration_bytes(20))
+    monkeypatch.setattr(_enumeration, "MAX_ENUMERATION_BYTES", _enumeration_bytes(20))
     assert count_undefined("pt", 20) == len(_pt_holes_fraction(20))
     with pytest.raises(ValueError, match=r"\(n <= 20\)"):
         count_undefined("pt", 21)

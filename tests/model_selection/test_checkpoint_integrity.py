@@ -14,7 +14,7 @@ from joblib import parallel_config
 
 from sklearn_smallfair.exceptions import CheckpointWarning
 from sklearn_smallfair.metrics import metric_names
-from sklearn_smallfair.model_selection import _downsampling, downsampling_experiment
+from sklearn_smallfair.model_selection import _checkpoint, downsampling_experiment
 from sklearn_smallfair.smoothing import AdditiveSmoothing, CrossPriorSmoothing
 
 # group "b" has FN = 0 and a whole-group FNR of 0 but TPR 1; group "c" has no
@@ -52,9 +52,7 @@ def _resume(path, **kw):
 def _forge(fingerprint, record):
     """A record carrying a valid checksum, whatever its content."""
     record = dict(record)
-    record["sha256"] = _downsampling._checksum(
-        fingerprint, record["n"], record["stats"]
-    )
+    record["sha256"] = _checkpoint._checksum(fingerprint, record["n"], record["stats"])
     return json.dumps(record)
 
 
@@ -276,7 +274,7 @@ def test_record_cut_short_by_a_kill_is_dropped(written, full, cut):
 
 
 def _header_cuts():
-    line = _downsampling._header("ab" * 32).rstrip("\n")
+    line = _checkpoint._header("ab" * 32).rstrip("\n")
     old = json.dumps({"fingerprint": "cd" * 32})
     start = line.index('"fingerprint": "') + len('"fingerprint": "')
     return [
@@ -343,14 +341,14 @@ def test_header_that_is_not_json_or_lacks_a_fingerprint(tmp_path):
         dict(
             metrics=("tpr", "ppv", "mcc", "pt", "f1_original"),
             method="montecarlo",
-            n_draws=500,
+            n_resamples=500,
             random_state=4,
             sizes=[1, 2, 30],
         ),
         dict(
             metrics=("tpr", "fnr", "mcc", "pt"),
             method="montecarlo",
-            n_draws=20,  # few draws: some scores never defined
+            n_resamples=20,  # few draws: some scores never defined
             random_state=2,
             sizes=[1, 3, 40],
         ),
@@ -384,7 +382,7 @@ def test_valid_checkpoints_resume_to_the_same_table(tmp_path, kw):
 @pytest.mark.parametrize("method", ["exact", "montecarlo"])
 def test_results_identical_for_any_n_jobs_and_backend(tmp_path, method):
     kw = {**KW, "sizes": range(1, 25), "method": method, "random_state": 1}
-    kw["n_draws"] = 2_000
+    kw["n_resamples"] = 2_000
     full = downsampling_experiment(**kw, n_jobs=1)
     for i, (backend, n_jobs) in enumerate(
         [("threading", 2), ("loky", 2), ("sequential", 1)]

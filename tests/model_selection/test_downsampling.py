@@ -35,10 +35,10 @@ def test_columns_and_order():
         sizes=[5],
         metrics="tpr",
         method="montecarlo",
-        n_draws=10,
+        n_resamples=10,
         random_state=0,
     )
-    assert {"mse_se", "n_draws"} <= set(mc.columns)
+    assert {"mse_se", "n_resamples"} <= set(mc.columns)
 
 
 @pytest.mark.parametrize("sampling", ["multinomial", "hypergeometric"])
@@ -51,9 +51,9 @@ def test_exact_matches_montecarlo(sampling):
         sampling=sampling,
     )
     exact = downsampling_experiment(**kw)
-    n_draws = 20_000
+    n_resamples = 20_000
     mc = downsampling_experiment(
-        **kw, method="montecarlo", n_draws=n_draws, random_state=3
+        **kw, method="montecarlo", n_resamples=n_resamples, random_state=3
     )
     m = exact.merge(mc, on=KEYS, suffixes=("", "_mc"))
     assert len(m) == len(exact) == len(mc)
@@ -61,10 +61,10 @@ def test_exact_matches_montecarlo(sampling):
     tiny = 1e-9
     mse_err = (m["mse"] - m["mse_mc"]).abs()[ok]
     assert (mse_err <= 4 * m["mse_se"][ok] + tiny).all()
-    n_def = n_draws * (1 - m["p_undefined_mc"])
+    n_def = n_resamples * (1 - m["p_undefined_mc"])
     bias_se = np.sqrt(m["variance_mc"] / n_def)
     assert ((m["bias"] - m["bias_mc"]).abs()[ok] <= 4 * bias_se[ok] + tiny).all()
-    p_se = np.sqrt(m["p_undefined"] * (1 - m["p_undefined"]) / n_draws)
+    p_se = np.sqrt(m["p_undefined"] * (1 - m["p_undefined"]) / n_resamples)
     assert ((m["p_undefined"] - m["p_undefined_mc"]).abs() <= 4 * p_se + tiny).all()
     # mse = bias^2 + variance
     np.testing.assert_allclose(
@@ -158,7 +158,7 @@ def test_montecarlo_reproducible_and_n_jobs_invariant(sampling):
         sizes=range(5, 13),
         method="montecarlo",
         sampling=sampling,
-        n_draws=2_000,
+        n_resamples=2_000,
     )
     r1 = downsampling_experiment(**kw, random_state=7, n_jobs=1)
     r2 = downsampling_experiment(**kw, random_state=7, n_jobs=2)
@@ -199,9 +199,9 @@ def test_published_counts_and_progress():
         ({"sizes": []}, ValueError, "sizes is empty"),
         ({"sizes": [0, 5]}, ValueError, "sizes must be integers >= 1"),
         (
-            {"n_draws": 0},
+            {"n_resamples": 0},
             ValueError,
-            "'n_draws' parameter of downsampling_experiment must be",
+            "'n_resamples' parameter of downsampling_experiment must be",
         ),
         ({"metrics": ("tpr", "ofi")}, ValueError, "two-group metric"),
         ({"metrics": ("nope",)}, ValueError, "unknown metric"),
@@ -289,14 +289,14 @@ def test_montecarlo_draws_above_the_work_bound(no_work):
             counts=COUNTS,
             sizes=[300, 400],
             method="montecarlo",
-            n_draws=10**12,
+            n_resamples=10**12,
             random_state=0,
             checkpoint=no_work,
         )
     message = str(exc.value)
     assert "MAX_WORK = 100,000,000,000" in message
     assert "4,000,000,000,000 (group, matrix) evaluations" in message
-    assert "Lower n_draws (at most about 25,000,000,000 here)" in message
+    assert "Lower n_resamples (at most about 25,000,000,000 here)" in message
     assert not no_work.exists()
 
 
@@ -308,14 +308,14 @@ def test_montecarlo_histograms_cost_no_more_with_more_draws():
         sizes=[5, 20],
         metrics="tpr",
         method="montecarlo",
-        n_draws=10**12,
+        n_resamples=10**12,
         random_state=0,
     )
-    assert (res["n_draws"] == 10**12).all()
+    assert (res["n_resamples"] == 10**12).all()
 
 
 def test_work_bound_counts_groups_sizes_and_draws(monkeypatch, no_work):
-    from sklearn_smallfair.model_selection import _downsampling
+    from sklearn_smallfair.model_selection import _budget, _sums
 
     # 2 groups x 2 sizes x 3,000,000 draws (sizes beyond the histogram)
     kw = dict(
@@ -323,24 +323,24 @@ def test_work_bound_counts_groups_sizes_and_draws(monkeypatch, no_work):
         sizes=[300, 301],
         metrics="tpr",
         method="montecarlo",
-        n_draws=3_000_000,
+        n_resamples=3_000_000,
         random_state=0,
     )
-    monkeypatch.setattr(_downsampling, "MAX_WORK", 12_000_000 - 1)
+    monkeypatch.setattr(_budget, "MAX_WORK", 12_000_000 - 1)
     with pytest.raises(ValueError, match=r"12,000,000 .* above the bound MAX_WORK"):
         downsampling_experiment(**kw)
     with pytest.raises(ValueError, match="MAX_WORK"):
         downsampling_experiment(**{**kw, "counts": {**COUNTS, "c": (1, 2, 3, 4)}})
     # exactly at the bound: accepted
-    monkeypatch.setattr(_downsampling, "MAX_WORK", 12_000_000)
-    plan = _downsampling._plan([get_metric("tpr")])
-    _downsampling._check_work(np.array([300, 301]), 2, plan, "montecarlo", 3_000_000)
+    monkeypatch.setattr(_budget, "MAX_WORK", 12_000_000)
+    plan = _sums._plan([get_metric("tpr")])
+    _budget._check_work(np.array([300, 301]), 2, plan, "montecarlo", 3_000_000)
 
 
 def test_exact_work_bound_suggests_montecarlo(monkeypatch, no_work):
-    from sklearn_smallfair.model_selection import _downsampling
+    from sklearn_smallfair.model_selection import _budget
 
-    monkeypatch.setattr(_downsampling, "MAX_WORK", 10**6)
+    monkeypatch.setattr(_budget, "MAX_WORK", 10**6)
     # tpr, fpr, ppv: three blocks, C(n + 2, 2) vectors; mcc: C(n + 3, 3) matrices
     with pytest.raises(ValueError) as exc:
         downsampling_experiment(counts=COUNTS, sizes=range(5, 151), checkpoint=no_work)
@@ -368,21 +368,19 @@ def test_exact_memory_budget_too_small(no_work, metrics):
     assert not no_work.exists()
     # the largest size it names fits in the budget, the next one does not
     from sklearn_smallfair.metrics import get_metrics
-    from sklearn_smallfair.model_selection import _downsampling
+    from sklearn_smallfair.model_selection import _budget, _sums
 
     largest = int(message.split("use sizes up to ")[1].split(",")[0])
-    plan = _downsampling._plan(get_metrics(metrics, single_group=True))
+    plan = _sums._plan(get_metrics(metrics, single_group=True))
     # two groups, the two default estimators
-    assert _downsampling._exact_bytes(largest, 2, plan, 2) <= 1 << 20
-    assert _downsampling._exact_bytes(largest + 1, 2, plan, 2) > 1 << 20
+    assert _budget._exact_bytes(largest, 2, plan, 2) <= 1 << 20
+    assert _budget._exact_bytes(largest + 1, 2, plan, 2) > 1 << 20
     with pytest.raises(ValueError, match="memory_budget"):
-        _downsampling._check_work(
-            np.array([largest + 1]), 2, plan, "exact", 1, 1 << 20, 2
-        )
+        _budget._check_work(np.array([largest + 1]), 2, plan, "exact", 1, 1 << 20, 2)
 
 
 def test_exact_large_size_is_bounded_by_work_not_memory(no_work):
-    # the exact sums no longer hold a size's matrices: only MAX_WORK refuses
+    # the exact sums never hold a size's matrices: only MAX_WORK refuses
     with pytest.raises(ValueError, match="above the bound MAX_WORK"):
         downsampling_experiment(
             counts=COUNTS, metrics="mcc", sizes=[10**5], checkpoint=no_work
@@ -395,7 +393,7 @@ def test_memory_budget_bad_value():
         downsampling_experiment(counts=COUNTS, sizes=[5], memory_budget=1000)
 
 
-def test_montecarlo_histogram_above_the_memory_bound_names_n_draws(no_work):
+def test_montecarlo_histogram_above_the_memory_bound_names_n_resamples(no_work):
     counts = {f"g{i}": (1 + i, 2, 3, 4) for i in range(1000)}
     with pytest.raises(ValueError) as exc:
         downsampling_experiment(
@@ -409,13 +407,37 @@ def test_montecarlo_histogram_above_the_memory_bound_names_n_draws(no_work):
     message = str(exc.value)
     assert message.startswith("memory_budget: size 150 with method='montecarlo'")
     assert "1000 group(s)" in message
-    assert "lower n_draws below 585,276" in message
+    assert "lower n_resamples below 585,276" in message
 
 
-def test_n_draws_bound():
+def test_n_resamples_bound():
     with pytest.raises(
-        ValueError, match=r"'n_draws' parameter .* in the range \[1, 9007199254740992\]"
+        ValueError,
+        match=r"'n_resamples' parameter .* in the range \[1, 9007199254740992\]",
     ):
         downsampling_experiment(
-            counts=COUNTS, sizes=[5], method="montecarlo", n_draws=2**63
+            counts=COUNTS, sizes=[5], method="montecarlo", n_resamples=2**63
         )
+
+
+def test_pos_label_follows_scikit_learn():
+    rng = np.random.default_rng(0)
+    y, p = rng.integers(0, 2, 200), rng.integers(0, 2, 200)
+    groups = np.where(rng.random(200) < 0.5, "a", "b")
+    kw = dict(sensitive_features=groups, sizes=[5], metrics="tpr")
+    numeric = downsampling_experiment(y, p, **kw)
+    words = np.array(["no", "yes"])
+    named = downsampling_experiment(words[y], words[p], pos_label="yes", **kw)
+    pd.testing.assert_frame_equal(named, numeric)
+    with pytest.raises(ValueError, match=r"labels \['no', 'yes'\].*pos_label"):
+        downsampling_experiment(words[y], words[p], **kw)
+
+
+def test_default_seed_repeats_and_none_draws_afresh():
+    kw = dict(counts=COUNTS, sizes=[40], metrics="tpr", method="montecarlo")
+    kw["n_resamples"] = 500
+    first = downsampling_experiment(**kw)
+    pd.testing.assert_frame_equal(downsampling_experiment(**kw), first)
+    pd.testing.assert_frame_equal(downsampling_experiment(**kw, random_state=0), first)
+    fresh = downsampling_experiment(**kw, random_state=None)
+    assert not fresh["mse"].equals(first["mse"])

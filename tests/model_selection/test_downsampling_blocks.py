@@ -13,9 +13,18 @@ import numpy as np
 import pytest
 
 from sklearn_smallfair import enumerate_confusion_matrices
+from sklearn_smallfair._pmf import _logpmf_by_group
 from sklearn_smallfair.datasets import load_published_groups
 from sklearn_smallfair.metrics import get_metric, metric_names
-from sklearn_smallfair.model_selection import _downsampling, downsampling_experiment
+from sklearn_smallfair.model_selection import (
+    _budget,
+    _exact,
+    _exact_reference,
+    _montecarlo,
+    _schedule,
+    _sums,
+    downsampling_experiment,
+)
 from sklearn_smallfair.smoothing import AdditiveSmoothing, CrossPriorSmoothing
 
 ESTIMATORS = {
@@ -43,7 +52,7 @@ def test_blocks_equal_whole_support_sums(sampling):
     metrics = metric_names(n_groups=1)
     groups, counts, refs, targets, ms = _inputs(COUNTS, metrics, ESTIMATORS, sampling)
     sizes = [1, 4, 17, 40]
-    blocks = _downsampling._run_task(
+    blocks = _schedule._run_task(
         sizes,
         groups,
         counts,
@@ -57,9 +66,9 @@ def test_blocks_equal_whole_support_sums(sampling):
         None,
         1 << 20,
     )
-    plan = _downsampling._plan(ms)
+    plan = _sums._plan(ms)
     for n, stats in blocks:
-        whole = _downsampling._size_stats(
+        whole = _montecarlo._size_stats(
             n,
             counts,
             refs,
@@ -90,12 +99,12 @@ def test_blocks_equal_whole_support_sums_published_groups():
     refs = reference.to_numpy(np.float64)
     ms = [get_metric(m) for m in metrics]
     targets = np.stack([m.func(k) for m in ms], axis=1)
-    whole = _downsampling._size_stats(
+    whole = _montecarlo._size_stats(
         60,
         k,
         refs,
         targets,
-        _downsampling._plan(ms),
+        _sums._plan(ms),
         list(ESTIMATORS.values()),
         "exact",
         "multinomial",
@@ -143,19 +152,19 @@ def test_support_rows_by_rank(k):
         whole = (
             enumerate_confusion_matrices(n)
             if k == 4
-            else _downsampling._build_compositions(n, k)
+            else _sums._build_compositions(n, k)
         )
-        assert np.array_equal(_downsampling._support_rows(n, k, 0, total), whole)
+        assert np.array_equal(_exact._support_rows(n, k, 0, total), whole)
         # any slice, without building the other rows
         a, b = total // 3, total - total // 5
-        assert np.array_equal(_downsampling._support_rows(n, k, a, b), whole[a:b])
+        assert np.array_equal(_exact._support_rows(n, k, a, b), whole[a:b])
 
 
 def test_blocks_never_hold_two_pieces_of_a_size():
     sizes = [5, 40, 41, 100]
     rows = 500
     seen = []
-    for block in _downsampling._blocks(sizes, 4, rows):
+    for block in _budget._blocks(sizes, 4, rows):
         assert sum(b - a for _, _, a, b in block) <= rows
         positions = [p for p, _, _, _ in block]
         assert len(positions) == len(set(positions))
@@ -172,10 +181,10 @@ def test_neglected_rows_leave_out_at_most_their_bound():
     k = np.array([[19246.0, 10933.0, 12741.0, 54347.0], [13.0, 26.0, 31.0, 275.0]])
     n = 150
     cells = enumerate_confusion_matrices(n)
-    logw = _downsampling._logpmf_by_group(cells, k, "multinomial")
-    floor = np.log(_downsampling.NEGLECTED_MASS) - np.log(cells.shape[0])
+    logw = _logpmf_by_group(cells, k, "multinomial")
+    floor = np.log(_exact.NEGLECTED_MASS) - np.log(cells.shape[0])
     dropped = np.where(logw < floor, np.exp(logw), 0.0).sum(axis=1)
-    assert np.all(dropped <= _downsampling.NEGLECTED_MASS)
+    assert np.all(dropped <= _exact.NEGLECTED_MASS)
     # and the skipped rows are most of the support at this size
     assert np.all((logw < floor).mean(axis=1) > 0.5)
 
@@ -183,7 +192,7 @@ def test_neglected_rows_leave_out_at_most_their_bound():
 def test_metrics_sharing_sums_equal_their_formulas_bit_for_bit():
     # every single-group metric, on integer and smoothed cells with zeros, ties
     # (TPR == FPR) and tiny offsets, as the engine evaluates them together
-    from sklearn_smallfair.metrics._registry import _values_sharing_sums
+    from sklearn_smallfair.model_selection._exact import _values_sharing_sums
 
     rng = np.random.default_rng(3)
     cells = rng.integers(0, 6, size=(3, 20_000, 4)).astype(np.float64)
@@ -200,7 +209,7 @@ def test_metrics_sharing_sums_equal_their_formulas_bit_for_bit():
 def test_engine_equals_per_metric_evaluation(monkeypatch):
     # the published groups, every metric, the published estimators: the engine
     # sharing values between groups and sums between metrics against each
-    # metric and estimator evaluated on its own (the previous engine)
+    # metric and estimator evaluated on its own (the reference engine)
     counts, reference = load_published_groups()
     kw = dict(
         counts=counts,
@@ -218,7 +227,7 @@ def test_engine_equals_per_metric_evaluation(monkeypatch):
     )
     fast = downsampling_experiment(**kw)
     monkeypatch.setattr(
-        _downsampling, "_exact_task", _downsampling._exact_task_per_metric
+        _schedule, "_exact_task", _exact_reference._exact_task_per_metric
     )
     reference_run = downsampling_experiment(**kw)
     cols = ["mse", "bias", "variance", "p_undefined"]
@@ -237,19 +246,19 @@ def test_row_bound_never_drops_a_kept_row(sampling):
     k = np.array([[273, 170, 1043, 1692], [13, 26, 31, 275], [0, 4, 9, 20]])
     counts = k if sampling == "hypergeometric" else k.astype(np.float64)
     for n in (1, 7, 90):
-        table = _downsampling._log_tables(counts, n, sampling)
-        const = _downsampling._log_const(n, counts, sampling)
+        table = _exact._log_tables(counts, n, sampling)
+        const = _exact._log_const(n, counts, sampling)
         parts = enumerate_confusion_matrices(n)
-        bound = _downsampling._row_bound(table, const, n)[
+        bound = _exact._row_bound(table, const, n)[
             parts[:, 0], parts[:, 1] + parts[:, 2]
         ]
         with np.errstate(invalid="ignore"):
-            logw = _downsampling._logpmf_by_group(parts, counts, sampling)
+            logw = _logpmf_by_group(parts, counts, sampling)
         logw = np.where(np.isnan(logw), -np.inf, logw)
-        floor = np.log(_downsampling.NEGLECTED_MASS) - np.log(parts.shape[0])
+        floor = np.log(_exact.NEGLECTED_MASS) - np.log(parts.shape[0])
         kept = (logw >= floor).any(axis=0)
         assert np.all(bound[kept] >= logw[:, kept].max(axis=0) - 1e-9)
-        skipped = bound < floor - _downsampling._BOUND_MARGIN
+        skipped = bound < floor - _exact._BOUND_MARGIN
         assert not (skipped & kept).any()
         if n == 90:
             assert skipped.mean() > 0.2

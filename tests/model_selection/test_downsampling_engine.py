@@ -86,7 +86,7 @@ def test_exact_equals_full_enumeration_reference(sampling):
 
 
 def test_montecarlo_direct_draws_match_exact():
-    # C(43, 3) = 12,341 matrices of size 40 > n_draws: matrices drawn one by one
+    # C(43, 3) = 12,341 matrices of size 40 > n_resamples: matrices drawn one by one
     kw = dict(
         counts=COUNTS,
         metrics=("tpr", "ppv", "mcc", "pt"),
@@ -94,15 +94,15 @@ def test_montecarlo_direct_draws_match_exact():
         sizes=[40],
     )
     exact = downsampling_experiment(**kw)
-    n_draws = 8_000
+    n_resamples = 8_000
     mc = downsampling_experiment(
-        **kw, method="montecarlo", n_draws=n_draws, random_state=11
+        **kw, method="montecarlo", n_resamples=n_resamples, random_state=11
     )
     m = exact.merge(mc, on=KEYS, suffixes=("", "_mc"))
     ok = m["mse"].notna()
     assert ok.sum() > 20
     assert ((m["mse"] - m["mse_mc"]).abs()[ok] <= 4 * m["mse_se"][ok] + 1e-12).all()
-    p_se = np.sqrt(m["p_undefined"] * (1 - m["p_undefined"]) / n_draws)
+    p_se = np.sqrt(m["p_undefined"] * (1 - m["p_undefined"]) / n_resamples)
     assert ((m["p_undefined"] - m["p_undefined_mc"]).abs() <= 4 * p_se + 1e-9).all()
 
 
@@ -119,7 +119,7 @@ def test_montecarlo_standard_errors_are_calibrated():
     runs = pd.concat(
         [
             downsampling_experiment(
-                **kw, method="montecarlo", n_draws=400, random_state=s
+                **kw, method="montecarlo", n_resamples=400, random_state=s
             )
             for s in range(300)
         ]
@@ -145,7 +145,7 @@ CKPT_KW = dict(
 
 @pytest.mark.parametrize("method", ["exact", "montecarlo"])
 def test_checkpoint_resumes_an_interrupted_run(tmp_path, monkeypatch, method):
-    kw = dict(CKPT_KW, method=method, random_state=3, n_draws=3_000)
+    kw = dict(CKPT_KW, method=method, random_state=3, n_resamples=3_000)
     full = downsampling_experiment(**kw)
     path = tmp_path / "run.ckpt"
     real = _downsampling._run_task
@@ -236,7 +236,10 @@ def test_checkpoint_rejects_other_arguments(tmp_path):
         downsampling_experiment(**CKPT_KW, checkpoint=other)
     with pytest.raises(ValueError, match="needs random_state"):
         downsampling_experiment(
-            **CKPT_KW, method="montecarlo", checkpoint=tmp_path / "mc.ckpt"
+            **CKPT_KW,
+            method="montecarlo",
+            random_state=None,
+            checkpoint=tmp_path / "mc.ckpt",
         )
     with pytest.raises(
         TypeError, match="'checkpoint' parameter of downsampling_experiment"
@@ -255,7 +258,7 @@ def test_dask_backend_is_bit_identical_to_local_jobs():
 
     kws = [
         dict(CKPT_KW, sizes=range(5, 40)),
-        dict(CKPT_KW, method="montecarlo", n_draws=5_000, random_state=5),
+        dict(CKPT_KW, method="montecarlo", n_resamples=5_000, random_state=5),
     ]
     local = [
         (

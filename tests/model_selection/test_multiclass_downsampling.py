@@ -91,7 +91,7 @@ def test_montecarlo_within_its_error_of_exact():
     }
     exact = multiclass_downsampling_experiment(COUNTS, method="exact", **kw)
     mc = multiclass_downsampling_experiment(
-        COUNTS, method="montecarlo", n_draws=20_000, random_state=0, **kw
+        COUNTS, method="montecarlo", n_resamples=20_000, random_state=0, **kw
     )
     keys = ["group", "n", "metric", "estimator"]
     assert exact[keys].equals(mc[keys])
@@ -112,7 +112,7 @@ def test_same_numbers_for_any_n_jobs_and_other_groups():
         "sizes": [5, 12],
         "metrics": ["mcc", "ppv"],
         "lam": [0, 5],
-        "n_draws": 3000,
+        "n_resamples": 3000,
         "random_state": 7,
     }
     one = multiclass_downsampling_experiment(COUNTS, n_jobs=1, **kw)
@@ -136,7 +136,7 @@ def test_output_layout_and_smoothing_defines_scores():
         average=None,
         lam=[10, 0],
         labels=["low", "mid", "high"],
-        n_draws=2000,
+        n_resamples=2000,
         random_state=0,
     )
     assert list(res.columns[:6]) == [
@@ -175,7 +175,7 @@ def test_output_layout_and_smoothing_defines_scores():
 )
 def test_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        multiclass_downsampling_experiment(COUNTS, n_draws=10, **kwargs)
+        multiclass_downsampling_experiment(COUNTS, n_resamples=10, **kwargs)
 
 
 def test_non_square_counts():
@@ -190,12 +190,12 @@ def test_empty_reference_cell_warns():
     }
     with pytest.warns(ReferenceWarning, match="empty cells"):
         multiclass_downsampling_experiment(
-            counts, sizes=[5], metrics="kappa", n_draws=10, random_state=0
+            counts, sizes=[5], metrics="kappa", n_resamples=10, random_state=0
         )
     with warnings.catch_warnings():
         warnings.simplefilter("error", ReferenceWarning)
         multiclass_downsampling_experiment(  # raw scores only: no prior
-            counts, sizes=[5], metrics="kappa", lam=0, n_draws=10, random_state=0
+            counts, sizes=[5], metrics="kappa", lam=0, n_resamples=10, random_state=0
         )
 
 
@@ -222,3 +222,11 @@ def test_four_classes_exact_equals_brute_force():
         row = res[(res["group"] == g) & (res["estimator"] == "cps_5")].iloc[0]
         assert row["mse"] == pytest.approx((pmf * (v - target) ** 2).sum(), rel=1e-9)
         assert row["bias"] == pytest.approx((pmf * v).sum() - target, abs=1e-10)
+
+
+def test_default_seed_repeats():
+    kw = dict(sizes=[10], metrics="kappa", lam=[0, 10], n_resamples=300)
+    first = multiclass_downsampling_experiment(COUNTS, **kw)
+    pd.testing.assert_frame_equal(
+        multiclass_downsampling_experiment(COUNTS, **kw), first
+    )

@@ -4,12 +4,12 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.special import ndtri
 
 from sklearn_smallfair.datasets import load_published_groups
 from sklearn_smallfair.model_selection import (
     DownsamplingDisplay,
     downsampling_experiment,
-    plot_downsampling,
 )
 from sklearn_smallfair.smoothing import AdditiveSmoothing, CrossPriorSmoothing
 
@@ -23,7 +23,9 @@ ESTIMATORS = {
     "eps_1": AdditiveSmoothing(1.0),
     "cps_10": CrossPriorSmoothing(10),
 }
-Z = 1.96
+LEVEL = 0.95
+#: Normal quantile of the band at LEVEL (1.96).
+Z = float(ndtri(0.5 + LEVEL / 2))
 
 
 @pytest.fixture(autouse=True)
@@ -57,7 +59,7 @@ def montecarlo(published):
         reference=reference,
         metrics="tpr",
         method="montecarlo",
-        n_draws=400,
+        n_resamples=400,
         estimators=ESTIMATORS,
         sizes=range(3, 9),
         random_state=0,
@@ -133,7 +135,7 @@ def test_pooled_lines_are_equal_weight_means(exact, metric, statistic):
 
 
 def test_pooled_rmse_is_sqrt_of_pooled_mse(exact):
-    disp = plot_downsampling(exact, metric="mcc", statistic="rmse")
+    disp = DownsamplingDisplay.from_results(exact, metric="mcc", statistic="rmse")
     for est, line in disp.lines_.items():
         _, mean, _ = pooled_reference(exact, "mcc", est, "mse")
         np.testing.assert_allclose(line.get_ydata(), np.sqrt(mean), rtol=1e-12)
@@ -143,7 +145,9 @@ def test_pooled_ignores_nan_groups_and_all_nan_is_nan():
     res = synthetic()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        disp = plot_downsampling(res, metric="tpr")
+        disp = DownsamplingDisplay.from_results(
+            res, metric="tpr", confidence_level=LEVEL
+        )
     y = disp.lines_["raw"].get_ydata()
     np.testing.assert_allclose(y, [0.2, 0.2, np.nan])
     se = disp.curves["upper"].to_numpy() - disp.curves["value"].to_numpy()
@@ -155,7 +159,7 @@ def test_pooled_ignores_nan_groups_and_all_nan_is_nan():
 def test_pooled_band_unknown_when_a_defined_group_has_no_se():
     res = synthetic()
     res.loc[0, "mse_se"] = np.nan  # group a at n=4 has mse but no se
-    disp = plot_downsampling(res, metric="tpr")
+    disp = DownsamplingDisplay.from_results(res, metric="tpr", confidence_level=LEVEL)
     assert np.isnan(disp.curves["lower"].iloc[0])
     assert np.isfinite(disp.curves["lower"].iloc[1])
 
@@ -164,7 +168,9 @@ def test_pooled_band_unknown_when_a_defined_group_has_no_se():
 
 
 def test_pooled_band_is_196_pooled_se(montecarlo):
-    disp = DownsamplingDisplay.from_results(montecarlo, metric="tpr")
+    disp = DownsamplingDisplay.from_results(
+        montecarlo, metric="tpr", confidence_level=LEVEL
+    )
     assert list(disp.bands_) == list(ESTIMATORS)
     for est, line in disp.lines_.items():
         sizes, mean, se = pooled_reference(montecarlo, "tpr", est, "mse")
@@ -179,7 +185,9 @@ def test_pooled_band_is_196_pooled_se(montecarlo):
 
 
 def test_rmse_band_uses_delta_method(montecarlo):
-    disp = plot_downsampling(montecarlo, metric="tpr", statistic="rmse")
+    disp = DownsamplingDisplay.from_results(
+        montecarlo, metric="tpr", statistic="rmse", confidence_level=LEVEL
+    )
     for est, line in disp.lines_.items():
         _, mean, se = pooled_reference(montecarlo, "tpr", est, "mse")
         rmse = np.sqrt(mean)
@@ -191,10 +199,16 @@ def test_rmse_band_uses_delta_method(montecarlo):
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"ci": False}, {"statistic": "bias"}, {"statistic": "variance"}]
+    "kwargs",
+    [
+        {},
+        {"confidence_level": None},
+        {"statistic": "bias", "confidence_level": LEVEL},
+        {"statistic": "variance", "confidence_level": LEVEL},
+    ],
 )
 def test_no_band(montecarlo, kwargs):
-    disp = plot_downsampling(montecarlo, metric="tpr", **kwargs)
+    disp = DownsamplingDisplay.from_results(montecarlo, metric="tpr", **kwargs)
     assert disp.bands_ == {}
     assert "lower" not in disp.curves.columns
     assert not disp.ax_.collections
@@ -205,7 +219,9 @@ def test_no_band(montecarlo, kwargs):
 
 def test_by_group_one_line_per_group_and_estimator(montecarlo, published):
     counts, _ = published
-    disp = plot_downsampling(montecarlo, metric="tpr", by_group=True)
+    disp = DownsamplingDisplay.from_results(
+        montecarlo, metric="tpr", by_group=True, confidence_level=LEVEL
+    )
     groups = list(counts.index)
     assert list(disp.lines_) == [(g, e) for g in groups for e in ESTIMATORS]
     assert disp.ax_.shape == (len(groups),)
@@ -231,7 +247,7 @@ def test_by_group_one_line_per_group_and_estimator(montecarlo, published):
 
 def test_by_group_on_given_axes(exact):
     _, axes = plt.subplots(1, 2)
-    disp = plot_downsampling(
+    disp = DownsamplingDisplay.from_results(
         exact,
         metric="tpr",
         statistic="rmse",
@@ -261,23 +277,25 @@ def test_by_group_on_given_axes(exact):
 
 
 def test_estimators_filter_and_order(exact):
-    disp = plot_downsampling(exact, metric="tpr", estimators=["cps_10", "raw"])
+    disp = DownsamplingDisplay.from_results(
+        exact, metric="tpr", estimators=["cps_10", "raw"]
+    )
     assert list(disp.lines_) == ["cps_10", "raw"]
     assert [t.get_text() for t in disp.ax_.get_legend().get_texts()] == [
         "cps_10",
         "raw",
     ]
-    single = plot_downsampling(exact, metric="tpr", estimators="eps_1")
+    single = DownsamplingDisplay.from_results(exact, metric="tpr", estimators="eps_1")
     assert list(single.lines_) == ["eps_1"]
 
 
 def test_groups_filter_changes_the_pooled_mean(exact):
     groups = ["COMPAS|Black", "Folktables|Asian", "Folktables|White"]
-    disp = plot_downsampling(exact, metric="mcc", groups=groups)
+    disp = DownsamplingDisplay.from_results(exact, metric="mcc", groups=groups)
     for est, line in disp.lines_.items():
         _, mean, _ = pooled_reference(exact, "mcc", est, "mse", groups=groups)
         np.testing.assert_allclose(line.get_ydata(), mean, rtol=1e-12)
-    one = plot_downsampling(exact, metric="mcc", groups="COMPAS|Black")
+    one = DownsamplingDisplay.from_results(exact, metric="mcc", groups="COMPAS|Black")
     rows = exact[
         (exact["group"] == "COMPAS|Black")
         & (exact["metric"] == "mcc")
@@ -297,7 +315,10 @@ def test_labels_title_logy_kwargs_and_given_ax(exact):
     assert ax.get_title() == "MSE of tpr"
     assert ax.get_yscale() == "log"
     assert all(line.get_linewidth() == 3 for line in disp.lines_.values())
-    assert plot_downsampling(exact, metric="tpr").ax_.get_yscale() == "linear"
+    assert (
+        DownsamplingDisplay.from_results(exact, metric="tpr").ax_.get_yscale()
+        == "linear"
+    )
 
 
 def test_display_plot_from_curves():
@@ -312,52 +333,68 @@ def test_display_plot_from_curves():
     assert disp.ax_.get_title() == "variance of ppv"
 
 
-def test_plot_downsampling_matches_from_results(exact):
-    a = plot_downsampling(exact, metric="tpr", statistic="variance")
-    b = DownsamplingDisplay.from_results(exact, metric="tpr", statistic="variance")
-    pd.testing.assert_frame_equal(a.curves, b.curves)
-    assert (a.metric, a.statistic, a.by_group) == ("tpr", "variance", False)
+def test_band_level_sets_its_width(montecarlo):
+    wide = DownsamplingDisplay.from_results(
+        montecarlo, metric="tpr", confidence_level=0.99
+    )
+    narrow = DownsamplingDisplay.from_results(
+        montecarlo, metric="tpr", confidence_level=LEVEL
+    )
+    ratio = (wide.curves["upper"] - wide.curves["value"]) / (
+        narrow.curves["upper"] - narrow.curves["value"]
+    )
+    np.testing.assert_allclose(ratio, ndtri(0.995) / Z, rtol=1e-12)
 
 
 # ---- validation -------------------------------------------------------------
 
 
 def test_results_must_be_a_dataframe(exact):
-    match = r"'results' parameter of plot_downsampling must be an instance of 'pandas"
+    match = (
+        r"'results' parameter of DownsamplingDisplay.from_results must be an "
+        r"instance of 'pandas"
+    )
     with pytest.raises(TypeError, match=match) as excinfo:
-        plot_downsampling(exact.to_dict("list"), metric="tpr")
+        DownsamplingDisplay.from_results(exact.to_dict("list"), metric="tpr")
     assert len(str(excinfo.value)) < 500  # the refused value is shown cut short
 
 
 def test_results_missing_columns(exact):
     with pytest.raises(ValueError, match=r"missing column\(s\) \['estimator'\]"):
-        plot_downsampling(exact.drop(columns="estimator"), metric="tpr")
+        DownsamplingDisplay.from_results(exact.drop(columns="estimator"), metric="tpr")
     with pytest.raises(ValueError, match=r"missing column\(s\) \['mse'\]"):
-        plot_downsampling(exact.drop(columns="mse"), metric="tpr", statistic="rmse")
+        DownsamplingDisplay.from_results(
+            exact.drop(columns="mse"), metric="tpr", statistic="rmse"
+        )
 
 
 def test_unknown_metric_lists_present(exact):
     with pytest.raises(ValueError, match=r"metric 'ppv' not found.*'tpr', 'mcc'"):
-        plot_downsampling(exact, metric="ppv")
+        DownsamplingDisplay.from_results(exact, metric="ppv")
 
 
 def test_unknown_statistic(exact):
     with pytest.raises(
         ValueError,
-        match=r"'statistic' parameter of plot_downsampling must be.*'rmse'.*Got 'mae'",
+        match=(
+            r"'statistic' parameter of DownsamplingDisplay.from_results must be"
+            r".*'rmse'.*Got 'mae'"
+        ),
     ):
-        plot_downsampling(exact, metric="tpr", statistic="mae")
+        DownsamplingDisplay.from_results(exact, metric="tpr", statistic="mae")
 
 
 def test_unknown_estimators_and_groups_list_present(exact):
     with pytest.raises(
         ValueError, match=r"estimators \['cps_5'\] not found.*'raw', 'eps_1'"
     ):
-        plot_downsampling(exact, metric="tpr", estimators=["raw", "cps_5"])
+        DownsamplingDisplay.from_results(
+            exact, metric="tpr", estimators=["raw", "cps_5"]
+        )
     with pytest.raises(ValueError, match=r"groups \['Mars'\] not found.*COMPAS\|Black"):
-        plot_downsampling(exact, metric="tpr", groups="Mars")
+        DownsamplingDisplay.from_results(exact, metric="tpr", groups="Mars")
     with pytest.raises(ValueError, match="estimators is empty"):
-        plot_downsampling(exact, metric="tpr", estimators=[])
+        DownsamplingDisplay.from_results(exact, metric="tpr", estimators=[])
 
 
 def test_duplicate_rows(exact):
@@ -365,16 +402,16 @@ def test_duplicate_rows(exact):
     with pytest.raises(
         ValueError, match=r"several rows for group 'COMPAS\|Black', n=3"
     ):
-        plot_downsampling(doubled, metric="tpr")
+        DownsamplingDisplay.from_results(doubled, metric="tpr")
 
 
 def test_ax_with_by_group(exact):
     _, ax = plt.subplots()
     with pytest.raises(ValueError, match=r"one panel per group.*single Axes"):
-        plot_downsampling(exact, metric="tpr", by_group=True, ax=ax)
+        DownsamplingDisplay.from_results(exact, metric="tpr", by_group=True, ax=ax)
     _, axes = plt.subplots(1, 3)
     with pytest.raises(ValueError, match="array of 2 matplotlib Axes"):
-        plot_downsampling(
+        DownsamplingDisplay.from_results(
             exact,
             metric="tpr",
             by_group=True,
@@ -386,25 +423,38 @@ def test_ax_with_by_group(exact):
 def test_pooled_ax_must_be_axes(exact):
     _, axes = plt.subplots(1, 2)
     with pytest.raises(TypeError, match="ax must be a matplotlib Axes"):
-        plot_downsampling(exact, metric="tpr", ax=axes)
+        DownsamplingDisplay.from_results(exact, metric="tpr", ax=axes)
 
 
-@pytest.mark.parametrize("name", ["by_group", "ci", "logy"])
-def test_flags_must_be_bool(exact, name):
-    with pytest.raises(TypeError, match=f"'{name}' parameter of plot_downsampling"):
-        plot_downsampling(exact, metric="tpr", **{name: "yes"})
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("by_group", "yes"),
+        ("logy", "yes"),
+        ("confidence_level", "yes"),
+        ("confidence_level", True),
+        ("confidence_level", 1.0),
+        ("confidence_level", 95),
+    ],
+)
+def test_options_are_validated(exact, name, value):
+    match = f"'{name}' parameter of DownsamplingDisplay.from_results"
+    with pytest.raises(ValueError, match=match):
+        DownsamplingDisplay.from_results(exact, metric="tpr", **{name: value})
 
 
 def test_logy_rejects_bias(exact):
     with pytest.raises(ValueError, match=r"logy=True.*bias"):
-        plot_downsampling(exact, metric="tpr", statistic="bias", logy=True)
+        DownsamplingDisplay.from_results(
+            exact, metric="tpr", statistic="bias", logy=True
+        )
 
 
 def test_missing_matplotlib(exact, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"pip install sklearn-smallfair\[plot\]"):
-        plot_downsampling(exact, metric="tpr")
+        DownsamplingDisplay.from_results(exact, metric="tpr")
     disp = DownsamplingDisplay(
         curves=pd.DataFrame({"n": [1], "estimator": ["raw"], "value": [0.1]}),
         metric="tpr",
@@ -420,15 +470,15 @@ def test_panel_titles_show_hidden_characters_and_dollars_literally(exact):
     sub["group"] = sub["group"].map(
         {"COMPAS|Black": "$\\frac$ x", "COMPAS|White": "inv\u202efdp"}
     )
-    disp = plot_downsampling(sub, metric="tpr", by_group=True)
+    disp = DownsamplingDisplay.from_results(sub, metric="tpr", by_group=True)
     disp.figure_.canvas.draw()  # mathtext would fail on "$\frac$"
     titles = {panel.get_title() for panel in np.ravel(disp.ax_) if panel.get_title()}
     assert titles == {"\\$\\frac\\$ x", "inv\\u202efdp"}
 
 
 def test_metric_aliases_are_accepted_as_elsewhere(exact):
-    # "recall" is "tpr" everywhere else; the display used to reject it
-    alias = plot_downsampling(exact, metric="Recall")
-    canonical = plot_downsampling(exact, metric="tpr")
+    # "recall" is "tpr" everywhere else, and in the display too
+    alias = DownsamplingDisplay.from_results(exact, metric="Recall")
+    canonical = DownsamplingDisplay.from_results(exact, metric="tpr")
     assert alias.metric == "tpr"
     pd.testing.assert_frame_equal(alias.curves, canonical.curves)

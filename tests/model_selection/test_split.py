@@ -144,3 +144,17 @@ def test_cross_validate_without_routing(groups):
     cv = GroupDownsamplingCV(sizes=[5], n_repeats=2, random_state=0)
     res = cross_validate(DummyClassifier(), X, y, cv=cv, groups=groups)
     assert len(res["test_score"]) == 6
+
+
+def test_default_seed_gives_the_same_splits():
+    groups = np.repeat(["a", "b"], [30, 20])
+    splits = [
+        [
+            test.tolist()
+            for _, test in GroupDownsamplingCV(sizes=[5]).split(
+                np.zeros((50, 1)), groups=groups
+            )
+        ]
+        for _ in range(2)
+    ]
+    assert splits[0] == splits[1]

@@ -1,5 +1,5 @@
-"""Automatic lambda of Cross-Prior Smoothing and the reference checks (DESIGN 5.2,
-5.9): the marginal likelihood against scipy and the closed form, ``lam="auto"``
+"""Automatic lambda of Cross-Prior Smoothing and the reference checks: the
+marginal likelihood against scipy and the closed form, ``lam="auto"``
 against a brute-force grid search, the estimator's states, the warnings, the
 downsampling engine, and the published validation (slow)."""
 
@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sklearn_smallfair import dirichlet_multinomial_logpmf, reference_counts
 from sklearn_smallfair._compat import InvalidParameterError
-from sklearn_smallfair._validation import warn_small_references
+from sklearn_smallfair._references import warn_small_references
 from sklearn_smallfair.datasets import load_published_groups
 from sklearn_smallfair.exceptions import ReferenceWarning
 from sklearn_smallfair.model_selection import downsampling_experiment

@@ -61,8 +61,8 @@ def test_one_vs_rest_commutes_with_fixed_lambda_but_not_additive():
     eps = 0.5
     add = one_vs_rest(AdditiveSmoothing(eps=eps).transform_matrices(groups))
     np.testing.assert_allclose(
-        add - one_vs_rest(groups), np.broadcast_to([eps, 2 * eps, 2 * eps, 4 * eps],
-                                                   add.shape)
+        add - one_vs_rest(groups),
+        np.broadcast_to([eps, 2 * eps, 2 * eps, 4 * eps], add.shape),
     )
 
 

@@ -1,4 +1,4 @@
-"""Tests of additive and Cross-Prior Smoothing (DESIGN 5.2)."""
+"""Tests of additive and Cross-Prior Smoothing."""
 
 import numpy as np
 import pytest
@@ -191,7 +191,7 @@ def test_cps_estimator_api():
 
 
 # --------------------------------------------------------------------------------------
-# Cross-Prior Smoothing: exact bias and variance (DESIGN 5.2)
+# Cross-Prior Smoothing: exact bias and variance
 
 CPS_CASES = [
     # n, p (group's true cell probabilities), p' (reference), lam
@@ -237,13 +237,13 @@ def test_cps_bias_and_variance_simulation(n, p, p_ref, lam):
     # computed from the exact moments (z = 5: false alarm ~ 6e-7 per cell).
     p, p_ref = np.array(p), np.array(p_ref)
     ref = p_ref * 1000
-    n_draws = 100_000
+    n_resamples = 100_000
     rng = np.random.default_rng(99)
-    draws = rng.multinomial(n, p, size=n_draws)
+    draws = rng.multinomial(n, p, size=n_resamples)
     x = CrossPriorSmoothing(lam=lam).transform(draws, ref) / n
     _, var_exact, m4_exact = _exact_moments(n, p, ref, lam)
-    se_mean = np.sqrt(var_exact / n_draws)
-    se_var = np.sqrt(np.maximum(m4_exact - var_exact**2, 0) / n_draws)
+    se_mean = np.sqrt(var_exact / n_resamples)
+    se_var = np.sqrt(np.maximum(m4_exact - var_exact**2, 0) / n_resamples)
     bias = lam / (n + lam) * (p_ref - p)
     variance = n * p * (1 - p) / (n + lam) ** 2
     assert (np.abs(x.mean(axis=0) - p - bias) <= 5 * se_mean + 1e-15).all()

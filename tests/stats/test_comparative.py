@@ -1,6 +1,6 @@
 """Tests of the comparative separation test.
 
-Statistics are checked three ways (DESIGN.md section 6): closed forms on hand-made
+Statistics are checked three ways: closed forms on hand-made
 data (z and p computed by hand), an independent per-pair reference implementation
 of the counts and of the item-clustered variance, and simulation from the 8-cell
 laws P(C, Y, A) with tolerances from binomial standard errors, where the verdicts
@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import sklearn
-from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 
@@ -26,7 +25,6 @@ from sklearn_smallfair._compat import InvalidParameterError
 from sklearn_smallfair.exceptions import UndefinedGroupMetricWarning
 from sklearn_smallfair.stats import (
     ComparativeSeparationResult,
-    ComparativeSeparationTest,
     adjust_pvalues,
     comparative_separation_statistic,
     comparative_separation_test,
@@ -1248,66 +1246,41 @@ def test_too_many_pairs_is_an_error_before_any_work():
 
 
 # =====================================================================================
-# 7. Estimator
+# 7. Seeds and explicit judgments
 # =====================================================================================
-def test_comparative_estimator():
+def test_drawn_pairs_are_reproducible_and_judgments_give_the_same_table():
     y, s, g = _story_points(4)
-    est = ComparativeSeparationTest(n_pairs=500, tie="half", random_state=3)
-    params = est.get_params()
-    assert params["n_pairs"] == 500 and params["tie"] == "half"
-    assert params["variance"] == "auto" and params["correction"] == "holm"
-    assert params["method"] == "asymptotic" and params["n_resamples"] == 9999
-    assert "n_pairs=500" in repr(est) and "random_state=3" in repr(est)
-    twin = clone(est)
-    assert twin.get_params() == params
-    est.fit(y, s, sensitive_features=g)
-    twin.fit(y, s, sensitive_features=g)
-    pd.testing.assert_frame_equal(est.results_, twin.results_)  # same seed
     res = comparative_separation_test(
         y, s, sensitive_features=g, n_pairs=500, tie="half", random_state=3
     )
-    pd.testing.assert_frame_equal(est.table_, res.table)
-    np.testing.assert_array_equal(est.pairs_, res.pairs)
-    assert est.violated_ == res.violated
-    pd.testing.assert_series_equal(est.pvalues_, res.pvalues)
-    pd.testing.assert_series_equal(est.reject_, res.reject)
-    tests = est.pvalues_.index.get_level_values("test").tolist()
+    twin = comparative_separation_test(
+        y, s, sensitive_features=g, n_pairs=500, tie="half", random_state=3
+    )
+    pd.testing.assert_frame_equal(res.frame, twin.frame)  # same seed
+    tests = res.pvalues.index.get_level_values("test").tolist()
     assert tests == ["cross"] * 3 + ["within"] * 3
-    # explicit pairs and judgments (n_pairs is ignored then)
+    # explicit pairs and judgments
     pairs = res.pairs
     jud = np.sign(y[pairs[:, 0]] - y[pairs[:, 1]])
     keep = jud != 0
-    est.fit(y_score=s, sensitive_features=g, pairs=pairs[keep], judgments=jud[keep])
-    pd.testing.assert_frame_equal(est.table_, res.table)
-    # defaults: all pairs; permutation through the estimator
-    default = ComparativeSeparationTest().fit(y, s, sensitive_features=g)
-    assert default.pairs_ is None and default.result_.pair_source == "all"
-    perm = ComparativeSeparationTest(
-        method="permutation", n_resamples=200, random_state=0
-    ).fit(y, s, sensitive_features=g)
-    assert perm.result_.method == "permutation"
-    pd.testing.assert_frame_equal(perm.table_, default.table_)
-
-
-@pytest.mark.parametrize(
-    "param, value",
-    [
-        ("alpha", 1.5),
-        ("n_pairs", 0),
-        ("tie", "random"),
-        ("correction", "sidak"),
-        ("variance", "robust"),
-        ("method", "exact"),
-        ("n_resamples", 50),
-        ("random_state", "seed"),
-    ],
-)
-def test_estimator_checks_parameters_in_fit(param, value):
-    y, s, g = _story_points(4, n=60)
-    est = ComparativeSeparationTest(**{param: value})  # stored verbatim
-    assert est.get_params()[param] == value
-    with pytest.raises(InvalidParameterError, match=f"'{param}' parameter"):
-        est.fit(y, s, sensitive_features=g)
+    judged = comparative_separation_test(
+        y_score=s, sensitive_features=g, pairs=pairs[keep], judgments=jud[keep],
+        tie="half",
+    )  # fmt: skip
+    pd.testing.assert_frame_equal(judged.table, res.table)
+    # defaults: all pairs, and random_state=0
+    default = comparative_separation_test(y, s, sensitive_features=g)
+    assert default.pairs is None and default.pair_source == "all"
+    perm = comparative_separation_test(
+        y, s, sensitive_features=g, method="permutation", n_resamples=200
+    )
+    assert perm.method == "permutation"
+    pd.testing.assert_frame_equal(perm.table, default.table)
+    again = comparative_separation_test(
+        y, s, sensitive_features=g, method="permutation", n_resamples=200,
+        random_state=0,
+    )  # fmt: skip
+    pd.testing.assert_frame_equal(again.frame, perm.frame)
 
 
 # =====================================================================================

@@ -2,8 +2,8 @@
 its default variance under separation (``variance="pooled"``).
 
 The stratified statistic is checked against a brute-force computation over every
-pair of items, the binary case against the pooled statistic, the previous
-default (``stratify=False, variance="u_statistic"``) against the counting
+pair of items, the binary case against the pooled statistic, the unstratified
+variant (``stratify=False, variance="u_statistic"``) against the counting
 kernel's own numbers, and the size of the defaults by simulation under
 separation with group label mixes that differ, small groups and tied scores.
 """
@@ -165,8 +165,8 @@ def test_binary_labels_same_with_and_without_stratification(variance, tie):
     pd.testing.assert_frame_equal(on.table, off.table)
 
 
-def test_unstratified_u_statistic_reproduces_previous_numbers():
-    # the previous default: the counting kernel's pooled cells, DeLong variance
+def test_unstratified_u_statistic_is_the_counting_kernel():
+    # the unstratified variant: the counting kernel's pooled cells, DeLong variance
     # by group and t reference
     y, s, g = _ordinal(5, n=80)
     res = comparative_separation_test(
@@ -182,7 +182,7 @@ def test_unstratified_u_statistic_reproduces_previous_numbers():
     np.testing.assert_array_equal(res.frame["se"], np.sqrt(var))
     np.testing.assert_array_equal(res.frame["df"], df)
     np.testing.assert_allclose(res.frame["p_value"], p, rtol=1e-13)
-    # the numbers of the previous default's documented example
+    # the numbers of the unstratified variant's documented example
     old = comparative_separation_test(
         [1, 1, 0, 0, 1, 1, 0, 0],
         [0.9, 0.6, 0.4, 0.1, 0.7, 0.2, 0.5, 0.3],
@@ -206,7 +206,7 @@ def test_many_labels_fall_back_and_options_are_checked():
     off = comparative_separation_test(y, s, sensitive_features=g, stratify=False)
     pd.testing.assert_frame_equal(res.frame, off.frame)
     # one item per label: nothing to pool, so "auto" is the variance by group
-    # (the previous default), not a pooled variance of zero
+    # (the unstratified variant), not a pooled variance of zero
     assert res.variance == "u_statistic"
     old = comparative_separation_test(
         y, s, sensitive_features=g, stratify=False, variance="u_statistic"
@@ -311,7 +311,7 @@ def test_size_check_can_fail_unstratified_statistic():
     )
     assert cross > _bound(ALPHA, n_repeats)
     assert joint > _bound(JOINT_NULL_RATE, n_repeats)
-    # and the previous variance with a group of about 5 of 50 items
+    # and the unstratified variance with a group of about 5 of 50 items
     n_repeats = 1000
     _, _, joint = _null_rates(
         50,

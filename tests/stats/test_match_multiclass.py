@@ -82,7 +82,7 @@ def test_enumeration_equals_brute_force_sum(metric, average, n, seed):
         average=average,
         method="enumerate",
         correction=None,
-        ci=None,
+        confidence_level=None,
     ).frame
     checked = 0
     for g in range(len(groups)):
@@ -104,10 +104,10 @@ def test_enumeration_equals_brute_force_sum(metric, average, n, seed):
 
 @pytest.mark.parametrize("metric, average", [("kappa", None), ("tpr", "macro")])
 def test_reference_range_inverts_the_tails(metric, average):
-    # the central ci range of the exact null law: the smallest value whose lower
-    # tail exceeds (1 - ci) / 2 and the largest whose upper tail does, so that
-    # any score outside it has a two-sided p-value of at most 1 - ci
-    n, ci = 6, 0.9
+    # the central range of the exact null law: the smallest value whose lower
+    # tail exceeds (1 - level) / 2 and the largest whose upper tail does, so that
+    # any score outside it has a two-sided p-value of at most 1 - level
+    n, level = 6, 0.9
     ref = _reference(3)
     p_ref = ref / ref.sum()
     # groups of size n: all in one cell, the diagonal, off the diagonal
@@ -121,7 +121,7 @@ def test_reference_range_inverts_the_tails(metric, average):
         average=average,
         method="enumerate",
         correction=None,
-        ci=ci,
+        confidence_level=level,
     ).frame
     assert (res["n"] == n).all()
     assert res["reference_range_low"].nunique() == 1  # same size, same reference
@@ -136,7 +136,7 @@ def test_reference_range_inverts_the_tails(metric, average):
     pmf = stats.multinomial.pmf(flat, n, p_ref.reshape(-1))
     ok = ~np.isnan(values)
     v, w = values[ok], pmf[ok] / pmf[ok].sum()
-    half = (1 - ci) / 2
+    half = (1 - level) / 2
     support = np.unique(v)
     below = np.array([w[v <= x + 1e-12].sum() for x in support])
     above = np.array([w[v >= x - 1e-12].sum() for x in support])
@@ -144,7 +144,7 @@ def test_reference_range_inverts_the_tails(metric, average):
     assert high == pytest.approx(support[above > half].max(), abs=1e-12)
     outside = (res["score"] < low - 1e-12) | (res["score"] > high + 1e-12)
     assert outside.any()
-    assert (res.loc[outside, "p_value"] <= 1 - ci + 1e-12).all()
+    assert (res.loc[outside, "p_value"] <= 1 - level + 1e-12).all()
 
 
 @pytest.mark.parametrize(
@@ -164,7 +164,7 @@ def test_enumeration_and_the_aggregation_property(group):
     ref = _reference(3)
     p_ref = ref / ref.sum()
     res = multiclass_match_test(
-        counts=group[None], reference=ref, metric="kappa", ci=None
+        counts=group[None], reference=ref, metric="kappa", confidence_level=None
     ).frame
     lower, upper, _ = _brute_tails("kappa", None, n, p_ref, res["score"].iloc[0])
     assert res["p_lower_tail"].iloc[0] == pytest.approx(lower, rel=1e-9)
@@ -174,7 +174,7 @@ def test_enumeration_and_the_aggregation_property(group):
         counts=group[None],
         reference=ref,
         metric="tpr",
-        ci=None,
+        confidence_level=None,
         correction=None,
         method="exact",  # the published law: per class, the known reference
     ).frame
@@ -249,7 +249,7 @@ def test_per_class_path_equals_binary_test_on_hand_built_ovr(metric, reference):
         "p_upper_tail",
         "p_value",
         "p_undefined",
-        "score_ci_low",
+        "score_low",
     ):
         np.testing.assert_allclose(
             res[column].to_numpy(float), expected[column].to_numpy(float), rtol=1e-12
@@ -279,7 +279,12 @@ def test_montecarlo_within_its_standard_error_of_exact():
     groups = np.stack(
         [rng.multinomial(10, np.full(K * K, 1 / K**2)).reshape(K, K) for _ in range(3)]
     )
-    common = {"counts": groups, "reference": ref, "ci": None, "correction": None}
+    common = {
+        "counts": groups,
+        "reference": ref,
+        "confidence_level": None,
+        "correction": None,
+    }
     for metric, average in (("kappa", None), ("f1", "macro")):
         exact = multiclass_match_test(
             metric=metric, average=average, method="enumerate", **common
@@ -288,13 +293,13 @@ def test_montecarlo_within_its_standard_error_of_exact():
             metric=metric,
             average=average,
             method="montecarlo",
-            n_draws=40_000,
+            n_resamples=40_000,
             random_state=1,
             **common,
         ).frame
         assert (mc["se"] > 0).all()
         assert "se" not in exact.columns
-        # the (count + 1) / (base + 1) estimate is biased by at most 1 / n_draws
+        # the (count + 1) / (base + 1) estimate is biased by at most 1 / n_resamples
         gap = np.abs(mc["p_value"] - exact["p_value"])
         assert (gap <= 4 * mc["se"] + 1e-4).all(), (gap, mc["se"])
 
@@ -309,8 +314,8 @@ def test_montecarlo_is_reproducible_and_keyed_by_group():
         "reference": ref,
         "metric": "mcc",
         "method": "montecarlo",
-        "n_draws": 2000,
-        "ci": None,
+        "n_resamples": 2000,
+        "confidence_level": None,
         "correction": None,
     }
     a = multiclass_match_test(counts=groups, random_state=3, **kw).frame
@@ -329,7 +334,12 @@ def test_size_under_h0_by_simulation():
     p_ref = (ref / ref.sum()).reshape(-1)
     rng = np.random.default_rng(7)
     null = rng.multinomial(n, p_ref, size=n_groups).reshape(-1, K, K)
-    kw = {"reference": ref, "method": "enumerate", "ci": None, "correction": None}
+    kw = {
+        "reference": ref,
+        "method": "enumerate",
+        "confidence_level": None,
+        "correction": None,
+    }
     for metric in ("kappa", "accuracy"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -355,7 +365,7 @@ def test_rows_equal_counts():
     t = rng.choice(["low", "mid", "high"], 300)
     p = np.where(rng.random(300) < 0.6, t, rng.choice(["low", "mid", "high"], 300))
     g = rng.choice(["u", "v", "w"], 300)
-    kw = {"metric": ["tpr", "kappa"], "random_state": 0, "n_draws": 1000}
+    kw = {"metric": ["tpr", "kappa"], "random_state": 0, "n_resamples": 1000}
     from_rows = multiclass_match_test(t, p, sensitive_features=g, **kw)
     counts = multiclass_confusion_counts(t, p, sensitive_features=g)
     from_counts = multiclass_match_test(counts=counts, **kw)
@@ -369,18 +379,24 @@ def test_reference_warnings():
     groups = np.array([[[3, 1, 0], [1, 4, 1], [0, 1, 5]]])
     with pytest.warns(ReferenceWarning, match="empty cells"):
         multiclass_match_test(
-            counts=groups, reference=[[9, 1, 0], [1, 9, 1], [1, 1, 9]], ci=None
+            counts=groups,
+            reference=[[9, 1, 0], [1, 9, 1], [1, 1, 9]],
+            confidence_level=None,
         )
     with (
         pytest.warns(ReferenceWarning, match="no case of true class"),
         pytest.warns(UndefinedGroupMetricWarning, match="never defined"),
     ):
         multiclass_match_test(
-            counts=groups, reference=[[9, 1, 1], [0, 0, 0], [1, 1, 9]], ci=None
+            counts=groups,
+            reference=[[9, 1, 1], [0, 0, 0], [1, 1, 9]],
+            confidence_level=None,
         )
     with warnings.catch_warnings():
         warnings.simplefilter("error", ReferenceWarning)
-        multiclass_match_test(counts=groups, reference=np.ones((3, 3)), ci=None)
+        multiclass_match_test(
+            counts=groups, reference=np.ones((3, 3)), confidence_level=None
+        )
 
 
 @pytest.mark.parametrize(
@@ -440,7 +456,11 @@ def test_four_classes_equal_brute_force():
         [rng.multinomial(n, np.full(k * k, 1 / k**2)).reshape(k, k) for _ in range(3)]
     )
     res = multiclass_match_test(
-        counts=groups, reference=ref, metric="mcc", correction=None, ci=None
+        counts=groups,
+        reference=ref,
+        metric="mcc",
+        correction=None,
+        confidence_level=None,
     ).frame
     cms = _all_matrices(n, k)
     pmf = stats.multinomial.pmf(cms.reshape(len(cms), -1), n, p_ref.reshape(-1))

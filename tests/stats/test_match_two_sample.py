@@ -113,7 +113,7 @@ def test_permutation_law_by_brute_force():
     cms = np.array([[6, 2, 3, 9]])
     refs = np.array([[30, 20, 10, 60]])
     law = permutation_law(
-        _metric("f1"), cms, refs, 0.025, n_draws=10, seed=None, labels=["g"]
+        _metric("f1"), cms, refs, 0.025, n_resamples=10, seed=None, labels=["g"]
     )
     lower, upper = law["lower"], law["upper"]
     assert law["method"][0] == "permutation" and np.isnan(law["se"][0])
@@ -258,9 +258,9 @@ def _check_size(g, r, metrics, reps):
             reference=r,
             metric=metrics,
             correction=None,
-            ci=None,
+            confidence_level=None,
             random_state=0,
-            n_draws=2000,
+            n_resamples=2000,
         )
     se = np.sqrt(0.05 * 0.95 / reps)
     for metric, rows in res.frame.groupby("metric"):
@@ -282,11 +282,14 @@ def test_the_published_law_fails_the_same_check():
             counts=dict(enumerate(g)),
             reference=r,
             correction=None,
-            ci=None,
+            confidence_level=None,
             null="fixed-reference",
         )
         new = match_test(
-            counts=dict(enumerate(g)), reference=r, correction=None, ci=None
+            counts=dict(enumerate(g)),
+            reference=r,
+            correction=None,
+            confidence_level=None,
         )
     assert (old.frame["p_value"] <= 0.05).mean() > 0.2
     assert (new.frame["p_value"] <= 0.05).mean() <= 0.05 + 0.015 + 3 * 0.011

@@ -1,6 +1,6 @@
 """The windowed exact MATCH sums against the plain sum over every denominator.
 
-The window of :func:`~sklearn_smallfair.stats._match_laws.window` leaves out at most
+The window of :func:`~sklearn_smallfair.stats._binomial.window` leaves out at most
 ``WINDOW_MASS`` (1e-15) of binomial mass per group, so the tails of the windowed
 sums must equal those of the full sum over all ``n + 1`` denominators
 (``_exact_full``, one incomplete beta function per term) to 1e-12 at every size.
@@ -11,8 +11,9 @@ import pytest
 
 from sklearn_smallfair.metrics import get_metric, metric_names
 from sklearn_smallfair.smoothing import AdditiveSmoothing, CrossPriorSmoothing
-from sklearn_smallfair.stats import _match_laws
-from sklearn_smallfair.stats._match_laws import Batch, _exact_full, exact, score
+from sklearn_smallfair.stats import _binomial, _match_exact
+from sklearn_smallfair.stats._match_batch import Batch, score
+from sklearn_smallfair.stats._match_exact import _exact_full, exact
 
 WINDOWED = [*metric_names(family="joint_ratio"), "mb"]
 SMOOTHERS = {
@@ -90,10 +91,10 @@ def test_window_is_a_small_part_of_the_sum():
     metric = get_metric("tpr")
     counts = np.array([[250_000, 250_000, 250_000, 250_000]])
     batch = Batch(counts, counts.astype(float), score(metric, counts))
-    terms = int(_match_laws.exact_terms(metric, batch)[0])
+    terms = int(_match_exact.exact_terms(metric, batch)[0])
     sigma = np.sqrt(10**6 * 0.25)
     assert 16 * sigma < terms < 17 * sigma + 30
-    lo, hi = _match_laws.window(counts.sum(axis=1), [0.5])
+    lo, hi = _binomial.window(counts.sum(axis=1), [0.5])
     assert terms == hi[0] - lo[0] + 1
 
 
@@ -104,14 +105,14 @@ def test_full_sum_detects_a_wrong_window(monkeypatch):
     counts, reference = _groups(10_000, 1)
     batch = Batch(counts, reference, score(metric, counts))
     full = _exact_full(metric, batch)
-    real = _match_laws.window
+    real = _binomial.window
 
     def narrow(n, prob):
         lo, hi = real(n, prob)
         mid = (lo + hi) // 2
         return mid - (mid - lo) // 4, mid + (hi - mid) // 4
 
-    monkeypatch.setattr(_match_laws, "window", narrow)
+    monkeypatch.setattr(_match_exact, "window", narrow)
     cut = exact(metric, batch)
     worst = np.nanmax(
         np.abs(np.concatenate([cut.lower - full.lower, cut.upper - full.upper]))

@@ -6,10 +6,8 @@ import warnings
 import numpy as np
 import pytest
 
-from sklearn_smallfair._confusion import (
-    enumerate_confusion_matrices,
-    multinomial_logpmf,
-)
+from sklearn_smallfair._enumeration import enumerate_confusion_matrices
+from sklearn_smallfair._pmf import multinomial_logpmf
 from sklearn_smallfair.metrics import get_metric
 from sklearn_smallfair.stats import (
     match_min_detectable_effect,
@@ -17,8 +15,8 @@ from sklearn_smallfair.stats import (
     match_sample_size,
     match_test,
 )
-from sklearn_smallfair.stats._planning import (
-    SAMPLE_SIZE_WINDOW,
+from sklearn_smallfair.stats._planning import SAMPLE_SIZE_WINDOW
+from sklearn_smallfair.stats._planning_fixed import (
     _alternative_law,
     _null_value,
     _proportions,
@@ -47,7 +45,7 @@ def _pvalues(counts, metric, alternative):
             metric=metric,
             method="exact",
             alternative=alternative,
-            ci=None,
+            confidence_level=None,
         )
     return np.asarray(result.frame["p_value"], dtype=float)
 
@@ -233,7 +231,7 @@ def _bisection_critical(law, level, side):
 
 
 def _check_critical_search(metric, sizes, monkeypatch):
-    from sklearn_smallfair.stats import _planning
+    from sklearn_smallfair.stats import _planning_fixed
 
     m = get_metric(metric)
     p0 = _proportions(COMPAS)
@@ -242,10 +240,10 @@ def _check_critical_search(metric, sizes, monkeypatch):
     for alternative in ("two-sided", "less", "greater"):
         if alternative == "greater":
             p1 = _alternative_law(m, p0, _null_value(m, p0) - effect)
-        fast = _planning._power(m, p0, p1, sizes, 0.05, alternative)
+        fast = _planning_fixed._power(m, p0, p1, sizes, 0.05, alternative)
         with monkeypatch.context() as patch:
-            patch.setattr(_planning, "_critical", _bisection_critical)
-            slow = _planning._power(m, p0, p1, sizes, 0.05, alternative)
+            patch.setattr(_planning_fixed, "_critical", _bisection_critical)
+            slow = _planning_fixed._power(m, p0, p1, sizes, 0.05, alternative)
         np.testing.assert_array_equal(fast, slow)
         assert (fast > 0).any() and (fast < 1).any()
 

@@ -1,12 +1,11 @@
-"""Intervals in the test results, the renamed columns and the shared options.
+"""Intervals in the test results, the table columns and the shared options.
 
 The MATCH table carries the interval of the group's metric (that of
-``group_metrics(ci=...)``) and the range of the reference law's scores at the
-group's size (the central range of the test's null law); the separation table the
-Newcombe interval of each gap and the interval of the equalized-odds difference
-(that of ``disparity_intervals``). ``lower``/``upper`` are renamed
-``p_lower_tail``/``p_upper_tail`` and still read with a ``FutureWarning``;
-``correction`` takes one set of values with one default everywhere.
+``group_metrics(confidence_level=...)``) and the range of the reference law's
+scores at the group's size (the central range of the test's null law); the
+separation table the Newcombe interval of each gap and the interval of the
+equalized-odds difference (that of ``disparity_intervals``); ``correction`` takes
+one set of values with one default everywhere.
 """
 
 import functools
@@ -18,15 +17,13 @@ import pytest
 from scipy import stats
 from sklearn.utils._param_validation import InvalidParameterError
 
+from sklearn_smallfair._pvalues import P_VALUE_FLOOR
 from sklearn_smallfair.metrics import disparity_intervals, group_metrics
 from sklearn_smallfair.stats import (
-    MATCHTest,
-    SeparationTest,
     comparative_separation_test,
     match_test,
     separation_test,
 )
-from sklearn_smallfair.stats._results import P_VALUE_FLOOR
 
 # These tests check the published law of the MATCH test (null="fixed-reference"),
 # which the default two-sample law replaced; tests/stats/test_match_two_sample.py
@@ -58,16 +55,20 @@ def _wilson(k, m, level):
 # =====================================================================================
 # MATCH: intervals of the group's and the reference's metric
 # =====================================================================================
-@pytest.mark.parametrize("ci", [0.9, 0.95])
-def test_match_intervals_are_those_of_group_metrics(ci):
+@pytest.mark.parametrize("level", [0.9, 0.95])
+def test_match_intervals_are_those_of_group_metrics(level):
     metrics = ["tpr", "acc", "f1", "mcc"]
     res = match_test(
-        counts=COUNTS, reference=REFERENCE, metric=metrics, ci=ci, random_state=3
+        counts=COUNTS,
+        reference=REFERENCE,
+        metric=metrics,
+        confidence_level=level,
+        random_state=3,
     )
     table = group_metrics(
         counts=COUNTS,
         metrics=metrics,
-        ci=ci,
+        confidence_level=level,
         random_state=3,
         zero_division=np.nan,
     )
@@ -76,31 +77,29 @@ def test_match_intervals_are_those_of_group_metrics(ci):
     for name in metrics:
         rows = f[f["metric"] == name].set_index("group")
         for side in ("low", "high"):
-            expected = table[f"{name}_ci_{side}"].to_numpy(float)
-            got = rows.loc[table.index, f"score_ci_{side}"].to_numpy(float)
+            expected = table[f"{name}_{side}"].to_numpy(float)
+            got = rows.loc[table.index, f"score_{side}"].to_numpy(float)
             np.testing.assert_allclose(got, expected, rtol=1e-12, equal_nan=True)
             n_checked += np.isfinite(got).sum()
     assert n_checked >= 2 * 3 * len(metrics)  # d's tpr and f1 are undefined: NaN
     tpr = f[f["metric"] == "tpr"].set_index("group")
-    assert np.isnan(tpr.loc["d", "score_ci_low"])
+    assert np.isnan(tpr.loc["d", "score_low"])
     # Clopper-Pearson (the default for a proportion) from its definition
-    a = 1.0 - ci
+    a = 1.0 - level
     low = stats.beta.ppf(a / 2, 8, 3)
     high = stats.beta.ppf(1 - a / 2, 9, 2)
-    assert tpr.loc["a", "score_ci_low"] == pytest.approx(low, rel=1e-10)
-    assert tpr.loc["a", "score_ci_high"] == pytest.approx(high, rel=1e-10)
+    assert tpr.loc["a", "score_low"] == pytest.approx(low, rel=1e-10)
+    assert tpr.loc["a", "score_high"] == pytest.approx(high, rel=1e-10)
     # a closed-form interval contains its estimate (a posterior one need not)
     closed = f[f["metric"].isin(["tpr", "acc", "f1"]) & f["score"].notna()]
-    assert (closed["score_ci_low"] <= closed["score"] + 1e-12).all()
-    assert (closed["score"] <= closed["score_ci_high"] + 1e-12).all()
+    assert (closed["score_low"] <= closed["score"] + 1e-12).all()
+    assert (closed["score"] <= closed["score_high"] + 1e-12).all()
 
 
 def _null_range_by_enumeration(metric, n, reference, level):
     """The central range of the score over all C(n + 3, 3) matrices of size n."""
-    from sklearn_smallfair._confusion import (
-        enumerate_confusion_matrices,
-        multinomial_logpmf,
-    )
+    from sklearn_smallfair._enumeration import enumerate_confusion_matrices
+    from sklearn_smallfair._pmf import multinomial_logpmf
     from sklearn_smallfair.metrics import get_metric
 
     cms = enumerate_confusion_matrices(n)
@@ -120,13 +119,17 @@ def test_match_reference_range_is_the_exact_null_range(metric):
     ref = [13, 4, 9, 21]
     counts = {"a": [3, 1, 2, 4], "b": [6, 2, 1, 3], "c": [0, 3, 3, 0]}
     res = match_test(
-        counts=counts, reference=ref, metric=metric, method="exact", ci=0.9
+        counts=counts,
+        reference=ref,
+        metric=metric,
+        method="exact",
+        confidence_level=0.9,
     ).frame.set_index("group")
     for g, cm in counts.items():
         lo, hi = _null_range_by_enumeration(metric, sum(cm), ref, 0.05)
         assert res.loc[g, "reference_range_low"] == pytest.approx(lo, abs=1e-12)
         assert res.loc[g, "reference_range_high"] == pytest.approx(hi, abs=1e-12)
-        # outside the range exactly when the two-sided p-value is <= 1 - ci
+        # outside the range exactly when the two-sided p-value is <= 1 - level
         outside = not (lo - 1e-12 <= res.loc[g, "score"] <= hi + 1e-12)
         assert outside == (res.loc[g, "p_value"] <= 0.1)
 
@@ -169,61 +172,30 @@ def test_match_interval_of_a_smoothed_score_is_its_posterior():
         raw_hi = stats.beta.ppf(0.975, tp + 1, fn) if fn > 0 else 1.0
         if tp + fn > 0:
             lo, hi = min(lo, raw_lo), max(hi, raw_hi)
-        assert res.loc[g, "score_ci_low"] == pytest.approx(lo, rel=1e-10)
-        assert res.loc[g, "score_ci_high"] == pytest.approx(hi, rel=1e-10)
+        assert res.loc[g, "score_low"] == pytest.approx(lo, rel=1e-10)
+        assert res.loc[g, "score_high"] == pytest.approx(hi, rel=1e-10)
 
 
-def test_match_ci_none_and_validation():
-    res = match_test(counts=COUNTS, reference=REFERENCE, ci=None)
-    assert not any(c.endswith(("_ci_low", "_ci_high")) for c in res.frame.columns)
+def test_match_confidence_level_none_and_validation():
+    res = match_test(counts=COUNTS, reference=REFERENCE, confidence_level=None)
+    assert not any(c.endswith(("_low", "_high")) for c in res.frame.columns)
     for bad in (0, 1, 95, "0.95"):
-        with pytest.raises(InvalidParameterError, match="'ci' parameter"):
-            match_test(counts=COUNTS, reference=REFERENCE, ci=bad)
-    with pytest.raises(InvalidParameterError, match="'ci' parameter"):
-        MATCHTest(ci=1.5).fit(counts=COUNTS)
-    est = MATCHTest(ci=0.9, random_state=0, null="fixed-reference").fit(counts=COUNTS)
-    direct = match_test(counts=COUNTS, ci=0.9, random_state=0)
-    pd.testing.assert_frame_equal(est.results_, direct.to_frame())
+        with pytest.raises(InvalidParameterError, match="'confidence_level' param"):
+            match_test(counts=COUNTS, reference=REFERENCE, confidence_level=bad)
 
 
 # =====================================================================================
-# MATCH: renamed columns, dropped noise
+# MATCH: the standard error column
 # =====================================================================================
-def test_old_column_names_read_with_a_future_warning():
-    f = match_test(counts=COUNTS, reference=REFERENCE).frame
-    assert "lower" not in f.columns and "upper" not in f.columns
-    with pytest.warns(FutureWarning, match="'lower'.*renamed 'p_lower_tail'"):
-        lower = f["lower"]
-    pd.testing.assert_series_equal(lower, f["p_lower_tail"], check_names=False)
-    with pytest.warns(FutureWarning, match="'upper'.*renamed 'p_upper_tail'"):
-        both = f[["group", "lower", "upper"]]
-    np.testing.assert_array_equal(both["upper"], f["p_upper_tail"])
-    assert list(both.columns) == ["group", "lower", "upper"]
-    # the copy of to_frame() keeps the old names readable too
-    with pytest.warns(FutureWarning):
-        assert np.array_equal(
-            match_test(counts=COUNTS, reference=REFERENCE).to_frame()["upper"],
-            f["p_upper_tail"],
-            equal_nan=True,
-        )
-    # no warning on the new names
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", FutureWarning)
-        f[["p_lower_tail", "p_upper_tail", "p_value"]]
-
-
 def test_se_only_with_monte_carlo():
     exact = match_test(counts=COUNTS, reference=REFERENCE, metric="tpr").frame
     assert "se" not in exact.columns
-    with pytest.warns(FutureWarning, match="'se'.*dropped"):
-        old = exact["se"]
-    assert (old == 0).all()  # the old values: 0 for the exact method
     mc = match_test(
         counts=COUNTS,
         reference=REFERENCE,
         metric=["tpr", "mcc"],
         method="montecarlo",
-        n_draws=500,
+        n_resamples=500,
         random_state=0,
     ).frame
     assert (mc["se"][mc["p_value"].notna()] > 0).all()
@@ -231,7 +203,7 @@ def test_se_only_with_monte_carlo():
         counts={"small": [3, 2, 1, 4], "big": [90, 40, 60, 140]},
         reference=REFERENCE,
         metric="mcc",
-        n_draws=500,
+        n_resamples=500,
         random_state=0,
     ).frame
     assert list(mixed["method"]) == ["enumerate", "montecarlo"]
@@ -276,21 +248,23 @@ def test_separation_gap_interval_is_newcombes_published_example():
     tpr = res.frame[res.frame["metric"] == "tpr"].iloc[0]
     assert (tpr["group_a"], tpr["group_b"]) == ("b", "a")
     assert tpr["difference"] == pytest.approx(56 / 70 - 48 / 80)
-    assert round(tpr["difference_ci_low"], 4) == 0.0524
-    assert round(tpr["difference_ci_high"], 4) == 0.3339
+    assert round(tpr["difference_low"], 4) == 0.0524
+    assert round(tpr["difference_high"], 4) == 0.3339
 
 
 def test_separation_equalized_odds_interval_is_that_of_disparity_intervals():
     cells = {"a": (9, 3, 2, 11), "b": (4, 6, 5, 5), "c": (7, 0, 0, 6)}
     y_true, y_pred, groups = _rows(cells)
-    res = separation_test(y_true, y_pred, sensitive_features=groups, ci=0.9)
+    res = separation_test(
+        y_true, y_pred, sensitive_features=groups, confidence_level=0.9
+    )
     eod = res.equalized_odds
     assert len(eod) == 3 and list(eod.columns) == [
         "group_a",
         "group_b",
         "difference",
-        "ci_low",
-        "ci_high",
+        "difference_low",
+        "difference_high",
     ]
     for row in eod.itertuples():
         pair = np.isin(groups, [row.group_a, row.group_b])
@@ -300,51 +274,45 @@ def test_separation_equalized_odds_interval_is_that_of_disparity_intervals():
             sensitive_features=groups[pair],
             metrics="equalized_odds",
             reference="rest",
-            ci=0.9,
+            confidence_level=0.9,
         )
         ref = other.loc[(row.group_a, "equalized_odds")]
         assert row.difference == pytest.approx(ref["difference"], rel=1e-12)
-        assert row.ci_low == pytest.approx(ref["difference_ci_low"], abs=1e-12)
-        assert row.ci_high == pytest.approx(ref["difference_ci_high"], rel=1e-12)
-        assert row.ci_low <= row.difference <= row.ci_high
-    # the gap intervals at level ci, each containing its gap
+        assert row.difference_low == pytest.approx(ref["difference_low"], abs=1e-12)
+        assert row.difference_high == pytest.approx(ref["difference_high"], rel=1e-12)
+        assert row.difference_low <= row.difference <= row.difference_high
+    # the gap intervals at the level, each containing its gap
     f = res.frame
-    assert ((f["difference_ci_low"] <= f["difference"]) | f["difference"].isna()).all()
-    assert ((f["difference"] <= f["difference_ci_high"]) | f["difference"].isna()).all()
+    assert ((f["difference_low"] <= f["difference"]) | f["difference"].isna()).all()
+    assert ((f["difference"] <= f["difference_high"]) | f["difference"].isna()).all()
 
 
-def test_separation_ci_none_and_validation():
+def test_separation_confidence_level_none_and_validation():
     y_true, y_pred, groups = _rows({"a": (9, 3, 2, 11), "b": (4, 6, 5, 5)})
-    res = separation_test(y_true, y_pred, sensitive_features=groups, ci=None)
-    assert res.equalized_odds is None and res.ci is None
-    assert "difference_ci_low" not in res.frame.columns
-    with pytest.raises(InvalidParameterError, match="'ci' parameter"):
-        separation_test(y_true, y_pred, sensitive_features=groups, ci=1.0)
-    est = SeparationTest(ci=0.8).fit(y_true, y_pred, sensitive_features=groups)
-    assert est.result_.ci == 0.8
+    kw = dict(sensitive_features=groups)
+    res = separation_test(y_true, y_pred, confidence_level=None, **kw)
+    assert res.equalized_odds is None and res.confidence_level is None
+    assert "difference_low" not in res.frame.columns
+    with pytest.raises(InvalidParameterError, match="'confidence_level' param"):
+        separation_test(y_true, y_pred, confidence_level=1.0, **kw)
+    res = separation_test(y_true, y_pred, confidence_level=0.8, **kw)
+    assert res.confidence_level == 0.8
 
 
 # =====================================================================================
 # One name for p-values, one set of corrections
 # =====================================================================================
-def test_headline_p_values_have_one_name_and_deprecated_aliases():
+def test_headline_p_values_have_one_name():
     y_true, y_pred, groups = _rows({"a": (9, 3, 2, 11), "b": (4, 6, 5, 5)})
     res = separation_test(y_true, y_pred, sensitive_features=groups)
     assert "p_value_tpr=" in repr(res) and "pvalue" not in repr(res)
-    for new, old in (("p_value_tpr", "pvalue_tpr"), ("p_value_fpr", "pvalue_fpr")):
-        with pytest.warns(FutureWarning, match=f"{old} is deprecated.*{new}"):
-            assert getattr(res, old) == getattr(res, new)
     comp = comparative_separation_test(
         [3, 2, 1, 3, 2, 1],
         [0.9, 0.5, 0.1, 0.2, 0.8, 0.0],
         sensitive_features=["a", "a", "a", "b", "b", "b"],
     )
-    for new, old in (
-        ("p_value_cross", "pvalue_cross"),
-        ("p_value_within", "pvalue_within"),
-    ):
-        with pytest.warns(FutureWarning, match=f"{old} is deprecated"):
-            assert getattr(comp, old) == getattr(comp, new)
+    for result in (res, comp):
+        assert not [a for a in dir(result) if a.startswith("pvalue_")]
 
 
 def test_correction_has_one_default_and_one_set_of_values():

@@ -14,11 +14,8 @@ import pytest
 
 from sklearn_smallfair.stats import (
     ComparativeSeparationResult,
-    ComparativeSeparationTest,
     MatchResult,
-    MATCHTest,
     SeparationResult,
-    SeparationTest,
     comparative_separation_test,
     match_test,
     separation_test,
@@ -238,17 +235,58 @@ def test_repr_html_escapes_labels(kind):
 
 
 # =====================================================================================
-# 5. Estimators keep the result's pvalues and reject
+# 5. confidence_interval: the table's interval at any level
 # =====================================================================================
-def test_estimators_keep_pvalues_and_reject():
+def test_separation_confidence_interval_is_the_table_interval():
     groups = ["a"] * 20 + ["b"] * 10
-    sep = SeparationTest(alpha=0.2).fit(Y_TRUE, Y_PRED, sensitive_features=groups)
-    comp = ComparativeSeparationTest().fit(
-        Y6, S6, sensitive_features=["a"] * 3 + ["b"] * 3, pairs=PAIRS6
+    res = separation_test(Y_TRUE, Y_PRED, sensitive_features=groups)
+    ci = res.confidence_interval()
+    np.testing.assert_allclose(ci.low, res.frame["difference_low"])
+    np.testing.assert_allclose(ci.high, res.frame["difference_high"])
+    assert ci.low.index.equals(res.pvalues.index)
+    low, high = res.confidence_interval(confidence_level=0.8)
+    other = separation_test(
+        Y_TRUE, Y_PRED, sensitive_features=groups, confidence_level=0.8
     )
-    match = MATCHTest().fit(counts=dict(zip("abc", MATCH_COUNTS)))
-    for est in (sep, comp, match):
-        pd.testing.assert_series_equal(est.pvalues_, est.result_.pvalues)
-        pd.testing.assert_series_equal(est.reject_, est.result_.reject)
-        pd.testing.assert_frame_equal(est.results_, est.result_.frame)
-    assert sep.violated_ is True and comp.violated_ is False
+    np.testing.assert_allclose(low, other.frame["difference_low"])
+    np.testing.assert_allclose(high, other.frame["difference_high"])
+    assert (low >= ci.low).all() and (high <= ci.high).all()
+    # computed from the counts, so also on results without intervals
+    bare = separation_test(
+        Y_TRUE, Y_PRED, sensitive_features=groups, confidence_level=None
+    )
+    assert "difference_low" not in bare.frame
+    np.testing.assert_allclose(bare.confidence_interval().low, ci.low)
+    with pytest.raises(ValueError, match="confidence_level"):
+        res.confidence_interval(confidence_level=1.5)
+
+
+@pytest.mark.parametrize("null", ["two-sample", "fixed-reference"])
+def test_match_confidence_interval_is_the_table_interval(null):
+    counts = dict(zip("abc", MATCH_COUNTS))
+    kw = dict(counts=counts, metric=["tpr", "mcc"], null=null, random_state=4)
+    res = match_test(**kw)
+    ci = res.confidence_interval()
+    np.testing.assert_allclose(ci.low, res.frame["score_low"])
+    np.testing.assert_allclose(ci.high, res.frame["score_high"])
+    assert ci.low.index.equals(res.pvalues.index)
+    other = match_test(confidence_level=0.8, **kw)
+    low, high = res.confidence_interval(confidence_level=0.8)
+    np.testing.assert_allclose(low, other.frame["score_low"])
+    np.testing.assert_allclose(high, other.frame["score_high"])
+    again = pickle.loads(pickle.dumps(res)).confidence_interval()
+    pd.testing.assert_series_equal(again.low, ci.low)
+
+
+def test_multiclass_match_result_has_no_confidence_interval():
+    from sklearn_smallfair.stats import multiclass_match_test
+
+    res = multiclass_match_test(
+        counts={
+            "a": [[8, 1, 1], [2, 6, 2], [1, 1, 9]],
+            "b": [[3, 3, 4], [1, 4, 1], [1, 2, 3]],
+        },
+        metric="kappa",
+    )
+    with pytest.raises(ValueError, match="score_low"):
+        res.confidence_interval()

@@ -16,13 +16,11 @@ import pandas as pd
 import pytest
 from scipy.special import ndtr, ndtri
 from scipy.stats import barnard_exact
-from sklearn.base import clone
 
 from sklearn_smallfair._compat import InvalidParameterError
 from sklearn_smallfair.exceptions import UndefinedGroupMetricWarning
 from sklearn_smallfair.stats import (
     SeparationResult,
-    SeparationTest,
     adjust_pvalues,
     separation_test,
 )
@@ -395,9 +393,10 @@ def test_separation_bad_input():
         ({"n_resamples": 1000.0}, "n_resamples"),
         ({"random_state": -1}, "random_state"),
         ({"random_state": True}, "random_state"),
-        ({"variance": "exact"}, "variance"),
-        ({"sensitive_features": None}, "sensitive_features"),
+        ({"confidence_level": 1.0}, "confidence_level"),
     ]
+    with pytest.raises(ValueError, match="sensitive_features is required"):
+        separation_test(y_true, y_pred)
     for kwargs, name in bad:
         kw = {"sensitive_features": groups, **kwargs}
         with pytest.raises(
@@ -408,105 +407,35 @@ def test_separation_bad_input():
 
 
 # =====================================================================================
-# 3. Estimator and the deprecated variance
+# 3. The published test, and the result object
 # =====================================================================================
-def test_separation_estimator():
-    y_true, y_pred, groups = _hand_data()
-    est = SeparationTest(alpha=0.2, correction="bonferroni")
-    assert est.get_params() == {
-        "alpha": 0.2,
-        "correction": "bonferroni",
-        "pos_label": 1,
-        "method": "auto",
-        "n_resamples": 9999,
-        "random_state": None,
-        "variance": None,
-        "ci": 0.95,
-    }
-    assert repr(est) == "SeparationTest(alpha=0.2, correction='bonferroni')"
-    twin = clone(est)
-    assert twin is not est and twin.get_params() == est.get_params()
-    assert not hasattr(twin, "result_")
-    assert est.fit(y_true, y_pred, sensitive_features=groups) is est
-    res = separation_test(
-        y_true, y_pred, sensitive_features=groups, alpha=0.2, correction="bonferroni"
-    )
-    pd.testing.assert_frame_equal(est.results_, res.frame)
-    pd.testing.assert_frame_equal(est.groups_, res.groups)
-    assert est.violated_ == res.violated
-    pd.testing.assert_series_equal(est.pvalues_, res.pvalues)
-    pd.testing.assert_series_equal(est.reject_, res.reject)
-    assert est.pvalues_.loc["tpr"].min() == pytest.approx(res.p_value_tpr)
-    est.set_params(method="wald").fit(y_true, y_pred, sensitive_features=groups)
-    assert est.violated_ is True  # the published test at alpha = 0.2
-    est.set_params(alpha=0.05).fit(y_true, y_pred, sensitive_features=groups)
-    assert est.violated_ is False
-    pickle.loads(pickle.dumps(est))
-    perm = SeparationTest(method="permutation", n_resamples=500, random_state=2)
-    perm.fit(y_true, y_pred, sensitive_features=groups)
-    pd.testing.assert_frame_equal(
-        perm.results_,
-        separation_test(
-            y_true, y_pred, sensitive_features=groups, method="permutation",
-            n_resamples=500, random_state=2,
-        ).frame,
-    )  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    "params, name",
-    [
-        ({"method": "fisher"}, "method"),
-        ({"alpha": 2}, "alpha"),
-        ({"n_resamples": 10}, "n_resamples"),
-        ({"correction": "Holm"}, "correction"),
-        ({"variance": "robust"}, "variance"),
-        ({"random_state": "seed"}, "random_state"),
-    ],
-)
-def test_estimator_checks_its_parameters_in_fit(params, name):
-    y_true, y_pred, groups = _hand_data()
-    est = SeparationTest(**params)  # stored verbatim
-    with pytest.raises(InvalidParameterError, match=f"'{name}' parameter"):
-        est.fit(y_true, y_pred, sensitive_features=groups)
-
-
-def test_variance_is_a_deprecated_alias_of_method():
+def test_published_wald_test_rejects_a_small_group_with_a_rate_of_zero():
     y_true = np.r_[np.ones(50), np.zeros(171), np.ones(5), np.zeros(5)]
     y_pred = np.r_[np.ones(40), np.zeros(10), np.ones(20), np.zeros(151), np.ones(4),
                    np.zeros(1), np.zeros(5)]  # fmt: skip
     groups = ["big"] * 221 + ["small"] * 10
-    for variance, method in (("unpooled", "wald"), ("pooled", "score")):
-        with pytest.warns(FutureWarning, match=f"use method='{method}'") as record:
-            old = separation_test(
-                y_true, y_pred, sensitive_features=groups, variance=variance
-            )
-        assert record[0].filename == __file__  # points at the caller
-        new = separation_test(y_true, y_pred, sensitive_features=groups, method=method)
-        pd.testing.assert_frame_equal(old.frame, new.frame)
-        assert old.method == method
-        with pytest.warns(FutureWarning, match="SeparationResult.variance"):
-            assert old.variance == variance
-        with pytest.warns(FutureWarning):
-            est = SeparationTest(variance=variance).fit(
-                y_true, y_pred, sensitive_features=groups
-            )
-        pd.testing.assert_frame_equal(est.results_, new.frame)
-        with (
-            pytest.warns(FutureWarning),
-            pytest.raises(ValueError, match="contradicts"),
-        ):
-            separation_test(
-                y_true, y_pred, sensitive_features=groups, variance=variance,
-                method="exact",
-            )  # fmt: skip
     # the published test rejects: the small group's FP is 0, its variance 0
     wald = separation_test(y_true, y_pred, sensitive_features=groups, method="wald")
     assert wald.violated and wald.p_value_fpr < 1e-5
-    assert not separation_test(y_true, y_pred, sensitive_features=groups).violated
+    assert wald.method == "wald"
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no warning without variance
-        separation_test(y_true, y_pred, sensitive_features=groups)
+        warnings.simplefilter("error")
+        assert not separation_test(y_true, y_pred, sensitive_features=groups).violated
+
+
+def test_result_pickles_and_is_reproducible():
+    y_true, y_pred, groups = _hand_data()
+    kw = dict(sensitive_features=groups, method="permutation", n_resamples=500)
+    res = separation_test(y_true, y_pred, **kw)
+    again = pickle.loads(pickle.dumps(res))
+    pd.testing.assert_frame_equal(again.frame, res.frame)
+    # random_state defaults to 0: identical calls give identical p-values
+    pd.testing.assert_frame_equal(
+        separation_test(y_true, y_pred, **kw).frame, res.frame
+    )
+    pd.testing.assert_frame_equal(
+        separation_test(y_true, y_pred, random_state=0, **kw).frame, res.frame
+    )
 
 
 def test_audit_uses_the_default_test():
@@ -647,3 +576,37 @@ def test_compare_uses_each_rows_method():
     assert z[2] == pytest.approx(float(wald_test(2, 5, 8, 10)[0]))
     assert np.isnan(z[3]) and np.isnan(p[3])
     assert ndtri(0.975) > 1.9  # scipy's ndtri, used for the critical values
+
+
+def test_counts_entry_equals_rows():
+    rng = np.random.default_rng(3)
+    y_true = rng.integers(0, 2, 300)
+    y_pred = rng.integers(0, 2, 300)
+    groups = rng.choice(["a", "b", "c"], 300)
+    table = pd.DataFrame(
+        [
+            [
+                np.sum((groups == g) & (y_true == t) & (y_pred == p))
+                for t, p in ((1, 1), (1, 0), (0, 1), (0, 0))
+            ]
+            for g in ("a", "b", "c")
+        ],
+        index=["a", "b", "c"],
+        columns=["TP", "FN", "FP", "TN"],
+    )
+    for method in ("auto", "score", "wald", "permutation"):
+        kw = dict(method=method, n_resamples=199, random_state=0)
+        rows = separation_test(y_true, y_pred, sensitive_features=groups, **kw)
+        for counts in (table, {g: list(r) for g, r in table.iterrows()}):
+            res = separation_test(counts=counts, **kw)
+            pd.testing.assert_frame_equal(res.frame, rows.frame, check_dtype=False)
+            pd.testing.assert_frame_equal(res.groups, rows.groups, check_dtype=False)
+            pd.testing.assert_frame_equal(
+                res.equalized_odds, rows.equalized_odds, check_dtype=False
+            )
+    fractional = separation_test(counts=table * 0.5)
+    assert set(fractional.frame["method"]) == {"score"}
+    with pytest.raises(ValueError, match="not both"):
+        separation_test(y_true, y_pred, sensitive_features=groups, counts=table)
+    with pytest.raises(ValueError, match="needs whole counts"):
+        separation_test(counts=table * 0.5, method="exact")

@@ -1,0 +1,305 @@
+"""Group labels: reading ``sensitive_features`` and encoding its columns.
+
+A grouping is one or several label columns (crossed into intersectional groups
+labelled ``"a|b"``). Columns are read without copying a data frame, checked for
+length and missing values, and encoded into sorted labels and integer codes,
+by counting for short integer ranges, booleans and categoricals and by hashing
+otherwise.
+"""
+
+import numpy as np
+import pandas as pd
+
+from ._validation import (
+    _asarray,
+    _check_no_missing,
+    _reject_mapping,
+    _report_missing,
+)
+
+__all__ = ["check_sensitive_features"]
+
+
+class _Columns(tuple):
+    """Group columns already taken out of a data frame: ``(columns, name)``.
+
+    Made by the input adapters (:mod:`sklearn_smallfair._dataframes`) from a
+    polars or pyarrow frame, one column at a time, without converting the frame.
+    """
+
+
+class _Coded:
+    """A categorical column: integer codes (``-1`` missing) and the label of each
+    code. Its codes are counted as they are, without hashing the labels."""
+
+    __slots__ = ("categories", "codes")
+
+    def __init__(self, codes, categories):
+        self.codes = np.asarray(codes)
+        self.categories = np.asarray(categories)
+
+    @property
+    def shape(self):
+        return self.codes.shape
+
+    def to_numpy(self):
+        """The labels, one per row (missing rows as ``None``)."""
+        labels = self.categories.astype(object)[self.codes]
+        labels[self.codes < 0] = None
+        return labels
+
+
+def _category_column(values, *, as_object):
+    """A pandas Series or array of dtype ``category`` as :class:`_Coded`, else
+    ``None``. ``as_object``: labels as an object array (as ``_asarray`` reads a
+    Series), else in the dtype of the categories (as ``Series.to_numpy``)."""
+    if isinstance(values, (pd.Series, pd.Index)) and isinstance(
+        values.dtype, pd.CategoricalDtype
+    ):
+        values = values.array
+    if not isinstance(values, pd.Categorical):
+        return None
+    categories = np.asarray(values.categories, dtype=object if as_object else None)
+    return _Coded(values.codes, categories)
+
+
+def _feature_columns(sensitive_features, n_samples):
+    """The group columns of ``sensitive_features`` and a name for the grouping.
+
+    Returns ``(columns, name)``: a list of 1-D numpy arrays (or
+    ``pandas.Categorical`` for columns of dtype ``category``, whose codes are
+    used as they are), each checked for length and missing values.
+    """
+    _reject_mapping(sensitive_features, "sensitive_features")
+    name = "group"
+    if isinstance(sensitive_features, pd.DataFrame):
+        name = "|".join(str(c) for c in sensitive_features.columns)
+        columns = [
+            _category_column(sensitive_features[c], as_object=False)
+            if isinstance(sensitive_features[c].dtype, pd.CategoricalDtype)
+            else sensitive_features[c].to_numpy()
+            for c in sensitive_features.columns
+        ]
+    elif isinstance(sensitive_features, _Columns):
+        columns, name = list(sensitive_features[0]), sensitive_features[1]
+    elif _category_column(sensitive_features, as_object=True) is not None:
+        if isinstance(sensitive_features, pd.Series) and sensitive_features.name:
+            name = str(sensitive_features.name)
+        columns = [_category_column(sensitive_features, as_object=True)]
+    else:
+        if isinstance(sensitive_features, pd.Series) and sensitive_features.name:
+            name = str(sensitive_features.name)
+        arr = (
+            None
+            if isinstance(sensitive_features, (str, bytes))
+            else _asarray(sensitive_features, "sensitive_features")
+        )
+        if arr is None or arr.ndim == 0:
+            raise TypeError(
+                "sensitive_features must be array-like with one label per sample, "
+                f"got {type(sensitive_features).__name__}."
+            )
+        if arr.ndim == 1:
+            columns = [arr]
+        elif arr.ndim == 2:
+            columns = [arr[:, j] for j in range(arr.shape[1])]
+        else:
+            raise ValueError(
+                f"sensitive_features must be 1-D or 2-D, got shape {arr.shape}."
+            )
+    if len(columns) == 0:
+        raise ValueError("sensitive_features has no columns.")
+    for col in columns:
+        if col.shape[0] != n_samples:
+            raise ValueError(
+                f"sensitive_features has {col.shape[0]} rows but y_true has "
+                f"{n_samples}; pass one group label per sample."
+            )
+        if isinstance(col, _Coded):
+            _report_missing(col.codes < 0, "sensitive_features")
+        elif col.dtype.kind != "O":
+            _check_no_missing(col, "sensitive_features")
+        # text and object labels: checked on their codes when they are encoded
+    return columns, name
+
+
+def check_sensitive_features(sensitive_features, n_samples):
+    """Validate group labels and encode them.
+
+    Parameters
+    ----------
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_features)
+        Group labels. With several columns the groups are their intersections,
+        labelled ``"a|b"``.
+    n_samples : int
+        Expected number of rows.
+
+    Returns
+    -------
+    groups : ndarray of shape (n_groups,)
+        Sorted distinct group labels.
+    codes : ndarray of int64, shape (n_samples,)
+        Index of each row's group in ``groups``.
+    name : str
+        A name for the grouping (Series name, joined column names or ``"group"``).
+    """
+    if sensitive_features is None:
+        raise ValueError(
+            "sensitive_features is required: pass the group label of every sample."
+        )
+    columns, name = _feature_columns(sensitive_features, n_samples)
+    if len(columns) == 1:
+        groups, codes = _unique_inverse(columns[0])
+        return groups, codes.astype(np.int64), name
+    uniques, inverses = zip(*(_unique_inverse(c) for c in columns))
+    combined = np.ravel_multi_index(inverses, tuple(len(u) for u in uniques))
+    present, codes = np.unique(combined, return_inverse=True)
+    parts = np.unravel_index(present, tuple(len(u) for u in uniques))
+    groups = np.array(
+        [
+            "|".join(_joinable(u[i]) for u, i in zip(uniques, idx))
+            for idx in zip(*parts)
+        ],
+        dtype=object,
+    )
+    return groups, codes.astype(np.int64).ravel(), name
+
+
+def _joinable(label):
+    """A label as a part of an intersectional label ``"a|b"``.
+
+    A ``|`` inside a part is escaped as ``\\|`` (and a backslash as ``\\\\``), so
+    ``("A|B", "C")`` and ``("A", "B|C")`` stay two labels, ``A\\|B|C`` and
+    ``A|B\\|C``.
+    """
+    return str(label).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _check_missing_codes(col, codes, uniques, name):
+    """The missing-value check of :func:`_check_no_missing` on hashed labels:
+    NaN and None have code -1, an infinity is one of the distinct labels."""
+    bad = None
+    if (codes < 0).any():
+        bad = codes < 0
+    infinite = [
+        v for v in uniques if isinstance(v, (float, np.floating)) and not np.isfinite(v)
+    ]
+    if infinite:
+        for v in infinite:
+            bad = (col == v) if bad is None else bad | (col == v)
+    if bad is not None:
+        _check_no_missing(np.where(bad, np.nan, 0.0), name)
+
+
+def _check_one_label_type(col):
+    """Refuse a column mixing text and non-text labels (``1`` and ``"1"``)."""
+    if col.dtype.kind != "O":
+        return
+    is_text = np.fromiter(
+        (isinstance(v, (str, bytes)) for v in col), dtype=bool, count=len(col)
+    )
+    if is_text.any() and not is_text.all():
+        text = col[is_text][0]
+        other = col[~is_text][0]
+        raise ValueError(
+            f"sensitive_features mixes text and non-text labels (e.g. {text!r} of "
+            f"type {type(text).__name__} and {other!r} of type "
+            f"{type(other).__name__}), which would print alike or sort "
+            f"arbitrarily; convert the column to one type, e.g. "
+            f"pandas.Series(...).astype(str)."
+        )
+
+
+def _unique_inverse(col):
+    """Sorted distinct labels and codes.
+
+    Integers in a short range, booleans and categorical columns are encoded by
+    counting (:func:`_encode_column`); other labels are hashed
+    (``pandas.factorize``). Both give the same labels and codes.
+    """
+    labels, ids, lo, span = _encode_column(col)
+    if isinstance(ids, _Ranked):
+        ids = ids.sorted()
+    if span is None:  # hashed: ids are the codes
+        return labels, ids
+    seen = np.bincount(_offset(ids, lo), minlength=span) > 0
+    if seen.all():
+        return labels, _offset(ids, lo)
+    lut = np.cumsum(seen) - 1
+    return labels[seen], lut[_offset(ids, lo)]
+
+
+class _Ranked:
+    """Codes (in order of appearance, or of the categories) with the rank of
+    each code's label among the sorted labels: counted as they are, then the
+    counted table's rows are put in the order of the labels."""
+
+    __slots__ = ("codes", "rank")
+
+    def __init__(self, codes, rank):
+        self.codes, self.rank = codes, rank
+
+    def sorted(self):
+        """The codes of the sorted labels (one pass)."""
+        return self.rank[self.codes]
+
+
+def _offset(ids, lo):
+    """``ids - lo`` as int64 (``ids`` may be unsigned or narrow)."""
+    if lo == 0 and ids.dtype == np.int64:
+        return ids
+    return np.subtract(ids, lo, dtype=np.int64, casting="unsafe")
+
+
+#: Largest span of integer labels (``max - min + 1``) counted directly, beyond
+#: the number of rows: a wider span is hashed.
+_MAX_EXTRA_SPAN = 1 << 16
+
+
+def _encode_column(col):
+    """Encode a label column for counting: ``(labels, ids, lo, span)``.
+
+    Row ``i`` has the label ``labels[ids[i] - lo]``, and ``labels`` is sorted.
+    For integers in a short range (``span = max - min + 1`` at most the number of
+    rows plus 65,536), booleans and categorical columns, ``ids`` are the values
+    or the codes themselves and ``labels`` holds every label of the range or
+    every category, present or not (``span`` entries): counting rows by id and
+    dropping the empty ids gives the distinct labels without hashing. Other
+    columns are hashed once (``pandas.factorize``, the label types checked on
+    the distinct labels only): ``span`` is then ``None`` and ``ids`` a
+    :class:`_Ranked` (codes in order of appearance, and the rank of each code's
+    label, to sort the counted table rather than the rows), or sorted codes
+    when labels of several types are compared as text.
+    """
+    if isinstance(col, _Coded):
+        _check_one_label_type(col.categories)
+        try:
+            order = np.argsort(col.categories, kind="stable")
+        except TypeError:  # labels of several types: compared as text
+            return _encode_column(col.to_numpy())
+        rank = np.empty(order.shape[0], dtype=np.int64)
+        rank[order] = np.arange(order.shape[0])
+        if (order == np.arange(order.shape[0])).all():  # categories in order
+            return col.categories, col.codes, 0, order.shape[0]
+        return col.categories[order], _Ranked(col.codes, rank), 0, order.shape[0]
+    kind = col.dtype.kind
+    if kind == "b":
+        return np.array([False, True]), col.view(np.uint8), 0, 2
+    if kind in "iu" and col.shape[0] > 0:
+        lo, hi = col.min(), col.max()
+        span = int(hi) - int(lo) + 1
+        if span <= col.shape[0] + _MAX_EXTRA_SPAN:
+            return np.arange(span, dtype=col.dtype) + lo, col, lo, span
+    codes, uniques = pd.factorize(col)  # hashed, in order of appearance
+    uniques = np.asarray(uniques)
+    if col.dtype.kind == "O":
+        _check_missing_codes(col, codes, uniques, "sensitive_features")
+    _check_one_label_type(uniques)
+    try:
+        order = np.argsort(uniques, kind="stable")
+    except TypeError:  # labels of several types: compared as text
+        codes, uniques = pd.factorize(col.astype(str).astype(object), sort=True)
+        return np.asarray(uniques), np.asarray(codes).ravel(), 0, None
+    rank = np.empty(order.shape[0], dtype=np.int64)
+    rank[order] = np.arange(order.shape[0])
+    return uniques[order], _Ranked(np.asarray(codes).ravel(), rank), 0, None

@@ -1,0 +1,136 @@
+"""The page's drill-down of intersectional groups: which attribute drives a gap."""
+
+import numpy as np
+import pandas as pd
+
+from .._output import display_label
+from ._format import metric_label, plain
+from ._templates import ci_text, macro, num, table
+
+__all__ = ["drilldown"]
+
+VERDICT_CLASS = {
+    "gap": "v-gap",
+    "no gap detected": "v-ok",
+    "inconclusive": "v-unsure",
+    "undefined": "v-undef",
+    "not tested": "v-none",
+}
+
+
+def drilldown(report, prefix=""):
+    """Per metric: the attributes' marginal values beside the intersections."""
+    marginals = report.marginals
+    attrs = list(marginals)
+    level = f"{report.confidence_level:.0%}"
+    metrics = []
+    for m in report.metrics:
+        L = metric_label(m)
+        overall = report.overall.get(m, np.nan)
+        rows = []
+        for a in attrs:
+            for lvl, r in marginals[a].iterrows():
+                rows.append(
+                    {
+                        "attribute": display_label(a),
+                        "level": display_label(lvl),
+                        "n": int(r["n"]),
+                        "value": ci_text(r[m], r[f"{m}_low"], r[f"{m}_high"]),
+                        "diff": "undefined"
+                        if np.isnan(r[m])
+                        else f"{r[m] - overall:+.2f}",
+                    }
+                )
+        heads = {
+            "level": ("Level", "A value of the attribute"),
+            "n": ("People", "People with this level, over all intersections"),
+            "value": (f"{L} [{level} CI]", f"{L} of everyone with this level"),
+            "diff": ("Gap to everyone", f"The level's {L} minus everyone's"),
+        }
+        metrics.append(
+            {
+                "label": L,
+                "overall": num(overall, 3),
+                "driver": _driver(report, m),
+                "cross": _cross(report, m, attrs) if len(attrs) == 2 else None,
+                "margins": table(
+                    pd.DataFrame(rows).set_index("attribute"),
+                    heads,
+                    index=("Attribute", "One column of the sensitive features"),
+                    cls="data margins",
+                ),
+            }
+        )
+    return macro("drilldown")({"prefix": prefix, "attrs": attrs, "metrics": metrics})
+
+
+def _cross(report, metric, attrs):
+    """Two attributes: levels of one as rows, of the other as columns, margins."""
+    a, b = attrs
+    f, parts = report.frame, report.parts
+    ma, mb = report.marginals[a], report.marginals[b]
+    cols = list(mb.index)
+    rows = []
+    for r in ma.index:
+        cells = []
+        for c in cols:
+            hit = parts.index[(parts[a] == r) & (parts[b] == c)]
+            if not len(hit):
+                cells.append(None)
+                continue
+            cell = report.cell(hit[0], metric)
+            cells.append(
+                {
+                    "cls": VERDICT_CLASS.get(cell["verdict"], "v-none"),
+                    "text": cell["text"],
+                    "value": num(cell["value"]),
+                    "n": int(f.loc[hit[0], "n"]),
+                }
+            )
+        rows.append((plain(r), cells, num(ma.loc[r, metric])))
+    return {
+        "a": a,
+        "b": b,
+        "cols": [plain(c) for c in cols],
+        "tip": f"{metric_label(metric)} of the row's level over all",
+        "rows": rows,
+        "foot": [num(mb.loc[c, metric]) for c in cols],
+        "overall": num(report.overall.get(metric, np.nan)),
+    }
+
+
+def _driver(report, metric):
+    """One sentence: the attribute whose level's margin is farthest from everyone."""
+    f = report.frame
+    L = metric_label(metric)
+    overall = report.overall.get(metric, np.nan)
+    diff = (f[metric] - f[f"{metric}_reference"]).abs()
+    gaps = f.index[f.get(f"{metric}_verdict", pd.Series("", f.index)) == "gap"]
+    focus = list(gaps) if len(gaps) else ([diff.idxmax()] if diff.notna().any() else [])
+    if not focus or np.isnan(overall):
+        return f"No {L} value to drill into."
+    texts = []
+    for g in focus[:3]:
+        levels = report.parts.loc[g]
+        margins = {
+            a: report.marginals[a].loc[levels[a], metric] for a in report.marginals
+        }
+        dev = {a: v - overall for a, v in margins.items() if not np.isnan(v)}
+        if not dev:
+            continue
+        top = max(dev, key=lambda a: abs(dev[a]))
+        rest = "; ".join(
+            f"{display_label(a)} = {display_label(levels[a])}: {num(margins[a])}"
+            for a in dev
+            if a != top
+        )
+        kind = "gap" if g in gaps else "largest difference"
+        texts.append(
+            f"{display_label(plain(g))}'s {kind} ({L} "
+            f"{f.loc[g, metric]:.2f} against {f.loc[g, f'{metric}_reference']:.2f} "
+            f"for {report._ref_word()}) follows "
+            f"{display_label(top)} = {display_label(levels[top])} most: everyone "
+            f"with that level has {L} {margins[top]:.2f} against "
+            f"{overall:.2f} overall" + (f" ({rest})." if rest else ".")
+        )
+    return " ".join(texts) or f"No {L} value to drill into."

@@ -1,0 +1,78 @@
+"""How the audit's reports write numbers and labels in prose, plots and pages."""
+
+import numpy as np
+
+from .._output import display_label
+
+__all__ = [
+    "class_name",
+    "fmt",
+    "fmt_ci",
+    "fmt_p",
+    "list_names",
+    "metric_label",
+    "name",
+    "plain",
+]
+
+
+def fmt(x, digits=3):
+    """A number for prose: NaN as 'undefined'."""
+    if x is None or (isinstance(x, float) and np.isnan(x)):
+        return "undefined"
+    return f"{x:.{digits}f}"
+
+
+def fmt_ci(low, high, digits=2):
+    """A group's interval for prose and tables: ``[0.41, 0.80]``."""
+    if np.isnan(low) or np.isnan(high):
+        return "[undefined]"
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def fmt_p(p):
+    """A p-value for prose: ``0.0123``, ``3.2e-06``, ``undefined``."""
+    if np.isnan(p):
+        return "undefined"
+    if p < 1e-4:
+        return f"{p:.1e}"
+    return f"{p:.3g}"
+
+
+def name(group):
+    """A group label for prose and plots: its value (not its repr), displayable.
+
+    Control and bidirectional characters are escaped (:func:`display_label`).
+    """
+    value = group.item() if isinstance(group, np.generic) else group
+    if isinstance(value, tuple):
+        return " & ".join(display_label(v) for v in value)
+    return display_label(value)
+
+
+def plain(group):
+    """A group label as a page shows it (before escaping): its value, a tuple's
+    values joined by ``" & "``."""
+    value = group.item() if isinstance(group, np.generic) else group
+    if isinstance(value, tuple):
+        return " & ".join(str(display_label(v)) for v in value)
+    return value
+
+
+def metric_label(metric):
+    """``TPR`` for short names, the name itself otherwise."""
+    return metric.upper() if len(metric) <= 4 else metric
+
+
+def list_names(groups, limit=6):
+    """``a, b, c and 4 more``: at most ``limit`` group names."""
+    names = [name(g) for g in groups]
+    if len(names) > limit:
+        return ", ".join(names[:limit]) + f" and {len(names) - limit} more"
+    return ", ".join(names)
+
+
+def class_name(label):
+    """A class label as the report shows it: ``'low'`` for text, ``2`` else."""
+    value = label.item() if isinstance(label, np.generic) else label
+    return repr(value) if isinstance(value, str) else str(value)
