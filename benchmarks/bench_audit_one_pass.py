@@ -1,9 +1,9 @@
 """Benchmark: the whole audit against the per-group table alone.
 
 :func:`sklearn_smallfair.audit.audit_predictions` counts the rows once, then
-builds its table, the MATCH tests, the separation test and the verdicts from
-these counts. This benchmark measures what the whole audit costs in units of
-its cheapest part:
+builds its table, the MATCH tests, the separation test, the margins of
+intersectional groups and the verdicts from these counts. This benchmark
+measures what the whole audit costs in units of its cheapest part:
 
 * ours: ``audit_predictions`` of the rows (metrics ``tpr``, ``fpr``, ``ppv``,
   default smoothing, both tests, 95 % intervals);

@@ -4,10 +4,10 @@ For each group size n in 5, 10, 20, 50, 150, each true confusion-matrix law (cel
 probabilities of TP, FN, FP, TN) and each metric, ``--groups`` groups of size n
 (20,000 by default) are drawn at once with one ``multinomial`` call. Their
 intervals come from the package itself:
-``group_metrics(counts=..., ci=0.95, ci_method=method)``. A metric's interval
-depends on a matrix only through the sums of the metric's cell blocks (the
-registry's ``Metric.blocks``: TPR through TP, FN and FP + TN), so the groups are
-collapsed to their block sums and each distinct block sum is scored once (its
+``group_metrics(counts=..., confidence_level=0.95, interval_method=method)``. A
+metric's interval depends on a matrix only through the sums of the metric's cell
+blocks (the registry's ``Metric.blocks``: TPR through TP, FN and FP + TN), so the
+groups are collapsed to their block sums and each distinct block sum is scored once (its
 interval, or its distribution for the random methods, is that of every group with
 those sums). Coverage is the fraction of groups whose interval contains the law's
 true value, among the groups where the metric is defined (a group of 5 with a
@@ -105,15 +105,15 @@ def cell_coverage(metric_name, method, law, n, n_groups, seed):
     table = group_metrics(
         counts=unique,
         metrics=metric_name,
-        ci=LEVEL,
-        ci_method=method,
+        confidence_level=LEVEL,
+        interval_method=method,
         zero_division=np.nan,
         random_state=seed,
     )
     seconds = time.perf_counter() - start
     inverse = inverse.ravel()
-    low = table[f"{metric_name}_ci_low"].to_numpy()[inverse]
-    high = table[f"{metric_name}_ci_high"].to_numpy()[inverse]
+    low = table[f"{metric_name}_low"].to_numpy()[inverse]
+    high = table[f"{metric_name}_high"].to_numpy()[inverse]
     defined = ~table[f"{metric_name}_undefined"].to_numpy()[inverse]
     has_interval = defined & ~np.isnan(low)
     covered = (low <= truth + 1e-12) & (truth - 1e-12 <= high)
@@ -211,7 +211,7 @@ def disparity_cells(n, same_law, n_groups, n_drawn, seed):
             counts=groups,
             reference=refs,
             metrics=["tpr", "equalized_odds"],
-            method=method,
+            interval_method=method,
             random_state=seed,
         )
         tpr = table.xs("tpr", level="metric")
@@ -220,12 +220,12 @@ def disparity_cells(n, same_law, n_groups, n_drawn, seed):
             (
                 "TPR difference",
                 tpr,
-                "difference_ci_low",
-                "difference_ci_high",
+                "difference_low",
+                "difference_high",
                 "difference",
             ),
-            ("TPR ratio", tpr, "ratio_ci_low", "ratio_ci_high", "ratio"),
-            ("equalized odds", eod, "difference_ci_low", "difference_ci_high", "eod"),
+            ("TPR ratio", tpr, "ratio_low", "ratio_high", "ratio"),
+            ("equalized odds", eod, "difference_low", "difference_high", "eod"),
         ):
             low, high = frame[lo].to_numpy(), frame[hi].to_numpy()
             ok = ~np.isnan(low)
@@ -247,7 +247,7 @@ def disparity_cells(n, same_law, n_groups, n_drawn, seed):
     return rows
 
 
-def _naive_eod(groups, refs, truth, n, same_law, seed, n_draws=2000):
+def _naive_eod(groups, refs, truth, n, same_law, seed, n_resamples=2000):
     """Percentile interval of posterior draws of max(|TPR gap|, |FPR gap|)."""
     rng = np.random.default_rng([seed, n, 99])
     keep = (groups[:, 0] + groups[:, 1] > 0) & (groups[:, 2] + groups[:, 3] > 0)
@@ -255,8 +255,8 @@ def _naive_eod(groups, refs, truth, n, same_law, seed, n_draws=2000):
     for start in range(0, int(keep.sum()), 500):
         g = groups[keep][start : start + 500]
         r = refs[keep][start : start + 500]
-        a = rng.standard_gamma(g[:, None, :] + 0.5, size=(len(g), n_draws, 4))
-        b = rng.standard_gamma(r[:, None, :] + 0.5, size=(len(r), n_draws, 4))
+        a = rng.standard_gamma(g[:, None, :] + 0.5, size=(len(g), n_resamples, 4))
+        b = rng.standard_gamma(r[:, None, :] + 0.5, size=(len(r), n_resamples, 4))
         gap_t = a[..., 0] / (a[..., 0] + a[..., 1]) - b[..., 0] / (
             b[..., 0] + b[..., 1]
         )

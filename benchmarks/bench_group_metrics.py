@@ -25,9 +25,9 @@ ratio is the median over interleaved pairs (baseline and ours back to back, see
 ``_common.interleaved``). Target: ours at least 20x faster than each baseline.
 
 A second row times the same call with 95 % intervals for every column
-(``ci=0.95, ci_method="auto"``: Wilson intervals for the eight rates, the exact
-Beta posterior for f1, posterior draws for mcc) against the same call without
-intervals, both timed in the same run. Target: at most 3x the time without
+(``confidence_level=0.95, interval_method="auto"``: Wilson intervals for the eight
+rates, the exact Beta posterior for f1, posterior draws for mcc) against the same
+call without intervals, both timed in the same run. Target: at most 3x the time without
 intervals.
 
 A third part times a callable metric evaluated per group:
@@ -58,7 +58,8 @@ except ImportError:  # run as a script, or imported from the benchmarks folder
 NAME = "group_metrics"
 METRICS = ("tpr", "fpr", "ppv", "npv", "tnr", "fnr", "acc", "f1", "mcc", "ppr")
 TARGET_RATIO = 20.0
-#: Largest slowdown allowed for the call with intervals (ci=0.95, "auto").
+#: Largest slowdown allowed for the call with intervals (confidence_level=0.95,
+#: "auto").
 TARGET_CI_SLOWDOWN = 3.0
 # repeats_ours: interleaved pairs for the call with intervals; pairs: for the
 # pandas baseline; fairlearn runs one pair on its first ``fairlearn_rows`` rows
@@ -119,7 +120,7 @@ def ours(y_true, y_pred, groups):
 
 
 def ours_with_intervals(y_true, y_pred, groups):
-    """Our table with 95 % intervals (``ci_method="auto"``, seeded)."""
+    """Our table with 95 % intervals (``interval_method="auto"``, seeded)."""
     _common.ensure_package_importable()
     from sklearn_smallfair.metrics import group_metrics
 
@@ -129,7 +130,7 @@ def ours_with_intervals(y_true, y_pred, groups):
         sensitive_features=groups,
         metrics=METRICS,
         zero_division=np.nan,
-        ci=0.95,
+        confidence_level=0.95,
         random_state=0,
     )
 
@@ -147,8 +148,8 @@ def check_intervals(table, ours_result):
         "intervals: the values differ from the call without intervals",
     )
     for metric in METRICS:
-        low = table[f"{metric}_ci_low"].to_numpy()
-        high = table[f"{metric}_ci_high"].to_numpy()
+        low = table[f"{metric}_low"].to_numpy()
+        high = table[f"{metric}_high"].to_numpy()
         undefined = table[f"{metric}_undefined"].to_numpy()
         _common.check(
             np.isnan(low[undefined]).all() and np.isnan(high[undefined]).all(),
@@ -167,7 +168,7 @@ def check_intervals(table, ours_result):
                 ).all(),
                 f"intervals: a {metric} interval misses its estimate",
             )
-    methods = table.attrs["ci_method"]
+    methods = table.attrs["interval_method"]
     return ", ".join(f"{m}: {methods[m]}" for m in ("tpr", "f1", "mcc"))
 
 
@@ -512,7 +513,8 @@ def run(quick=False, *, log=print):
     log(f"[{NAME}] with intervals: {res['ours_s']:.3f} s, slowdown {slowdown:.2f}x")
     rows.append(
         _common.make_row(
-            f"group_metrics ci=0.95 auto {n_rows:,} rows x {n_groups:,} groups",
+            f"group_metrics confidence_level=0.95 auto {n_rows:,} rows x "
+            f"{n_groups:,} groups",
             res["ours_s"],
             "same call without intervals",
             res["baseline_s"],
@@ -523,7 +525,7 @@ def run(quick=False, *, log=print):
             status="INFO"
             if quick
             else ("PASS" if slowdown <= TARGET_CI_SLOWDOWN else "MISS"),
-            notes=f"slowdown {slowdown:.2f}x ({ci_note}; n_draws=2000)",
+            notes=f"slowdown {slowdown:.2f}x ({ci_note}; n_resamples=2000)",
             load=res["load"],
             pair_ratios=res["ratios"],
             slowdown=slowdown,

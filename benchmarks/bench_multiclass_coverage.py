@@ -1,12 +1,12 @@
 """Coverage of the multiclass intervals of ``group_metrics`` at small group sizes.
 
 For each law (the ``K x K`` cell probabilities of a population, ``K = 3``), each
-group size and each ``ci_method``, ``--groups`` groups are drawn at once with one
-``multinomial`` call and scored by the package itself:
-``multiclass_group_metrics(counts=..., ci=0.95, ci_method=method)``. Coverage is the
-fraction of groups whose interval holds the law's value of the metric (the metric
-of the law's matrix), among the groups where the metric is defined; with 1,000
-groups its Monte Carlo standard error near 95 % is 0.7 points.
+group size and each ``interval_method``, ``--groups`` groups are drawn at once with
+one ``multinomial`` call and scored by the package itself:
+``group_metrics(counts=..., confidence_level=0.95, interval_method=method)``.
+Coverage is the fraction of groups whose interval holds the law's value of the
+metric (the metric of the law's matrix), among the groups where the metric is
+defined; with 1,000 groups its Monte Carlo standard error near 95 % is 0.7 points.
 
 The macro TPR and PPV and balanced accuracy have the MOVER of the classes'
 Wilson intervals (``"auto"``) and none with posterior draws or the bootstrap
@@ -24,13 +24,10 @@ import warnings
 
 import numpy as np
 
+from sklearn_smallfair._draws import matrix_interval
 from sklearn_smallfair._random import resolve_seed
-from sklearn_smallfair.metrics import (
-    multiclass_group_metrics,
-    multiclass_metric,
-)
-from sklearn_smallfair.metrics._intervals import matrix_interval
-from sklearn_smallfair.metrics._multiclass import matrix_prior
+from sklearn_smallfair.metrics import group_metrics, multiclass_metric
+from sklearn_smallfair.metrics._multiclass_table import matrix_prior
 
 LAWS = {
     "balanced": [[0.20, 0.05, 0.02], [0.05, 0.20, 0.05], [0.02, 0.06, 0.35]],
@@ -60,7 +57,7 @@ WHOLE = ("accuracy", "balanced_accuracy", "kappa", "mcc")
 METHODS = ("auto", "posterior", "bootstrap")
 
 
-def _coverage(law, n, method, n_groups, seed, n_draws):
+def _coverage(law, n, method, n_groups, seed, n_resamples):
     law = np.asarray(law, dtype=float)
     law = law / law.sum()
     k = law.shape[0]
@@ -70,13 +67,13 @@ def _coverage(law, n, method, n_groups, seed, n_draws):
     for column, metric, avg in REPORTED:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            table = multiclass_group_metrics(
+            table = group_metrics(
                 counts=counts,
                 metrics=[metric],
                 average="weighted" if metric in WHOLE else avg,
-                ci=0.95,
-                ci_method=method,
-                n_draws=n_draws,
+                confidence_level=0.95,
+                interval_method=method,
+                n_resamples=n_resamples,
                 random_state=seed,
                 zero_division=np.nan,
             )
@@ -84,8 +81,8 @@ def _coverage(law, n, method, n_groups, seed, n_draws):
         if avg is None and metric not in WHOLE:
             truth = np.tile(truth, n_groups)
         ok = ~table[f"{metric}_undefined"].to_numpy()
-        low = table[f"{metric}_ci_low"].to_numpy()
-        high = table[f"{metric}_ci_high"].to_numpy()
+        low = table[f"{metric}_low"].to_numpy()
+        high = table[f"{metric}_high"].to_numpy()
         covered = ((low <= truth) & (truth <= high))[ok].mean()
         out[column] = covered if np.isfinite(low).any() else np.nan
     drawn = "bootstrap" if method == "bootstrap" else "posterior"
@@ -100,7 +97,7 @@ def _coverage(law, n, method, n_groups, seed, n_draws):
             counts,
             method=drawn,
             alpha=0.05,
-            n_draws=n_draws,
+            n_resamples=n_resamples,
             seed=resolve_seed(seed),
             labels=np.arange(n_groups),
             key=column,

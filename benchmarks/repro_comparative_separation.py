@@ -57,7 +57,7 @@ Each repeat also records the study's equal-opportunity difference ``TPR_1 -
 TPR_0`` and average-odds difference ``((TPR_1 - TPR_0) + (FPR_1 - FPR_0)) / 2``
 of the test predictions (group 1 minus group 0, as in the study's
 ``Metrics.EOD`` and ``Metrics.AOD``): minus
-:func:`~sklearn_smallfair.metrics.equal_opportunity_difference` and
+:func:`~sklearn_smallfair.metrics.signed_equal_opportunity_difference` and
 :func:`~sklearn_smallfair.metrics.average_odds_difference` with
 ``privileged_group=1``.
 
@@ -112,8 +112,8 @@ from sklearn_smallfair.datasets import (  # noqa: E402
 )
 from sklearn_smallfair.metrics import (  # noqa: E402
     average_odds_difference,
-    equal_opportunity_difference,
     isep_score,
+    signed_equal_opportunity_difference,
 )
 from sklearn_smallfair.preprocessing import (  # noqa: E402
     fair_reweighing_weights,
@@ -346,7 +346,7 @@ def published_tests(y, pred, a, pairs):
 
     The same numbers as ``separation_test(method="wald")``,
     ``comparative_separation_test(pairs=pairs, variance="independent")``,
-    ``-equal_opportunity_difference`` and ``-average_odds_difference`` (checked
+    ``-signed_equal_opportunity_difference`` and ``-average_odds_difference`` (checked
     against them on the first repeats of every run), without their per-call
     validation and result tables, which would dominate 1,000 repeats.
     """
@@ -387,7 +387,7 @@ def check_published_tests(y, pred, a, pairs):
         "p_fpr": _p(sep, "fpr"),
         "p_cross": _p(comp, "cross"),
         "p_within": _p(comp, "within"),
-        "eod": -equal_opportunity_difference(
+        "eod": -signed_equal_opportunity_difference(
             y, pred, sensitive_features=a, privileged_group=1
         ),
         "aod": -average_odds_difference(

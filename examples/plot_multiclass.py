@@ -26,8 +26,8 @@ import numpy as np
 from sklearn_smallfair.audit import audit_predictions
 from sklearn_smallfair.metrics import (
     count_undefined,
+    group_metrics,
     multiclass_confusion_counts,
-    multiclass_group_metrics,
     multiclass_metric,
 )
 from sklearn_smallfair.model_selection import multiclass_downsampling_experiment
@@ -56,7 +56,7 @@ print(res.counts[2])  # group c: rows true, columns predicted
 # ---------------------------
 # Every binary metric is taken one-vs-rest for each class; ``support`` is the
 # number of true cases of the class in the group.
-table = multiclass_group_metrics(
+table = group_metrics(
     y_true,
     y_pred,
     sensitive_features=groups,

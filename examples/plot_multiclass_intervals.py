@@ -43,17 +43,17 @@ table = group_metrics(
     labels=labels,
     metrics="tpr",
     smoothing=CrossPriorSmoothing(lam=10),
-    ci=0.95,
+    confidence_level=0.95,
 )
-print(table[["support", "tpr", "tpr_ci_low", "tpr_ci_high", "tpr_smoothed"]].round(3))
+print(table[["support", "tpr", "tpr_low", "tpr_high", "tpr_smoothed"]].round(3))
 
 fig, ax = plt.subplots(figsize=(7, 3.5))
 for i, (column, shift, marker) in enumerate(
     [("tpr", -0.12, "o"), ("tpr_smoothed", 0.12, "s")]
 ):
     y = table[column].to_numpy()
-    low = table[f"{column}_ci_low"].to_numpy()
-    high = table[f"{column}_ci_high"].to_numpy()
+    low = table[f"{column}_low"].to_numpy()
+    high = table[f"{column}_high"].to_numpy()
     x = np.arange(len(table)) + shift
     ax.errorbar(
         x,
@@ -78,22 +78,22 @@ plt.show()
 # Accuracy is a binomial proportion (Wilson interval); kappa has the interval of
 # the Dirichlet posterior of the group's nine cells; balanced accuracy, the mean
 # of the classes' TPRs, has the MOVER interval built from the classes' Wilson
-# intervals. ``table.attrs["ci_method"]`` names each column's method.
+# intervals. ``table.attrs["interval_method"]`` names each column's method.
 whole = group_metrics(
     counts=counts,
     labels=labels,
     metrics=["accuracy", "kappa", "balanced_accuracy"],
     average="macro",
-    ci=0.95,
+    confidence_level=0.95,
     random_state=0,
 )
 columns = [
     f"{m}{end}"
     for m in ("accuracy", "kappa", "balanced_accuracy")
-    for end in ("", "_ci_low", "_ci_high")
+    for end in ("", "_low", "_high")
 ]
 print(whole[["n", *columns]].round(3).T)
-print(whole.attrs["ci_method"])
+print(whole.attrs["interval_method"])
 
 # %%
 # Group ``c``'s intervals are about four times as wide as group ``a``'s: with 24

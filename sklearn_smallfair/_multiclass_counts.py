@@ -26,6 +26,7 @@ from ._validation import (
 )
 
 __all__ = [
+    "MULTICLASS_METRICS",
     "MulticlassCounts",
     "check_square",
     "enumerate_multiclass_matrices",
@@ -36,7 +37,38 @@ __all__ = [
     "one_vs_rest",
     "ovr_multiplicity",
     "reference_matrices",
+    "whole_matrix_name",
 ]
+
+#: Metrics defined on the whole K x K matrix (not per class).
+MULTICLASS_METRICS = ("accuracy", "balanced_accuracy", "mcc", "kappa")
+_MULTICLASS_ALIASES = {
+    "accuracy": "accuracy",
+    "acc": "accuracy",
+    "balanced_accuracy": "balanced_accuracy",
+    "bacc": "balanced_accuracy",
+    "mcc": "mcc",
+    "matthews_corrcoef": "mcc",
+    "rk": "mcc",
+    "kappa": "kappa",
+    "cohen_kappa": "kappa",
+    "cohen_kappa_score": "kappa",
+}
+
+
+def whole_matrix_name(metric):
+    """The canonical name of a whole-matrix metric named ``metric`` (an alias,
+    case-insensitive), or ``None`` for any other name.
+
+    Examples
+    --------
+    >>> from sklearn_smallfair._multiclass_counts import whole_matrix_name
+    >>> whole_matrix_name("Cohen_Kappa"), whole_matrix_name("tpr")
+    ('kappa', None)
+    """
+    if not isinstance(metric, str):
+        return None
+    return _MULTICLASS_ALIASES.get(metric.lower())
 
 
 class MulticlassCounts(NamedTuple):

@@ -183,6 +183,31 @@ def test_audit_intersectional_groups(predictions_csv, tmp_path, capsys):
     assert "alpha = 0.1" in out
 
 
+def test_audit_confidence_level_and_n_resamples(predictions_csv, tmp_path, capsys):
+    path, frame = predictions_csv
+    js = tmp_path / "a.json"
+    code, _, err = run(
+        [
+            "audit", "--csv", path, "--target", "y", "--prediction", "pred",
+            "--group", "race", "--metrics", "tpr", "--tests", "match",
+            "--confidence-level", "0.8", "--n-resamples", "500",
+            "--out", tmp_path / "a.html", "--json-out", js,
+        ],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    payload = json.loads(js.read_text(encoding="utf-8"))
+    assert payload["confidence_level"] == 0.8
+    from sklearn_smallfair.audit import audit_predictions
+
+    expected = audit_predictions(
+        frame["y"], frame["pred"], sensitive_features=frame["race"],
+        metrics="tpr", tests=("match",), confidence_level=0.8, n_resamples=500,
+    ).frame  # fmt: skip
+    got = pd.DataFrame(payload["groups"]).set_index("race")
+    np.testing.assert_allclose(got["tpr_low"], expected["tpr_low"])
+
+
 def test_audit_text_labels_and_default_output(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     frame = pd.DataFrame(
@@ -386,6 +411,8 @@ def test_usage_errors(tmp_path, predictions_csv, capsys):
         (_audit(path, "--metrics", "tpr", "foo", *out), "unknown", "'foo'", "ppv"),
         (_audit(path, "--metrics", "te", *out), "unsupported metric 'te'"),
         (_audit(path, "--alpha", "1.5", *out), "--alpha", "(0, 1)"),
+        (_audit(path, "--confidence-level", "1", *out), "--confidence-level"),
+        (_audit(path, "--n-resamples", "50", *out), "--n-resamples", "100"),
         (_audit(path, "--tests", "magic", *out), "--tests", "invalid choice"),
         (_audit(path, "--tests", "none", "match", *out), "--tests none"),
         (_audit(path, "--group", "race", *out), "--group", "more than once"),

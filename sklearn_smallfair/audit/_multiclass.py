@@ -16,6 +16,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from .._groups import _feature_columns
+from .._multiclass_counts import MULTICLASS_METRICS
 from .._pvalues import floor_pvalues
 from .._random import child_seed
 from .._references import _is_explicit_counts, reference_counts
@@ -27,7 +28,6 @@ from ..metrics import (
     multiclass_metric,
     one_vs_rest,
 )
-from ..metrics._multiclass import MULTICLASS_METRICS
 from ..stats import adjust_pvalues, multiclass_match_test
 from ._binary import audit_counts, decide_match, separation_columns
 from ._format import class_name

@@ -60,8 +60,9 @@ class AuditDisplay:
         The metrics to draw, one panel each, in this order.
     confidence_level : float or None, default=None
         Level of the groups' intervals, for the legend.
-    alpha : float or None, default=None
-        ``1 - alpha`` is the coverage of the reference's ranges, for the legend.
+    alpha : float or None, default=0.05
+        ``1 - alpha`` is the coverage of the reference's ranges, for the legend
+        (``None``: the legend names no coverage).
 
     Attributes
     ----------
@@ -112,7 +113,7 @@ class AuditDisplay:
     >>> plt.close(fig)
     """
 
-    def __init__(self, *, frame, metrics, confidence_level=None, alpha=None):
+    def __init__(self, *, frame, metrics, confidence_level=None, alpha=0.05):
         self.frame = frame
         self.metrics = metrics
         self.confidence_level = confidence_level

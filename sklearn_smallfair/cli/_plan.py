@@ -260,7 +260,7 @@ def _check_planned_metrics(names):
 def _groups_from_file(args, err):
     """``(labels, sizes, reference counts)`` of the groups of a table."""
     from .._references import reference_counts
-    from ._audit import _count_file
+    from ._file_counts import _count_file
 
     missing = [
         option

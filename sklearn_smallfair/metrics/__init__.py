@@ -8,20 +8,19 @@ from .._multiclass_counts import (
 )
 from ..exceptions import UndefinedGroupMetricWarning
 from ._disparities import (
-    average_odds_difference,
     demographic_parity_difference,
     demographic_parity_ratio,
     equal_opportunity_difference,
     equal_opportunity_ratio,
     equalized_odds_difference,
     equalized_odds_ratio,
-    signed_equal_opportunity_difference,
 )
 from ._disparity_intervals import disparity_intervals
 from ._frame import GroupMetricFrame
 from ._group import group_metrics
 from ._isep import isep_score
 from ._multiclass import multiclass_metric
+from ._privileged import average_odds_difference, signed_equal_opportunity_difference
 from ._registry import Metric, compute_metric, get_metric, get_metrics, metric_names
 from ._scorer import aggregate_group_metric, make_group_scorer
 from ._undefined import count_undefined

@@ -4,7 +4,19 @@ intervals (:func:`disparity_intervals`)."""
 import numpy as np
 import pandas as pd
 
+from .._column_intervals import proportion_form
 from .._confusion import rows_or_counts
+from .._draws import (
+    DEFAULT_N_RESAMPLES,
+    JEFFREYS_PRIOR,
+    MAX_N_RESAMPLES,
+    Comparison,
+    _chunks,
+    _comparison_draws,
+    _draws,
+    _metric_values,
+    draw_quantiles,
+)
 from .._params import (
     COUNTS,
     POS_LABEL,
@@ -23,18 +35,6 @@ from .._proportion_intervals import (
 )
 from .._random import child_rng, resolve_seed
 from ._disparity import to_reference
-from ._draws import (
-    DEFAULT_N_RESAMPLES,
-    JEFFREYS_PRIOR,
-    MAX_N_RESAMPLES,
-    Comparison,
-    _chunks,
-    _comparison_draws,
-    _draws,
-    _metric_values,
-    draw_quantiles,
-)
-from ._intervals import proportion_form
 from ._registry import Metric, _normalise, get_metrics
 
 __all__ = ["disparity_intervals"]

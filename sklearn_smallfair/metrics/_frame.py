@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import UndefinedMetricWarning
 
+from .._column_intervals import INTERVAL_METHODS
 from .._confusion import CELLS, confusion_counts
+from .._draws import DEFAULT_N_RESAMPLES, MAX_N_RESAMPLES
 from .._groups import check_sensitive_features
 from .._params import (
     BOOLEAN,
@@ -30,9 +32,7 @@ from .._validation import (
 )
 from ..exceptions import UndefinedGroupMetricWarning
 from ._disparity import METHODS, summarize
-from ._draws import DEFAULT_N_RESAMPLES, MAX_N_RESAMPLES
 from ._group import group_metrics, resolve_metric_name
-from ._intervals import INTERVAL_METHODS
 from ._registry import Metric, metric_names
 from ._warn import SHOWN as _SHOWN
 from ._warn import format_count, user_stacklevel
@@ -202,7 +202,10 @@ def _warn_groups(column, labels, sizes, reasons, *, what):
 class GroupMetricFrame:
     """Any metrics evaluated group by group and overall, with aggregates over groups.
 
-    The counterpart of fairlearn's ``MetricFrame``. ``metrics`` mixes the names
+    The counterpart of fairlearn's ``MetricFrame``, a view over the package's
+    per-group table: its registry columns are :func:`group_metrics`' values, and
+    its differences and ratios are computed as by the functions named like
+    fairlearn's and :func:`aggregate_group_metric`. ``metrics`` mixes the names
     of the metric registry, computed from per-group confusion matrices (one
     count of the rows, then vectorized formulas), and callables ``f(y_true,
     y_pred)`` such as scikit-learn's metrics, evaluated on each group's rows. A

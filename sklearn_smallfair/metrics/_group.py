@@ -7,7 +7,14 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from .._column_intervals import (
+    INTERVAL_METHODS,
+    check_interval_method,
+    column_interval,
+    resolve_interval_method,
+)
 from .._confusion import FN, FP, TN, TP, rows_or_counts
+from .._draws import DEFAULT_N_RESAMPLES, MAX_N_RESAMPLES, Comparison
 from .._params import (
     COUNTS,
     POS_LABEL,
@@ -24,13 +31,6 @@ from .._references import reference_counts
 from .._validation import check_smoothing, check_zero_division
 from ..exceptions import UndefinedGroupMetricWarning
 from ..smoothing import BaseSmoothing, CrossPriorSmoothing
-from ._draws import DEFAULT_N_RESAMPLES, MAX_N_RESAMPLES, Comparison
-from ._intervals import (
-    INTERVAL_METHODS,
-    check_interval_method,
-    column_interval,
-    resolve_interval_method,
-)
 from ._registry import _LOOKUP, Metric, _normalise, get_metric, get_metrics
 from ._warn import describe_groups, user_stacklevel
 
@@ -185,10 +185,13 @@ def _has_many_classes(y_true, y_pred, counts):
         return False
     classes = set()
     for y in (y_true, y_pred):
-        arr = np.asarray(y)
-        if arr.ndim != 1:
-            return False
-        classes.update(pd.unique(arr).tolist())
+        try:
+            arr = np.asarray(y)
+            if arr.ndim != 1:
+                return False
+            classes.update(pd.unique(arr).tolist())
+        except (TypeError, ValueError):  # ragged or unhashable: the binary
+            return False  # checks name the problem
         if len(classes) > 2:
             return True
     return False
@@ -239,8 +242,9 @@ def _multiclass_table(
 
     if pos_label is not None:
         raise ValueError(
-            f"pos_label={pos_label!r} does not apply to multiclass targets (labels= "
-            f"with more than two classes, average=, or K x K counts): each class is "
+            f"pos_label={pos_label!r} does not apply to multiclass targets (more "
+            f"than two classes in the rows or in labels=, average=, or K x K "
+            f"counts): each class is "
             f"the positive class in turn (one row per class, or an average over "
             f"them). Drop pos_label; for one class's binary table pass "
             f"y_true == {pos_label!r} and y_pred == {pos_label!r} without labels "

@@ -15,27 +15,18 @@ from math import comb
 
 import numpy as np
 
-from .._multiclass_counts import check_square, one_vs_rest, ovr_multiplicity
+from .._multiclass_counts import (
+    check_square,
+    one_vs_rest,
+    ovr_multiplicity,
+    whole_matrix_name,
+)
 from .._params import ZERO_DIVISION, StrOptions, validate_params
 from .._validation import check_zero_division
 from ._registry import _apply_zero_division, get_metric
 
-__all__ = ["MULTICLASS_METRICS", "multiclass_metric"]
+__all__ = ["multiclass_metric"]
 
-#: Metrics defined on the whole K x K matrix (not per class).
-MULTICLASS_METRICS = ("accuracy", "balanced_accuracy", "mcc", "kappa")
-_MULTICLASS_ALIASES = {
-    "accuracy": "accuracy",
-    "acc": "accuracy",
-    "balanced_accuracy": "balanced_accuracy",
-    "bacc": "balanced_accuracy",
-    "mcc": "mcc",
-    "matthews_corrcoef": "mcc",
-    "rk": "mcc",
-    "kappa": "kappa",
-    "cohen_kappa": "kappa",
-    "cohen_kappa_score": "kappa",
-}
 _AVERAGES = ("macro", "weighted", "micro")
 
 
@@ -70,9 +61,10 @@ def _whole_matrix_metric(name, c):
 
 
 def _resolve(metric):
-    key = metric.lower() if isinstance(metric, str) else metric
-    if isinstance(key, str) and key in _MULTICLASS_ALIASES:
-        return _MULTICLASS_ALIASES[key], None
+    """``(whole-matrix name, None)`` or ``(None, registry metric)``."""
+    name = whole_matrix_name(metric)
+    if name is not None:
+        return name, None
     return None, get_metric(metric)
 
 

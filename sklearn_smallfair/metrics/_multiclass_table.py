@@ -8,7 +8,14 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from .._column_intervals import (
+    INTERVAL_METHODS,
+    check_interval_method,
+    column_interval,
+    resolve_interval_method,
+)
 from .._confusion import FN, FP, TP
+from .._draws import matrix_interval
 from .._multiclass_counts import (
     group_matrices,
     long_table,
@@ -19,13 +26,6 @@ from .._multiclass_counts import (
 from .._proportion_intervals import SCORE_FUNCTIONS, beta_interval, mover_mean_interval
 from .._random import resolve_seed
 from ..exceptions import UndefinedGroupMetricWarning
-from ._draws import matrix_interval
-from ._intervals import (
-    INTERVAL_METHODS,
-    check_interval_method,
-    column_interval,
-    resolve_interval_method,
-)
 from ._multiclass import _resolve, multiclass_metric
 from ._registry import get_metric
 from ._warn import user_stacklevel

@@ -426,7 +426,8 @@ def aggregate_group_metric(
     -----
     UndefinedGroupMetricWarning
         When a group's value is undefined (see ``nan_policy``), or when the
-        ``"ratio"`` aggregate is NaN because every group's value is 0.
+        ``"ratio"`` aggregate is NaN because every group's value is 0 or some
+        are negative.
 
     Examples
     --------
@@ -515,9 +516,15 @@ def aggregate_group_metric(
         return np.nan
     score = _aggregate(kept, aggregate, m)
     if np.isnan(score) and not np.isnan(kept).any():
+        reason = (
+            "the values take negative signs, and a ratio of values of opposite "
+            "signs means nothing"
+            if (np.asarray(kept) < 0).any()
+            else "every group's value is 0, so their ratio is 0/0"
+        )
         warnings.warn(
-            f"The {aggregate!r} aggregate of {what} is NaN: every group's value "
-            f"is 0, so their ratio is 0/0. Use aggregate='difference'.",
+            f"The {aggregate!r} aggregate of {what} is NaN: {reason}. Use "
+            f"aggregate='difference'.",
             UndefinedGroupMetricWarning,
             stacklevel=4,  # the caller of the decorated function
         )

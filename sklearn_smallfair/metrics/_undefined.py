@@ -10,8 +10,9 @@ from .._enumeration import (
     enumerate_confusion_matrices,
     n_confusion_matrices,
 )
+from .._multiclass_counts import whole_matrix_name
 from .._params import Whole, validate_params
-from ._multiclass import _MULTICLASS_ALIASES, count_undefined_multiclass
+from ._multiclass import count_undefined_multiclass
 from ._registry import _REGISTRY, Metric, get_metric
 
 __all__ = ["count_undefined"]
@@ -77,7 +78,7 @@ def _n_undefined(metric, n, name):
 
 def _multiclass_only(metric):
     """A whole-matrix multiclass metric that the binary registry does not have."""
-    if not isinstance(metric, str) or metric.lower() not in _MULTICLASS_ALIASES:
+    if whole_matrix_name(metric) is None:
         return False
     try:
         get_metric(metric)
@@ -143,6 +144,9 @@ def count_undefined(metric, n, *, n_classes=2):
     Returns
     -------
     count : int
+        The number of confusion matrices of size ``n`` (``K x K`` with
+        ``n_classes=K``; pairs of matrices for a two-group metric) on which
+        ``metric`` is undefined (0/0).
 
     Raises
     ------

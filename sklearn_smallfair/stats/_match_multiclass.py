@@ -26,6 +26,7 @@ from .._multiclass_counts import (
     enumerate_multiclass_matrices,
     n_multiclass_matrices,
     one_vs_rest,
+    whole_matrix_name,
 )
 from .._multiclass_counts import group_matrices as _group_matrices
 from .._multiclass_counts import reference_matrices as _reference_matrices
@@ -42,8 +43,7 @@ from .._pvalues import floor_pvalues
 from .._random import child_rng, resolve_seed
 from .._validation import format_label, format_labels
 from ..exceptions import ReferenceWarning, UndefinedGroupMetricWarning
-from ..metrics import multiclass_metric
-from ..metrics._multiclass import _resolve
+from ..metrics import get_metric, multiclass_metric
 from ._match import ALTERNATIVES, MAX_N_RESAMPLES, METHODS
 from ._match import match_test as _binary_match_test
 from ._match_result import COLUMNS, MatchResult
@@ -459,6 +459,14 @@ def _per_class_rows(metrics, method, groups, labels, cms, refs, options):
 # =====================================================================================
 # The test
 # =====================================================================================
+def _resolve(metric):
+    """``(whole-matrix name, None)`` or ``(None, registry metric)``."""
+    name = whole_matrix_name(metric)
+    if name is not None:
+        return name, None
+    return None, get_metric(metric)
+
+
 @validate_params(
     {
         "y_true": ["array-like", None],

@@ -13,12 +13,12 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from .._column_intervals import column_interval, resolve_interval_method
+from .._draws import DEFAULT_N_RESAMPLES
 from .._random import child_rng
 from .._validation import format_label
 from ..exceptions import UndefinedGroupMetricWarning
 from ..metrics import get_metrics
-from ..metrics._draws import DEFAULT_N_RESAMPLES
-from ..metrics._intervals import column_interval, resolve_interval_method
 from ._match_batch import family, score, subset
 from ._match_exact import exact_terms
 from ._match_laws import LAWS

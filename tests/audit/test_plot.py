@@ -166,5 +166,5 @@ def test_frame_without_group_intervals_still_draws(report):
     disp = AuditDisplay(frame=report.frame[cols], metrics=["tpr"]).plot()
     assert disp.intervals_["tpr"] is None
     labels = [t.get_text() for t in disp.legend_.get_texts()]
-    assert labels[0] == "reference's range at the group's size"
+    assert labels[0] == "reference's 95% range at the group's size"
     plt.close(disp.figure_)

@@ -3,7 +3,6 @@
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st

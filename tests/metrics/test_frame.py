@@ -350,7 +350,11 @@ def test_intervals_are_group_metrics_intervals(data):
         confidence_level=0.9,
     )
     table = group_metrics(
-        y_true, y_pred, sensitive_features=groups, metrics=["tpr", "acc"], confidence_level=0.9
+        y_true,
+        y_pred,
+        sensitive_features=groups,
+        metrics=["tpr", "acc"],
+        confidence_level=0.9,
     )
     assert list(frame.by_group_intervals.columns) == [
         "recall_low",
@@ -368,7 +372,10 @@ def test_intervals_are_group_metrics_intervals(data):
         "confidence_level": 0.9,
         "interval_method": {"recall": "clopper-pearson", "acc": "clopper-pearson"},
     }
-    low, high = frame.overall_intervals["recall_low"], frame.overall_intervals["recall_high"]
+    low, high = (
+        frame.overall_intervals["recall_low"],
+        frame.overall_intervals["recall_high"],
+    )
     assert low < frame.overall["recall"] < high
     assert (
         GroupMetricFrame(
@@ -395,7 +402,11 @@ def test_intervals_are_group_metrics_intervals(data):
         ({"sensitive_features": ["a"] * 3}, ValueError, "sensitive_features has 3"),
         ({"zero_division": "skip"}, ValueError, "zero_division"),
         ({"confidence_level": 1.5}, ValueError, "confidence_level"),
-        ({"metrics": recall_score, "confidence_level": 0.9}, ValueError, "only callables"),
+        (
+            {"metrics": recall_score, "confidence_level": 0.9},
+            ValueError,
+            "only callables",
+        ),
     ],
 )
 def test_hostile_input(kwargs, error, match):

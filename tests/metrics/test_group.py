@@ -234,13 +234,17 @@ def test_single_group_without_reference_is_fine():
 
 
 # ---------------------------------------------------------------------------------
-# Intervals (confidence_level=...); the methods themselves are tested in test_intervals.py
+# Intervals (confidence_level=...); the methods are tested in test_intervals.py
 # ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("interval_method", ["auto", "wilson", "posterior", "bootstrap"])
+@pytest.mark.parametrize(
+    "interval_method", ["auto", "wilson", "posterior", "bootstrap"]
+)
 def test_intervals_from_rows_equal_intervals_from_counts(rows, interval_method):
     y_true, y_pred, groups = rows
     kw = dict(
-        metrics=["tpr", "ppv", "mcc"] if interval_method != "wilson" else ["tpr", "ppv"],
+        metrics=["tpr", "ppv", "mcc"]
+        if interval_method != "wilson"
+        else ["tpr", "ppv"],
         zero_division=np.nan,
         confidence_level=0.9,
         interval_method=interval_method,
@@ -282,10 +286,15 @@ def test_intervals_leave_the_values_unchanged(rows):
         zero_division=np.nan,
     )
     plain = group_metrics(y_true, y_pred, sensitive_features=groups, **kw)
-    with_ci = group_metrics(
-        y_true, y_pred, sensitive_features=groups, confidence_level=0.8, random_state=0, **kw
+    with_intervals = group_metrics(
+        y_true,
+        y_pred,
+        sensitive_features=groups,
+        confidence_level=0.8,
+        random_state=0,
+        **kw,
     )
-    pd.testing.assert_frame_equal(with_ci[plain.columns], plain)
+    pd.testing.assert_frame_equal(with_intervals[plain.columns], plain)
 
 
 def test_group_metrics_reports_the_learned_lambda():

@@ -6,8 +6,15 @@ import pandas as pd
 import pytest
 from scipy.stats import beta, binomtest, norm
 
-from sklearn_smallfair import enumerate_confusion_matrices, reference_counts
+from sklearn_smallfair import (
+    _column_intervals,
+    _draws,
+    enumerate_confusion_matrices,
+    reference_counts,
+)
+from sklearn_smallfair._column_intervals import INTERVAL_METHODS
 from sklearn_smallfair._compat import InvalidParameterError
+from sklearn_smallfair._draws import draw_quantiles
 from sklearn_smallfair._proportion_intervals import (
     clopper_pearson_interval,
     jeffreys_interval,
@@ -17,15 +24,12 @@ from sklearn_smallfair._proportion_intervals import (
 )
 from sklearn_smallfair.metrics import (
     _disparity_intervals,
-    _intervals,
     compute_metric,
     disparity_intervals,
     get_metric,
     group_metrics,
     metric_names,
 )
-from sklearn_smallfair.metrics._draws import draw_quantiles
-from sklearn_smallfair.metrics._intervals import INTERVAL_METHODS
 from sklearn_smallfair.smoothing import AdditiveSmoothing, CrossPriorSmoothing
 
 ALPHA = 0.05
@@ -91,7 +95,7 @@ def test_each_metric_takes_exactly_its_methods(name):
 def test_f1_is_an_increasing_function_of_one_proportion():
     # f1 = 2x / (1 + x) with x = TP / (TP + FN + FP): checked on every matrix
     # of size <= 12 against the registry's own formula.
-    form = _intervals.proportion_form(get_metric("f1"))
+    form = _column_intervals.proportion_form(get_metric("f1"))
     for n in range(1, 13):
         cms = enumerate_confusion_matrices(n)
         k, m = form.split(cms)
@@ -312,10 +316,13 @@ def test_draw_quantiles_matches_numpy_and_skips_undefined_draws():
 
 def test_chunks_do_not_change_the_draws(monkeypatch):
     kw = dict(
-        metrics=["mcc", "tpr"], interval_method="bootstrap", n_resamples=300, random_state=4
+        metrics=["mcc", "tpr"],
+        interval_method="bootstrap",
+        n_resamples=300,
+        random_state=4,
     )
     whole = _table(**kw)
-    monkeypatch.setattr(_intervals, "_CHUNK_DRAWS", 600)  # two groups per chunk
+    monkeypatch.setattr(_draws, "_CHUNK_DRAWS", 600)  # two groups per chunk
     pd.testing.assert_frame_equal(_table(**kw), whole)
 
 
@@ -351,7 +358,9 @@ def _plain_bootstrap(name, counts, labels, n_resamples, random_state, prior=None
 
 @pytest.mark.parametrize("name", ["tpr", "mcc", "acc"])
 def test_bootstrap_equals_a_plain_replicate_loop(name):
-    table = _table(metrics=name, interval_method="bootstrap", n_resamples=200, random_state=7)
+    table = _table(
+        metrics=name, interval_method="bootstrap", n_resamples=200, random_state=7
+    )
     c = np.array(list(COUNTS.values()), dtype=float)
     low, high = _plain_bootstrap(name, c, list(COUNTS), 200, 7)
     defined = ~table[f"{name}_undefined"].to_numpy()
@@ -400,9 +409,7 @@ def test_same_seed_same_intervals_whatever_the_groups_order(method):
     cols = [c for c in table.columns if c.startswith("mcc") or c.startswith("tpr")]
     pd.testing.assert_frame_equal(part[cols], table.loc[list(fewer), cols])
     other_seed = group_metrics(counts=COUNTS, **{**kw, "random_state": 12})
-    assert not np.allclose(
-        other_seed["mcc_low"].dropna(), table["mcc_low"].dropna()
-    )
+    assert not np.allclose(other_seed["mcc_low"].dropna(), table["mcc_low"].dropna())
 
 
 # ---------------------------------------------------------------------------------
@@ -412,7 +419,11 @@ def test_same_seed_same_intervals_whatever_the_groups_order(method):
 def test_undefined_values_have_nan_bounds_and_keep_their_flag(method):
     names = ["tpr", "npv", "ppv"] if method in CLOSED else ["tpr", "mcc", "te"]
     table = _table(
-        metrics=names, interval_method=method, zero_division=0.0, n_resamples=200, random_state=0
+        metrics=names,
+        interval_method=method,
+        zero_division=0.0,
+        n_resamples=200,
+        random_state=0,
     )
     undefined = 0
     for name in names:
@@ -491,7 +502,10 @@ def test_bad_interval_parameters_are_refused(kw, match):
 def test_a_closed_form_for_a_metric_without_one_names_the_methods():
     with pytest.raises(ValueError) as info:
         group_metrics(
-            counts=COUNTS, metrics=["tpr", "mcc", "pt"], confidence_level=0.9, interval_method="wilson"
+            counts=COUNTS,
+            metrics=["tpr", "mcc", "pt"],
+            confidence_level=0.9,
+            interval_method="wilson",
         )
     message = str(info.value)
     assert "mcc, pt are not a proportion" in message
@@ -604,7 +618,9 @@ def test_katz_equals_its_formula():
 
 
 def test_disparity_columns_and_values():
-    table = disparity_intervals(counts=COUNTS, metrics=["tpr", "acc", "mcc"], confidence_level=0.9)
+    table = disparity_intervals(
+        counts=COUNTS, metrics=["tpr", "acc", "mcc"], confidence_level=0.9
+    )
     assert list(table.columns) == list(_disparity_intervals._DISPARITY_COLUMNS)
     assert table.index.names == ["group", "metric"]
     assert list(table.index[:3]) == [("a", "tpr"), ("a", "acc"), ("a", "mcc")]
@@ -667,7 +683,9 @@ def test_equalized_odds_is_the_projection_of_the_two_gaps(method):
         np.maximum(tpr["difference"].abs(), fpr["difference"].abs())[ok],
     )
     # the gaps' intervals at level sqrt(0.95)
-    sidak = disparity_intervals(metrics=["tpr", "fpr"], confidence_level=np.sqrt(0.95), **kw)
+    sidak = disparity_intervals(
+        metrics=["tpr", "fpr"], confidence_level=np.sqrt(0.95), **kw
+    )
     bounds = []
     for name in ("tpr", "fpr"):
         sub = sidak.xs(name, level="metric")

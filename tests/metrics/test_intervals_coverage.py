@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from sklearn_smallfair import enumerate_confusion_matrices, multinomial_logpmf
-from sklearn_smallfair.metrics import compute_metric, get_metric
-from sklearn_smallfair.metrics._intervals import (
+from sklearn_smallfair._column_intervals import (
     column_interval,
     resolve_interval_method,
 )
+from sklearn_smallfair.metrics import compute_metric, get_metric
 
 ALPHA = 0.05
 TARGET = 0.93
@@ -112,12 +112,16 @@ def test_auto_methods():
     assert resolve_interval_method(get_metric("mcc"), "auto", smoothed=False) == (
         "projection"
     )
-    assert resolve_interval_method(get_metric("ofi"), "auto", smoothed=False) == ("posterior")
+    assert resolve_interval_method(get_metric("ofi"), "auto", smoothed=False) == (
+        "posterior"
+    )
     assert resolve_interval_method(get_metric("tpr"), "auto", smoothed=True) == (
         "posterior-hull"
     )
     # methods asked for explicitly are unchanged
-    assert resolve_interval_method(get_metric("tpr"), "wilson", smoothed=False) == "wilson"
+    assert (
+        resolve_interval_method(get_metric("tpr"), "wilson", smoothed=False) == "wilson"
+    )
     assert resolve_interval_method(get_metric("tpr"), "wilson", smoothed=True) == (
         "posterior"
     )

@@ -44,14 +44,14 @@ def test_counts_match_sklearn_confusion_matrix_per_group(seed):
         for i, grp in enumerate(res.groups):
             m = g == grp
             expected = confusion_matrix(
-                t[m], p[m], labels=labels,
+                t[m],
+                p[m],
+                labels=labels,
                 sample_weight=None if weights is None else weights[m],
             )
             np.testing.assert_allclose(res.counts[i], expected, rtol=1e-12)
     overall = multiclass_confusion_counts(t, p, labels=labels)
-    np.testing.assert_array_equal(
-        overall.counts, confusion_matrix(t, p, labels=labels)
-    )
+    np.testing.assert_array_equal(overall.counts, confusion_matrix(t, p, labels=labels))
 
 
 def test_default_labels_sorted_union_and_long_frame():
@@ -129,17 +129,22 @@ def test_binary_case_agrees_with_the_binary_registry():
     binary = cms.reshape(200, 4)  # [[TP, FN], [FP, TN]] with class 0 positive
     for name in ("tpr", "fpr", "ppv", "npv", "f1", "ppr", "pt", "mb", "fdr"):
         np.testing.assert_array_equal(
-            multiclass_metric(name, cms)[:, 0], compute_metric(name, binary),
+            multiclass_metric(name, cms)[:, 0],
+            compute_metric(name, binary),
             err_msg=name,
         )
     np.testing.assert_allclose(
-        multiclass_metric("accuracy", cms), compute_metric("acc", binary),
-        rtol=1e-12, equal_nan=True,
+        multiclass_metric("accuracy", cms),
+        compute_metric("acc", binary),
+        rtol=1e-12,
+        equal_nan=True,
     )
     # Gorodkin's R_K reduces to the binary MCC for K = 2
     np.testing.assert_allclose(
-        multiclass_metric("mcc", cms), compute_metric("mcc", binary),
-        rtol=1e-12, equal_nan=True,
+        multiclass_metric("mcc", cms),
+        compute_metric("mcc", binary),
+        rtol=1e-12,
+        equal_nan=True,
     )
 
 
@@ -161,15 +166,21 @@ def test_undefined_values_follow_the_policy():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(y_true=["a", "b", "z"], y_pred=["a", "b", "b"], labels=["a", "b"]),
-         "y_true has class.*'z'.*not in labels"),
-        (dict(y_true=["a", "b"], y_pred=["a", "q"], labels=["a", "b"]),
-         "y_pred has class.*'q'"),
+        (
+            dict(y_true=["a", "b", "z"], y_pred=["a", "b", "b"], labels=["a", "b"]),
+            "y_true has class.*'z'.*not in labels",
+        ),
+        (
+            dict(y_true=["a", "b"], y_pred=["a", "q"], labels=["a", "b"]),
+            "y_pred has class.*'q'",
+        ),
         (dict(y_true=["a", "a"], y_pred=["a", "a"]), "at least two classes"),
         (dict(y_true=[0.5, 1.0], y_pred=[1.0, 0.5]), "continuous"),
         (dict(y_true=["a", "b"], y_pred=["a"]), "inconsistent lengths"),
-        (dict(y_true=["a", "b"], y_pred=["a", "b"], labels=["a", "a", "b"]),
-         "repeated"),
+        (
+            dict(y_true=["a", "b"], y_pred=["a", "b"], labels=["a", "a", "b"]),
+            "repeated",
+        ),
     ],
 )
 def test_bad_input_errors(kwargs, match):
@@ -194,11 +205,24 @@ def test_bad_matrices_and_averages():
 def test_hole_counts_equal_enumeration(k, n_max):
     from math import comb
 
-    from sklearn_smallfair.metrics import count_undefined
     from sklearn_smallfair._multiclass_counts import enumerate_multiclass_matrices
+    from sklearn_smallfair.metrics import count_undefined
 
-    names = ("tpr", "fpr", "ppv", "npv", "f1", "f1_original", "pt", "mb", "acc",
-             "mcc", "kappa", "balanced_accuracy", "accuracy")
+    names = (
+        "tpr",
+        "fpr",
+        "ppv",
+        "npv",
+        "f1",
+        "f1_original",
+        "pt",
+        "mb",
+        "acc",
+        "mcc",
+        "kappa",
+        "balanced_accuracy",
+        "accuracy",
+    )
     for n in range(n_max + 1):
         mats = enumerate_multiclass_matrices(n, k)
         assert mats.shape[0] == comb(n + k * k - 1, k * k - 1)
@@ -225,8 +249,9 @@ def test_hole_counts_closed_forms_at_large_n():
     k, n = 3, 150
     # a joint ratio is undefined when its two blocks are empty: the class's row
     # (K cells) for tpr leaves K^2 - K free cells
-    assert count_undefined("tpr", n, n_classes=k) == comb(n + k * k - k - 1,
-                                                          k * k - k - 1)
+    assert count_undefined("tpr", n, n_classes=k) == comb(
+        n + k * k - k - 1, k * k - k - 1
+    )
     assert count_undefined("mcc", n, n_classes=k) == 2 * k * comb(n + k - 1, k - 1) - 9
     assert count_undefined("accuracy", n, n_classes=k) == 0
     assert count_undefined("kappa", n, n_classes=4) == 4
@@ -264,8 +289,12 @@ def test_group_table_against_sklearn_per_group():
             [np.sum(t[m] == lab) for lab in labels],
         )
     averaged = group_metrics(
-        t, p, sensitive_features=g, labels=labels,
-        metrics=["tpr", "mcc", "kappa"], average="weighted",
+        t,
+        p,
+        sensitive_features=g,
+        labels=labels,
+        metrics=["tpr", "mcc", "kappa"],
+        average="weighted",
     )
     for grp in range(5):
         m = g == grp
@@ -290,9 +319,7 @@ def test_group_table_undefined_policy_and_errors():
     with pytest.warns(UndefinedGroupMetricWarning, match=r"\(0, 'c'\)"):
         table = group_metrics(t, p, sensitive_features=g, metrics="tpr")
     assert table.loc[(0, "c"), "tpr_undefined"]
-    filled = group_metrics(
-        t, p, sensitive_features=g, metrics="tpr", zero_division=0.0
-    )
+    filled = group_metrics(t, p, sensitive_features=g, metrics="tpr", zero_division=0.0)
     assert filled.loc[(0, "c"), "tpr"] == 0.0
     assert filled.loc[(0, "c"), "tpr_undefined"]
     with pytest.raises(ValueError, match="whole K x K matrix"):
@@ -305,20 +332,24 @@ def test_group_metrics_takes_multiclass_targets():
     from sklearn_smallfair.metrics import group_metrics
 
     t, p, g, labels = _data(5, n=200)
-    table = group_metrics(t, p, sensitive_features=g, labels=labels,
-                          metrics=["tpr", "ppv"])
+    table = group_metrics(
+        t, p, sensitive_features=g, labels=labels, metrics=["tpr", "ppv"]
+    )
     pd_testing = pytest.importorskip("pandas.testing")
     pd_testing.assert_frame_equal(
         table,
-        group_metrics(t, p, sensitive_features=g, labels=labels,
-                                 metrics=["tpr", "ppv"]),
+        group_metrics(
+            t, p, sensitive_features=g, labels=labels, metrics=["tpr", "ppv"]
+        ),
     )
-    averaged = group_metrics(t, p, sensitive_features=g, average="macro",
-                             metrics=["tpr", "kappa"])
+    averaged = group_metrics(
+        t, p, sensitive_features=g, average="macro", metrics=["tpr", "kappa"]
+    )
     assert list(averaged.index) == sorted(set(g))
     # binary input without labels/average is the binary table, unchanged
-    binary = group_metrics((t == "low").astype(int), (p == "low").astype(int),
-                           sensitive_features=g)
+    binary = group_metrics(
+        (t == "low").astype(int), (p == "low").astype(int), sensitive_features=g
+    )
     assert list(binary.columns[:3]) == ["n", "n_pos", "n_neg"]
     # pos_label has no multiclass meaning: the error names the binarized call
     with pytest.raises(ValueError, match=r"pos_label.*y_true == 'low'"):
@@ -340,12 +371,20 @@ def test_group_scorer_in_grid_search_on_a_multiclass_model():
     kappa = make_group_scorer("kappa", labels=[0, 1, 2], aggregate="min")
     with sklearn.config_context(enable_metadata_routing=True):
         search = GridSearchCV(
-            LogisticRegression(max_iter=500), {"C": [0.01, 1.0]},
-            scoring={"tpr_gap": scorer, "kappa_min": kappa}, refit="tpr_gap", cv=3,
+            LogisticRegression(max_iter=500),
+            {"C": [0.01, 1.0]},
+            scoring={"tpr_gap": scorer, "kappa_min": kappa},
+            refit="tpr_gap",
+            cv=3,
         ).fit(X, y, sensitive_features=A)
         cv = cross_validate(
-            LogisticRegression(max_iter=500), X, y, scoring=scorer, cv=3,
-            params={"sensitive_features": A}, return_estimator=True,
+            LogisticRegression(max_iter=500),
+            X,
+            y,
+            scoring=scorer,
+            cv=3,
+            params={"sensitive_features": A},
+            return_estimator=True,
             return_indices=True,
         )
     assert np.isfinite(search.cv_results_["mean_test_tpr_gap"]).all()
@@ -353,23 +392,41 @@ def test_group_scorer_in_grid_search_on_a_multiclass_model():
     # each fold's score is minus the macro-TPR difference between groups
     for est, test in zip(cv["estimator"], cv["indices"]["test"]):
         expected = aggregate_group_metric(
-            y[test], est.predict(X[test]), sensitive_features=A[test],
-            metric="tpr", average="macro", labels=[0, 1, 2],
+            y[test],
+            est.predict(X[test]),
+            sensitive_features=A[test],
+            metric="tpr",
+            average="macro",
+            labels=[0, 1, 2],
         )
         table = multiclass_metric(
             "tpr",
-            np.stack([
-                confusion_matrix(y[test][A[test] == g], est.predict(X[test])[
-                    A[test] == g], labels=[0, 1, 2]) for g in ("a", "b", "c")
-            ]),
+            np.stack(
+                [
+                    confusion_matrix(
+                        y[test][A[test] == g],
+                        est.predict(X[test])[A[test] == g],
+                        labels=[0, 1, 2],
+                    )
+                    for g in ("a", "b", "c")
+                ]
+            ),
             average="macro",
         )
         assert expected == pytest.approx(table.max() - table.min(), abs=1e-12)
     np.testing.assert_allclose(
         -cv["test_score"],
-        [aggregate_group_metric(y[t], e.predict(X[t]), sensitive_features=A[t],
-                                metric="tpr", average="macro", labels=[0, 1, 2])
-         for e, t in zip(cv["estimator"], cv["indices"]["test"])],
+        [
+            aggregate_group_metric(
+                y[t],
+                e.predict(X[t]),
+                sensitive_features=A[t],
+                metric="tpr",
+                average="macro",
+                labels=[0, 1, 2],
+            )
+            for e, t in zip(cv["estimator"], cv["indices"]["test"])
+        ],
     )
 
 
@@ -384,17 +441,33 @@ def test_multiclass_scorer_smooths_the_k_by_k_matrices(metric, average):
     groups = rng.choice(["a", "b", "c", "d"], 200, p=[0.4, 0.3, 0.2, 0.1])
     cps = CrossPriorSmoothing(lam=10)
     table = group_metrics(
-        y, pred, sensitive_features=groups, labels=[0, 1, 2], metrics=[metric],
-        average=average or "macro", smoothing=cps, reference="total",
+        y,
+        pred,
+        sensitive_features=groups,
+        labels=[0, 1, 2],
+        metrics=[metric],
+        average=average or "macro",
+        smoothing=cps,
+        reference="total",
     )
     smoothed = table[f"{metric}_smoothed"].to_numpy()
     got = aggregate_group_metric(
-        y, pred, sensitive_features=groups, metric=metric, average=average,
-        labels=[0, 1, 2], smoothing=cps, reference="total",
+        y,
+        pred,
+        sensitive_features=groups,
+        metric=metric,
+        average=average,
+        labels=[0, 1, 2],
+        smoothing=cps,
+        reference="total",
     )
     assert got == smoothed.max() - smoothed.min()
     raw = aggregate_group_metric(
-        y, pred, sensitive_features=groups, metric=metric, average=average,
+        y,
+        pred,
+        sensitive_features=groups,
+        metric=metric,
+        average=average,
         labels=[0, 1, 2],
     )
     assert raw == table[metric].max() - table[metric].min()
@@ -408,14 +481,24 @@ def test_multiclass_scorer_errors():
     with pytest.raises(ValueError, match="per-class metric"):
         make_group_scorer("tpr", labels=[0, 1, 2])
     with pytest.raises(ValueError, match="difference_upper"):
-        aggregate_group_metric([0, 1, 2], [0, 1, 2], sensitive_features=[0, 0, 1],
-                               metric="tpr", average="macro",
-                               aggregate="difference_upper",
-                               smoothing=CrossPriorSmoothing(5))
+        aggregate_group_metric(
+            [0, 1, 2],
+            [0, 1, 2],
+            sensitive_features=[0, 0, 1],
+            metric="tpr",
+            average="macro",
+            aggregate="difference_upper",
+            smoothing=CrossPriorSmoothing(5),
+        )
     with pytest.raises(ValueError, match="difference_upper"):
-        aggregate_group_metric([0, 1, 2], [0, 1, 2], sensitive_features=[0, 0, 1],
-                               metric="tpr", average="macro",
-                               aggregate="difference_upper")
+        aggregate_group_metric(
+            [0, 1, 2],
+            [0, 1, 2],
+            sensitive_features=[0, 0, 1],
+            metric="tpr",
+            average="macro",
+            aggregate="difference_upper",
+        )
 
 
 def test_k_by_k_smoothing_warnings_name_the_groups():
@@ -429,8 +512,13 @@ def test_k_by_k_smoothing_warnings_name_the_groups():
     groups = rng.choice(["north", "south", "rural"], 120)
     with pytest.warns(ReferenceWarning, match="group 'north'") as caught:
         group_metrics(
-            y, pred, sensitive_features=groups, labels=[0, 1, 2], metrics=["tpr"],
-            average="macro", smoothing=CrossPriorSmoothing(lam=10),
+            y,
+            pred,
+            sensitive_features=groups,
+            labels=[0, 1, 2],
+            metrics=["tpr"],
+            average="macro",
+            smoothing=CrossPriorSmoothing(lam=10),
         )
     references = [w for w in caught if issubclass(w.category, ReferenceWarning)]
     assert not any("position" in str(w.message) for w in references)

@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 from scipy.stats import beta
 
+from sklearn_smallfair._proportion_intervals import wilson_interval
 from sklearn_smallfair.metrics import (
     group_metrics,
     multiclass_confusion_counts,
     multiclass_metric,
     one_vs_rest,
 )
-from sklearn_smallfair._proportion_intervals import wilson_interval
 from sklearn_smallfair.metrics._multiclass_table import matrix_prior
 from sklearn_smallfair.smoothing import AdditiveSmoothing, CrossPriorSmoothing
 
@@ -238,7 +238,11 @@ def test_accuracy_and_whole_matrix_intervals():
     }
     # posterior: the trace's Beta (prior 2/K^2 per cell) against the Dirichlet draws
     post = group_metrics(
-        counts=c, metrics=["accuracy"], average="micro", confidence_level=0.95, interval_method="posterior"
+        counts=c,
+        metrics=["accuracy"],
+        average="micro",
+        confidence_level=0.95,
+        interval_method="posterior",
     )
     a = matrix_prior(3)
     assert a == pytest.approx(2 / 9)
@@ -257,14 +261,11 @@ def test_accuracy_and_whole_matrix_intervals():
     # micro TPR is accuracy: its drawn interval agrees with the Beta within the
     # draws' error (sd of a 2.5 % quantile from 20000 draws: about 0.004)
     np.testing.assert_allclose(drawn["tpr_low"], post["accuracy_low"], atol=0.01)
-    np.testing.assert_allclose(
-        drawn["tpr_high"], post["accuracy_high"], atol=0.01
-    )
+    np.testing.assert_allclose(drawn["tpr_high"], post["accuracy_high"], atol=0.01)
     # kappa's interval holds its value; the small group's is the wider
     width = table["kappa_high"] - table["kappa_low"]
     assert (
-        (table["kappa_low"] <= table["kappa"])
-        & (table["kappa"] <= table["kappa_high"])
+        (table["kappa_low"] <= table["kappa"]) & (table["kappa"] <= table["kappa_high"])
     ).all()
     assert width.iloc[1] > width.iloc[0]
 
@@ -414,10 +415,16 @@ def test_errors_name_the_argument_and_the_fix():
         group_metrics(counts=c, sample_weight=np.ones(4))
     with pytest.raises(ValueError, match=r"kappa is not one.*'posterior'"):
         group_metrics(
-            counts=c, metrics=["kappa"], average="micro", confidence_level=0.9, interval_method="wilson"
+            counts=c,
+            metrics=["kappa"],
+            average="micro",
+            confidence_level=0.9,
+            interval_method="wilson",
         )
     with pytest.raises(ValueError, match="mb is not a proportion"):
-        group_metrics(counts=c, metrics=["mb"], confidence_level=0.9, interval_method="wilson")
+        group_metrics(
+            counts=c, metrics=["mb"], confidence_level=0.9, interval_method="wilson"
+        )
     with pytest.raises(ValueError, match=r"without the column\(s\) \['count'\]"):
         group_metrics(counts=pd.DataFrame({"true": [0], "predicted": [1]}))
     frame = multiclass_confusion_counts(t, p, sensitive_features=g).to_frame()

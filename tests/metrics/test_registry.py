@@ -19,7 +19,7 @@ SINGLE = metric_names(n_groups=1)
 ALL = metric_names()
 
 # --------------------------------------------------------------------------------------
-# Hand-computed values from DESIGN 5.1 on fixed matrices (TP, FN, FP, TN).
+# Hand-computed values on fixed matrices (TP, FN, FP, TN).
 MATRICES = [
     (3, 1, 2, 4),  # n = 10
     (5, 0, 0, 5),  # perfect classifier
@@ -68,7 +68,7 @@ def test_formula_on_hand_computed_matrices(name):
         assert_allclose(value, expected, rtol=1e-14, atol=1e-15)
 
 
-# Independent vectorized formulas (DESIGN 5.1), for random and float counts.
+# Independent vectorized formulas, for random and float counts.
 def _ratio(a, b):
     with np.errstate(divide="ignore", invalid="ignore"):
         out = a / b
@@ -97,7 +97,7 @@ def _reference(name, c):
             "npv": _ratio(tn, tn + fn),
             "for": _ratio(fn, fn + tn),
             "f1": _ratio(2 * tp, 2 * tp + fp + fn),
-            # 1/PPV and 1/TPR are 1/0 when TP = 0: undefined (DESIGN 5.1)
+            # 1/PPV and 1/TPR are 1/0 when TP = 0: undefined
             "f1_original": np.where(tp > 0, _ratio(2.0, 1 / ppv + 1 / tpr), np.nan),
             "mcc": _ratio(
                 tp * tn - fp * fn,

@@ -125,9 +125,9 @@ def test_difference_upper_is_largest_bound_of_disparity_intervals(scored_data):
 
     X, y, A = scored_data
     y_pred = (X["x0"] > 0).astype(int)
-    for ci in (0.9, 0.95):
+    for level in (0.9, 0.95):
         table = disparity_intervals(
-            y, y_pred, sensitive_features=A, metrics="tpr", confidence_level=ci
+            y, y_pred, sensitive_features=A, metrics="tpr", confidence_level=level
         )
         low = table["difference_low"].to_numpy()
         high = table["difference_high"].to_numpy()
@@ -138,7 +138,7 @@ def test_difference_upper_is_largest_bound_of_disparity_intervals(scored_data):
             sensitive_features=A,
             metric="tpr",
             aggregate="difference_upper",
-            confidence_level=ci,
+            confidence_level=level,
         )
         assert got == pytest.approx(np.maximum(np.abs(low), np.abs(high)).max())
         # the bound covers the point gap to the reference
@@ -149,7 +149,7 @@ def test_difference_upper_is_largest_bound_of_disparity_intervals(scored_data):
             sensitive_features=A,
             metric="tpr",
             aggregate="ratio_lower",
-            confidence_level=ci,
+            confidence_level=level,
         )
         r_low = table["ratio_low"].to_numpy()
         r_high = table["ratio_high"].to_numpy()
@@ -187,7 +187,9 @@ def test_difference_upper_in_grid_search(routing, scored_data):
     from sklearn.model_selection import GridSearchCV, KFold
 
     X, y, A = scored_data
-    scorer = make_group_scorer("tpr", aggregate="difference_upper", confidence_level=0.9)
+    scorer = make_group_scorer(
+        "tpr", aggregate="difference_upper", confidence_level=0.9
+    )
     cv = KFold(3, shuffle=True, random_state=0)
     search = GridSearchCV(
         LogisticRegression(), {"C": [0.01, 1.0]}, scoring=scorer, cv=cv

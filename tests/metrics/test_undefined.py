@@ -15,7 +15,7 @@ SIZES = range(1, 41)
 
 
 def _closed_form(name, n):
-    """DESIGN 5.1 hole counts among the C(n + 3, 3) matrices of size n >= 1."""
+    """Hole counts among the C(n + 3, 3) matrices of size n >= 1."""
     if name in JOINT_RATIO:
         return n + 1
     if name in BINOMIAL or name == "mb":

@@ -21,9 +21,8 @@ from sklearn_smallfair.stats._planning_fixed import (
     null_range,
 )
 
-# These tests check the published law of the MATCH test (null="fixed-reference"),
-# which the default two-sample law replaced; tests/stats/test_match_two_sample.py
-# checks the default.
+# These tests check the published law of the MATCH test (null="fixed-reference");
+# tests/stats/test_match_two_sample.py checks the default two-sample law.
 match_power = functools.partial(match_power, null="fixed-reference")
 
 REFERENCES = {

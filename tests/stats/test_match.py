@@ -39,9 +39,8 @@ from sklearn_smallfair.stats import (
     match_test,
 )
 
-# These tests check the published law of the MATCH test (null="fixed-reference"),
-# which the default two-sample law replaced; tests/stats/test_match_two_sample.py
-# checks the default.
+# These tests check the published law of the MATCH test (null="fixed-reference");
+# tests/stats/test_match_two_sample.py checks the default two-sample law.
 match_test = functools.partial(match_test, null="fixed-reference", family="metric")
 
 BINOMIAL = metric_names(family="binomial")

@@ -126,7 +126,7 @@ def test_reference_range_inverts_the_tails(metric, average):
     assert (res["n"] == n).all()
     assert res["reference_range_low"].nunique() == 1  # same size, same reference
     low, high = res["reference_range_low"].iloc[0], res["reference_range_high"].iloc[0]
-    from sklearn_smallfair.metrics._multiclass import enumerate_multiclass_matrices
+    from sklearn_smallfair._multiclass_counts import enumerate_multiclass_matrices
 
     mats = enumerate_multiclass_matrices(n, K)
     with warnings.catch_warnings():

@@ -22,9 +22,8 @@ from sklearn_smallfair.stats._planning_fixed import (
     _proportions,
 )
 
-# These tests check the published law of the MATCH test (null="fixed-reference"),
-# which the default two-sample law replaced; tests/stats/test_match_two_sample.py
-# checks the default.
+# These tests check the published law of the MATCH test (null="fixed-reference");
+# tests/stats/test_match_two_sample.py checks the default two-sample law.
 match_test = functools.partial(match_test, null="fixed-reference")
 match_power = functools.partial(match_power, null="fixed-reference")
 match_sample_size = functools.partial(match_sample_size, null="fixed-reference")

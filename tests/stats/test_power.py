@@ -232,10 +232,10 @@ def test_simulation_chunks_agree(monkeypatch):
     analytic = separation_power(law, 200)
     assert abs(sim["power"] - analytic["power"]) <= 4 * sim["power_se"] + APPROX
     # the block size does not change the draws: blocks of 7 give the same result
-    from sklearn_smallfair.stats import _power
+    from sklearn_smallfair.stats import _power_simulation
 
     whole = simulate_separation_power(law, 200, n_repeats=101, random_state=0)
-    monkeypatch.setattr(_power, "_SIM_CHUNK", 7)
+    monkeypatch.setattr(_power_simulation, "_SIM_CHUNK", 7)
     blocks = simulate_separation_power(law, 200, n_repeats=101, random_state=0)
     pd.testing.assert_series_equal(blocks, whole)
 

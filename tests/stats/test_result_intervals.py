@@ -25,9 +25,8 @@ from sklearn_smallfair.stats import (
     separation_test,
 )
 
-# These tests check the published law of the MATCH test (null="fixed-reference"),
-# which the default two-sample law replaced; tests/stats/test_match_two_sample.py
-# checks the default.
+# These tests check the published law of the MATCH test (null="fixed-reference");
+# tests/stats/test_match_two_sample.py checks the default two-sample law.
 match_test = functools.partial(match_test, null="fixed-reference", family="metric")
 
 COUNTS = {"a": [8, 2, 1, 9], "b": [3, 3, 4, 10], "c": [1, 5, 2, 12], "d": [0, 0, 3, 5]}

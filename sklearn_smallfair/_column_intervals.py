@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._confusion import FN, FP, TN, TP
-from .._proportion_intervals import (
+from ._confusion import FN, FP, TN, TP
+from ._draws import _CHUNK_DRAWS, JEFFREYS_PRIOR, _metric_values, drawn_interval
+from ._proportion_intervals import (
     SCORE_FUNCTIONS,
     beta_interval,
     clopper_pearson_interval,
 )
-from ._draws import _CHUNK_DRAWS, JEFFREYS_PRIOR, _metric_values, drawn_interval
 
 #: Interval methods of :func:`group_metrics` (``interval_method``).
 INTERVAL_METHODS = (

@@ -11,8 +11,8 @@ Python step is seeding the stream and filling the group's rows of the block.
 
 import numpy as np
 
-from .._random import child_rng
-from .._references import reference_counts
+from ._random import child_rng
+from ._references import reference_counts
 
 #: Default number of posterior draws or bootstrap replicates per group and metric.
 DEFAULT_N_RESAMPLES = 2000
