@@ -435,6 +435,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         Returns
         -------
         self : FairnessAudit
+            This audit, with the fitted ``estimator_``.
         """
         self._validate_params()
         if self.prefit:
@@ -508,6 +509,9 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         Returns
         -------
         AuditReport or MulticlassAuditReport
+            The report of the audit: a :class:`MulticlassAuditReport` for
+            multiclass targets (or given ``labels``), an :class:`AuditReport`
+            otherwise.
         """
         est = self._fitted()
         return self.audit_predictions(
@@ -537,6 +541,9 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         Returns
         -------
         AuditReport or MulticlassAuditReport
+            The report of the audit: a :class:`MulticlassAuditReport` for
+            multiclass targets (or given ``labels``), an :class:`AuditReport`
+            otherwise.
         """
         self._validate_params()
         return audit_predictions(

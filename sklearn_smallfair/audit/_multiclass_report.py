@@ -19,16 +19,40 @@ _GENERAL = ("separation", "blind", "small")
 
 
 class MulticlassAuditReport:
-    """Result of the audit of multiclass predictions: one audit per class.
+    """Result of a multiclass fairness audit, built by the audit: one audit per class.
 
-    Returned by :func:`audit_predictions` (and :meth:`FairnessAudit.audit`) for
-    targets with more than two classes or given ``labels``. Class ``k``'s audit
+    Built and returned by :func:`audit_predictions` (and
+    :meth:`FairnessAudit.audit`) for targets with more than two classes or given
+    ``labels``; there is no need to construct it directly. Class ``k``'s audit
     is the binary audit of the groups' one-vs-rest matrices of class ``k`` (class
     ``k`` the positive class, every other class negative): the
     :class:`AuditReport` of ``y_true == k`` against ``y_pred == k``, except that
     the p-values are adjusted over the tests of every class together (for each
     metric, one family of all groups times all classes; for the separation test,
     one family per rate of all pairs of groups times all classes).
+
+    Parameters
+    ----------
+    reports : dict of label to AuditReport
+        The binary audit of each class, keyed by class in the order of
+        ``labels``, with p-values already adjusted over every class. The
+        settings (``metrics``, ``alpha``...) are read from the first.
+    labels : array-like of shape (n_classes,)
+        The classes, stored as an ndarray.
+    counts : MulticlassCounts
+        The groups' ``K x K`` confusion matrices, rows true and columns
+        predicted, in the order of ``labels``.
+    separation_violated : bool or None
+        Whether the separation test rejects equal TPR or FPR for some class;
+        ``None`` when the separation test was not run.
+    n_tests : dict of str to int
+        Per metric, the number of MATCH tests of its correction family (empty
+        when the MATCH test was not run).
+    title : str
+        Title of the report.
+    matrix : pandas.DataFrame, default=None
+        The whole-matrix metrics' table (see :attr:`matrix`); ``None`` without
+        ``matrix_metrics``.
 
     Attributes
     ----------
@@ -211,6 +235,8 @@ class MulticlassAuditReport:
         Returns
         -------
         str
+            The summary: the audit's settings, the verdicts' counts, then each
+            class's ranked findings, one per line.
         """
         first = next(iter(self.reports.values()))
         n_groups = len(first.frame)
@@ -352,12 +378,19 @@ class MulticlassAuditReport:
         ----------
         label : class label, default=None
             The class to draw; default the first of :attr:`labels`.
-        metrics, figsize, ax
-            As in :meth:`AuditReport.plot`.
+        metrics : str or list of str, default=None
+            Metrics to draw; default all.
+        figsize : tuple, default=None
+            Size of the figure created when ``ax`` is None; default grows with
+            the number of panels.
+        ax : matplotlib Axes or array-like of Axes, default=None
+            Where to draw: one Axes per metric (see :meth:`AuditDisplay.plot`);
+            ``None`` creates a figure.
 
         Returns
         -------
         matplotlib.figure.Figure
+            The figure holding the class's plot (that of ``ax`` when given).
         """
         report = self._report(label)
         return report.plot(metrics=metrics, figsize=figsize, ax=ax)
@@ -378,6 +411,17 @@ class MulticlassAuditReport:
         """The stacked per-(group, class) ``frame`` as CSV; see
         :meth:`AuditReport.to_csv`.
 
+        Parameters
+        ----------
+        path : str or path-like, default=None
+            Where to write the file (UTF-8). The file is replaced whole
+            (written to a temporary file, then renamed); an empty path, a
+            directory or a symbolic link (without ``force``) is refused.
+        escape_formulas : bool, default=True
+            Quote text cells that a spreadsheet would run as a formula.
+        force : bool, default=False
+            Write through a symbolic link at ``path`` to the file it points to.
+
         Returns
         -------
         str
@@ -387,6 +431,15 @@ class MulticlassAuditReport:
 
     def to_json(self, path=None, *, force=False):
         """The report as JSON: settings, each class's findings and all tables.
+
+        Returns the JSON text and writes it to ``path`` when given.
+
+        Parameters
+        ----------
+        path : str or path-like, default=None
+            Where to write the file; replaced whole, as with :meth:`to_csv`.
+        force : bool, default=False
+            Write through a symbolic link at ``path`` to the file it points to.
 
         Returns
         -------
@@ -426,6 +479,18 @@ class MulticlassAuditReport:
         Element ids are prefixed per class (``c0-summary``...), so the classes'
         sections and sorting buttons do not collide. See
         :meth:`AuditReport.to_html`.
+
+        Parameters
+        ----------
+        path : str or path-like, default=None
+            Where to write the file (UTF-8). The file is replaced whole
+            (written to a temporary file, then renamed); an empty path, a
+            directory or a symbolic link (without ``force``) is refused.
+        include_plots : bool, default=True
+            Embed each class's :meth:`plot` as a PNG (skipped, with a note, when
+            matplotlib is not installed).
+        force : bool, default=False
+            Write through a symbolic link at ``path`` to the file it points to.
 
         Returns
         -------

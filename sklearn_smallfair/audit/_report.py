@@ -11,9 +11,56 @@ __all__ = ["AuditReport"]
 
 
 class AuditReport:
-    """Result of a fairness audit: per-group tables, findings and plots.
+    """Result of a binary fairness audit, built by the audit: tables, findings, plots.
 
-    Returned by :meth:`FairnessAudit.audit` and :func:`audit_predictions`.
+    Built and returned by :meth:`FairnessAudit.audit` and
+    :func:`audit_predictions` (one per class in a
+    :class:`MulticlassAuditReport`); there is no need to construct it directly.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The per-group table, one row per group, stored as :attr:`frame` (its
+        columns are described under Attributes).
+    match : pandas.DataFrame or None
+        The MATCH test's table, one row per group and metric; ``None`` when the
+        MATCH test was not run.
+    separation : pandas.DataFrame or None
+        The separation test's comparisons of pairs of groups, per rate; ``None``
+        when the separation test was not run.
+    separation_violated : bool or None
+        Whether the separation test rejects equal TPR or equal FPR; ``None``
+        when it was not run.
+    metrics : list of str
+        The names of the audited metrics (stored as a list).
+    alpha : float
+        Significance level of the tests, also the reference ranges'
+        ``1 - alpha`` coverage.
+    correction : str or None
+        The multiple-comparison correction of the p-values (``"holm"``,
+        ``"bonferroni"`` or ``"fdr_bh"``); ``None`` for no correction.
+    smoothing : str
+        Description of the smoothing of the ``*_smoothed`` columns, with its
+        parameters (``"none"`` without smoothing).
+    reference : str
+        The groups' reference, named in the findings: ``"rest"``, ``"total"``,
+        a reference group's str label, or ``"given"`` for any other reference
+        (reference counts, a non-str label).
+    title : str
+        Title of the report.
+    confidence_level : float, default=0.95
+        Level of the groups' confidence intervals.
+    marginals : dict of str to pandas.DataFrame, default=None
+        For intersectional groups: per attribute, the table of that attribute's
+        groups alone; ``None`` otherwise.
+    parts : pandas.DataFrame, default=None
+        For intersectional groups: each group's level of each attribute;
+        ``None`` otherwise.
+    overall : dict of str to float, default=None
+        Each metric over everyone; ``None`` is stored as an empty dict.
+    family : {"all", "metric"}, default="all"
+        The family over which ``correction`` adjusts the MATCH tests: every
+        group x metric of the audit, or each metric on its own.
 
     Attributes
     ----------
@@ -174,6 +221,8 @@ class AuditReport:
         Returns
         -------
         dict
+            The verdict, values, p-values and sentences of the cell, under the
+            keys above.
 
         Examples
         --------
@@ -215,6 +264,8 @@ class AuditReport:
         Returns
         -------
         str
+            The summary: the audit's settings, the verdicts' counts and the
+            ranked findings, one per line.
         """
         return _prose.summary(self, max_findings)
 
