@@ -3,7 +3,7 @@ embedded confusion matrices.
 
 Usage (from the repository root)::
 
-    python benchmarks/repro_cross_prior_smoothing.py [--n-draws 1000000]
+    python benchmarks/repro_cross_prior_smoothing.py [--n-resamples 1000000]
         [--n-jobs 2] [--json PATH]
 
 Everything is computed from the published confusion matrices embedded in the
@@ -27,7 +27,7 @@ for two laws of the matrices:
   confusion matrices of size n"); the median is at the same limits but the
   spread does not shrink (ACC tends to a Beta(2, 2) law, TPR to a uniform one).
 
-Sizes up to 100 are enumerated exactly; ``n = 1000`` is drawn ``--n-draws`` times
+Sizes up to 100 are enumerated exactly; ``n = 1000`` is drawn ``--n-resamples`` times
 (the uniform law over matrices is the Dirichlet-multinomial law with parameters
 ``(1, 1, 1, 1)``).
 
@@ -101,9 +101,9 @@ def weighted_quantiles(values, weights, q):
     return values[order][np.minimum(idx, len(values) - 1)]
 
 
-def figure2_law(n, law, n_draws, rng):
+def figure2_law(n, law, n_resamples, rng):
     """``(counts, weights)``: all matrices of size ``n`` with their probabilities,
-    or ``n_draws`` drawn matrices with weight 1."""
+    or ``n_resamples`` drawn matrices with weight 1."""
     if n <= ENUMERATE_UP_TO:
         cms = enumerate_confusion_matrices(n)
         if law == "multinomial":
@@ -112,18 +112,18 @@ def figure2_law(n, law, n_draws, rng):
             w = np.ones(cms.shape[0])
         return cms, w
     if law == "multinomial":
-        cms = rng.multinomial(n, [0.25] * 4, size=n_draws)
+        cms = rng.multinomial(n, [0.25] * 4, size=n_resamples)
     else:
-        cms = rng.multinomial(n, rng.dirichlet(np.ones(4), size=n_draws))
-    return cms, np.ones(n_draws)
+        cms = rng.multinomial(n, rng.dirichlet(np.ones(4), size=n_resamples))
+    return cms, np.ones(n_resamples)
 
 
-def figure2(n_draws, seed=0):
+def figure2(n_resamples, seed=0):
     rng = np.random.default_rng(seed)
     rows = []
     for law in ("multinomial", "uniform"):
         for n in FIGURE2_SIZES:
-            cms, w = figure2_law(n, law, n_draws, rng)
+            cms, w = figure2_law(n, law, n_resamples, rng)
             for metric, limit in FIGURE2_METRICS.items():
                 with np.errstate(all="ignore"):
                     values = compute_metric(metric, cms)
@@ -136,7 +136,9 @@ def figure2(n_draws, seed=0):
                         "n": n,
                         "metric": metric,
                         "limit": limit,
-                        "how": "exact" if n <= ENUMERATE_UP_TO else f"{n_draws} draws",
+                        "how": "exact"
+                        if n <= ENUMERATE_UP_TO
+                        else f"{n_resamples} draws",
                         "p_undefined": float(w[~defined].sum() / w.sum()),
                         **{
                             f"q{int(100 * q):02d}": float(v)
@@ -263,7 +265,7 @@ def summarize_smoothing(res):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n-draws", type=int, default=1_000_000)
+    parser.add_argument("--n-resamples", type=int, default=1_000_000)
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     args = parser.parse_args(argv)
@@ -271,7 +273,7 @@ def main(argv=None):
     pd.set_option("display.width", 200)
 
     start = time.perf_counter()
-    fig2 = figure2(args.n_draws)
+    fig2 = figure2(args.n_resamples)
     print(f"Figure 2 ({time.perf_counter() - start:.0f} s)")
     print(fig2.round(4).to_string(index=False))
     results["figure2"] = fig2.to_dict(orient="records")

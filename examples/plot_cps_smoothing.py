@@ -51,16 +51,16 @@ for m in metric_names:
 # Draw small subgroups
 # --------------------
 # One call draws every subgroup: ``counts`` has shape
-# ``(n_sizes, n_groups, n_draws, 4)``. Cross-Prior Smoothing with ``lam=10``
+# ``(n_sizes, n_groups, n_resamples, 4)``. Cross-Prior Smoothing with ``lam=10``
 # shrinks each draw toward its reference's proportions and keeps its size; the
 # references, shape ``(n_groups, 4)``, broadcast against the draws.
 sizes = np.array([10, 20, 50])
-n_draws = 20_000
+n_resamples = 20_000
 rng = np.random.default_rng(0)
 counts = rng.multinomial(
     sizes[:, None, None],
     proportions[None, :, None, :],
-    size=(len(sizes), len(group_names), n_draws),
+    size=(len(sizes), len(group_names), n_resamples),
 )
 reference = all_counts - group_counts  # "rest": ALL minus the whole group
 smoothed = CrossPriorSmoothing(lam=10).transform(counts, reference[None, :, None, :])
@@ -166,7 +166,7 @@ handles = [
     plt.Line2D([], [], color="black", lw=1, ls=":", label="reference (ALL - group)"),
 ]
 fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=9)
-fig.suptitle(f"COMPAS: {n_draws:,} multinomial subgroups per size")
+fig.suptitle(f"COMPAS: {n_resamples:,} multinomial subgroups per size")
 
 plt.show()
 

@@ -296,7 +296,7 @@ def test_experiment_montecarlo_progress_and_plot(tmp_path, capsys):
     argv = [
         "experiment", "--dataset", "compas", "--sizes", "5:15:5", "30",
         "--method", "montecarlo", "--n-resamples", "500", "--metrics", "ppv",
-        "--lam", "10", "--seed", "3", "--out", results,
+        "--lam", "10", "--random-state", "3", "--out", results,
     ]  # fmt: skip
     plot = tmp_path / "curves.png"
     if HAS_MPL:
@@ -404,7 +404,7 @@ def test_usage_errors(tmp_path, predictions_csv, capsys):
     cases = [
         (["demo", "--lam", "-1"], "--lam", "must be a finite number >= 0"),
         (["demo", "--lam", "abc"], "--lam", "expected a number"),
-        (["demo", "--seed", "-3"], "--seed", ">= 0"),
+        (["demo", "--random-state", "-3"], "--random-state", ">= 0"),
         (["nonsense"], "invalid choice", "nonsense"),
         (["demo", "--bogus"], "unrecognized arguments: --bogus"),
         (["audit", "--csv", path], "required", "--target"),

@@ -83,5 +83,7 @@ def test_docstring(name, top):
     checked = CHECKED_TOP if top else CHECKED
     if not top and result["type"] == "property":
         checked = checked - {"PR01", "PR02", "RT03"}
-    errors = [f"{code}: {message}" for code, message in result["errors"] if code in checked]
+    errors = [
+        f"{code}: {message}" for code, message in result["errors"] if code in checked
+    ]
     assert not errors, f"{name}:\n" + "\n".join(errors)

@@ -439,7 +439,7 @@ def test_match_exact_law_agrees_with_enumeration(group, reference, metric):
     kw = dict(counts=np.array([group]), reference=reference, metric=metric)
     exact = match_test(method="exact", null="fixed-reference", **kw).frame
     enum = match_test(method="enumerate", null="fixed-reference", **kw).frame
-    for col in ("lower", "upper", "p_value", "p_undefined"):
+    for col in ("p_lower_tail", "p_upper_tail", "p_value", "p_undefined"):
         np.testing.assert_allclose(exact[col], enum[col], rtol=1e-9, atol=1e-12)
     # a p-value is in [0, 1], and undefined exactly when the group's score is
     pvalue = exact["p_value"]

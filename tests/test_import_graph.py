@@ -142,9 +142,7 @@ def test_layers_point_down():
         for m, targets in GRAPH.items()
         if m != ROOT
         for t in targets
-        if t != ROOT
-        and _subpackage(t) != _subpackage(m)
-        and _rank(t) >= _rank(m)
+        if t != ROOT and _subpackage(t) != _subpackage(m) and _rank(t) >= _rank(m)
     ]
     assert not upward, "upward or sideways imports:\n" + "\n".join(sorted(upward))
 
@@ -158,7 +156,9 @@ def test_no_reaching_into_private_modules_of_other_subpackages():
         and _subpackage(t) != _subpackage(m)
         and any(p.startswith("_") for p in t.split(".")[2:])
     ]
-    assert not private, "private imports across subpackages:\n" + "\n".join(sorted(private))
+    assert not private, "private imports across subpackages:\n" + "\n".join(
+        sorted(private)
+    )
 
 
 def test_the_checks_can_fail():

@@ -134,7 +134,11 @@ def _callables():
             for attr, member in vars(obj).items():
                 if attr.startswith("_"):
                     continue
-                func = member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
+                func = (
+                    member.__func__
+                    if isinstance(member, (classmethod, staticmethod))
+                    else member
+                )
                 if inspect.isfunction(func):
                     out.append((f"{name}.{attr}", func))
         else:
@@ -150,7 +154,11 @@ def _parameters(obj):
         signature = inspect.signature(obj)
     except (TypeError, ValueError):  # pragma: no cover - builtins
         return {}
-    return {p.name: p for p in signature.parameters.values() if p.name not in ("self", "cls")}
+    return {
+        p.name: p
+        for p in signature.parameters.values()
+        if p.name not in ("self", "cls")
+    }
 
 
 def _constraints(obj):
@@ -182,7 +190,9 @@ def test_no_replaced_spelling(name, obj):
     wrong = {
         p: REPLACED[p] for p in _parameters(obj) if p in REPLACED and p not in allowed
     }
-    assert not wrong, f"{name}: rename " + ", ".join(f"{a} -> {b}" for a, b in wrong.items())
+    assert not wrong, f"{name}: rename " + ", ".join(
+        f"{a} -> {b}" for a, b in wrong.items()
+    )
 
 
 @pytest.mark.parametrize("name, obj", CALLABLES, ids=[n for n, _ in CALLABLES])
@@ -209,7 +219,9 @@ def test_method_values(name, obj):
         default = _parameters(obj).get(pname)
         if default is not None and isinstance(default.default, str):
             values.add(default.default)
-        assert values <= words, f"{name}({pname}=...): outside the vocabulary: {values - words}"
+        assert values <= words, (
+            f"{name}({pname}=...): outside the vocabulary: {values - words}"
+        )
 
 
 @pytest.mark.parametrize("name, obj", CALLABLES, ids=[n for n, _ in CALLABLES])
@@ -217,7 +229,9 @@ def test_metric_is_one_name(name, obj):
     params = _parameters(obj)
     if "metric" in params:
         default = params["metric"].default
-        assert not isinstance(default, (list, tuple)), f"{name}: a list goes to metrics="
+        assert not isinstance(default, (list, tuple)), (
+            f"{name}: a list goes to metrics="
+        )
         assert "array-like" not in _constraints(obj).get("metric", ()), (
             f"{name}: metric= takes one name; a list goes to metrics="
         )

@@ -222,7 +222,7 @@ def add_parser(subparsers):
     )
     parser.add_argument("--title", default=None, help="title of the report")
     parser.add_argument(
-        "--seed",
+        "--random-state",
         type=_seed,
         default=0,
         help="seed of the Monte Carlo parts (default: 0)",
@@ -340,7 +340,7 @@ def run(args, out, err=None):
             correction=None if args.correction == "none" else args.correction,
             family=args.family,
             n_resamples=args.n_resamples,
-            random_state=args.seed,
+            random_state=args.random_state,
             title=title,
             matrix_metrics=matrix_metrics,
         )

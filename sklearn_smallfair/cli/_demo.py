@@ -22,7 +22,7 @@ _DEMO_EPILOG = textwrap.dedent(
     """\
     examples:
       smallfair demo
-      smallfair demo --out compas.html --lam 20 --seed 1
+      smallfair demo --out compas.html --lam 20 --random-state 1
       python -m sklearn_smallfair demo
     """
 )
@@ -66,7 +66,7 @@ def add_parser(subparsers):
         help="Cross-Prior Smoothing strength (default: 10)",
     )
     parser.add_argument(
-        "--seed",
+        "--random-state",
         type=_seed,
         default=0,
         help="seed of the random draws (default: 0)",
@@ -107,7 +107,7 @@ def run(args, out):
         metrics=_DEMO_METRICS,
         smoothing=smoothing,
         reference=reference.to_numpy(),
-        random_state=args.seed,
+        random_state=args.random_state,
         title="COMPAS violent-recidivism scores: Black and White defendants",
     )
     report.reference = "rest"  # the explicit matrices are "everyone else"
@@ -122,7 +122,7 @@ def run(args, out):
     )
     print(_summary(report), file=out)
 
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(args.random_state)
     white = groups.loc["White"].to_numpy()
     sizes = (8, 12, 25, 50)
     draws = rng.multinomial(sizes, white / white.sum())
@@ -142,7 +142,7 @@ def run(args, out):
     n_undef = int(sub[[f"{m}_undefined" for m in _DEMO_METRICS]].to_numpy().sum())
     print(
         f"\nSmall samples drawn from the White group's proportions (seed "
-        f"{args.seed}): raw metrics are jagged or undefined (NaN); smoothed ones "
+        f"{args.random_state}): raw metrics are jagged or undefined (NaN); smoothed ones "
         f"are always defined and shrink toward the reference, less so as n grows "
         f"({n_undef} raw value(s) undefined, 0 smoothed):",
         file=out,

@@ -63,7 +63,7 @@ _EXPERIMENT_EPILOG = textwrap.dedent(
       smallfair experiment --dataset compas --sizes 5:50 --metrics tpr \\
           --plot curves.png
       smallfair experiment --dataset my_groups.csv --method montecarlo \\
-          --n-resamples 100000 --jobs -1 --seed 1 --out results.csv
+          --n-resamples 100000 --jobs -1 --random-state 1 --out results.csv
     """
 )
 
@@ -150,7 +150,7 @@ def add_parser(subparsers):
         help="parallel jobs; -1 for all CPUs (default: 1)",
     )
     parser.add_argument(
-        "--seed", type=_seed, default=0, help="seed of the draws (default: 0)"
+        "--random-state", type=_seed, default=0, help="seed of the draws (default: 0)"
     )
     parser.add_argument(
         "--out",
@@ -341,7 +341,7 @@ def run(args, out):
         n_resamples=args.n_resamples,
         reference=reference,
         n_jobs=args.jobs,
-        random_state=args.seed,
+        random_state=args.random_state,
         progress=progress,
     )
     text = csv_safe(results).to_csv(index=False)  # group labels from the dataset

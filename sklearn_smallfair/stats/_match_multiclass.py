@@ -316,7 +316,7 @@ def _choose_matrix_methods(method, sizes, k, groups):
 
 def _interval(score, cms, level, rng_of):
     """Equal-tailed interval of the score under the Dirichlet posterior
-    ``Dirichlet(C + 1/2)`` of each matrix (the binary test's ``ci_method="auto"``
+    ``Dirichlet(C + 1/2)`` of each matrix (the binary test's ``interval_method="auto"``
     for metrics that are not proportions)."""
     G, k = cms.shape[0], cms.shape[-1]
     low, high = np.full(G, np.nan), np.full(G, np.nan)

@@ -49,6 +49,8 @@ It is enumerated while the two windows hold at most ``MAX_PAIRS`` matrices, draw
 ``n_resamples`` times beyond.
 """
 
+import functools
+
 import numpy as np
 from scipy.special import gammaln, ndtr, ndtri
 
@@ -132,12 +134,31 @@ def _search(n_b, predicate_of_j, first):
     return hi if first else lo
 
 
-def _log_pmf(x, n, p):
+def _log_comb(x, n):
+    """``log C(n, x)`` (the rate-free part of :func:`_log_pmf`): from one table
+    of ``gammaln(v + 1)`` over ``v`` in ``[0, max n]`` when the counts are whole,
+    in range and not too few for it (the same values as computed one by one)."""
+    x, n = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(n, np.float64))
+    top = float(n.max()) if n.size else 0.0
+    if 0 < top <= min(_COMB_TABLE_MAX, 4 * n.size + 1024):
+        xi, ni = x.astype(np.int64), n.astype(np.int64)
+        if (xi == x).all() and (ni == n).all() and (xi >= 0).all() and (xi <= ni).all():
+            g = gammaln(np.arange(int(top) + 1) + 1.0)
+            return g[ni] - g[xi] - g[ni - xi]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return gammaln(n + 1.0) - gammaln(x + 1.0) - gammaln(n - x + 1.0)
+
+
+_COMB_TABLE_MAX = 1 << 24  # largest size of a table of gammaln
+
+
+def _log_pmf(x, n, p, comb=None):
+    """``log Bin(x; n, p)``; ``comb``: ``_log_comb(x, n)`` if already known."""
+    if comb is None:
+        comb = _log_comb(x, n)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = (
-            gammaln(n + 1.0)
-            - gammaln(x + 1.0)
-            - gammaln(n - x + 1.0)
+            comb
             + np.where(x > 0, x * np.log(p), 0.0)
             + np.where(n > x, (n - x) * np.log1p(-p), 0.0)
         )
@@ -352,7 +373,12 @@ class _Laws:
     shape (T, R)), computed once for a search over regions: per rate the pmf of
     the first sample on ``[x_lo, x_hi]`` and the CDF of the second on its window
     (a cumulative sum of its pmf), so that the probability of a region is
-    lookups and sums, not incomplete beta functions."""
+    lookups and sums, not incomplete beta functions.
+
+    A bisection over the thresholds (:meth:`sup` then :meth:`narrow`) keeps, per
+    value of the first sample, the bounds of ``L`` and ``U`` at the ends of each
+    table's bracket of thresholds, so that each step searches only between them.
+    """
 
     def __init__(self, k, m, rates, x_lo, x_hi):
         self.k, self.m, self.R = k, m, rates.shape[1]
@@ -363,10 +389,13 @@ class _Laws:
         self.x = x.astype(np.float64)
         self.na, self.nb = k[self.table], m[self.table]
         self.rows = None
-        self.pmf = [
-            np.exp(_log_pmf(self.x, self.na, rates[self.table, r]))
-            for r in range(self.R)
-        ]
+        comb = _log_comb(self.x, self.na)
+        self.pmf = np.stack(
+            [
+                np.exp(_log_pmf(self.x, self.na, rates[self.table, r], comb))
+                for r in range(self.R)
+            ]
+        )  # (R, values)
         y_lo, y_hi = window(m[:, None], rates)  # (T, R)
         self.y_lo, self.y_hi = y_lo, y_hi
         lengths = (y_hi - y_lo + 1).ravel()
@@ -380,33 +409,125 @@ class _Laws:
             + y_lo.ravel()[owner]
         )
         t, r = np.divmod(owner, self.R)
-        pmf_y = np.exp(_log_pmf(y.astype(np.float64), m[t], rates[t, r]))
+        yf, mt = y.astype(np.float64), m[t]
+        pmf_y = np.exp(_log_pmf(yf, mt, rates[t, r], _log_comb(yf, mt)))
         # cumulative sums per (table, rate): F(y) on the window
         cum = np.cumsum(pmf_y)
         base = np.concatenate(([0.0], cum))[self.offsets.ravel()]
         self.cdf = cum - base[owner]
+        # per rate and value of the first sample: its table's window of y
+        self.lo2 = np.ascontiguousarray(y_lo[self.table].T)
+        self.span2 = np.ascontiguousarray((y_hi - y_lo)[self.table].T)
+        self.hi2 = self.lo2 + self.span2
+        self.off2 = np.ascontiguousarray(self.offsets[self.table].T)
+        # bounds of L (last y with z >= c) and U (first y with z <= -c) at the
+        # ends of each table's bracket of thresholds (c = 0 and c = top first)
+        nb_int = self.nb.astype(np.int64)
+        self.nb_int = nb_int
+        self.L_lo, self.L_hi = np.full(nb_int.shape, -1, np.int64), nb_int.copy()
+        self.U_lo, self.U_hi = np.zeros(nb_int.shape, np.int64), nb_int + 1
 
-    def _cdf_at(self, L, r):
-        """``P(Y <= L)`` at rate ``r`` for every value of the first sample."""
-        lo, hi = self.y_lo[self.table, r], self.y_hi[self.table, r]
-        at = self.offsets[self.table, r] + np.clip(L - lo, 0, hi - lo)
+    def _cdf_at(self, L):
+        """``P(Y <= L)`` at every rate (rows) for every value of the first sample."""
+        lo, hi = self.lo2, self.hi2
+        at = self.off2 + np.clip(L - lo, 0, self.span2)
         return np.where(L < lo, 0.0, np.where(L >= hi, 1.0, self.cdf[at]))
 
     def sup(self, c_hi, c_lo):
         """The largest probabilities over the rates of ``z >= c_hi`` and of
-        ``z <= -c_lo``, per table."""
+        ``z <= -c_lo``, per table (thresholds within the brackets of
+        :meth:`narrow`)."""
         th, tl = c_hi[self.table], c_lo[self.table]
         x, na, nb = self.x, self.na.astype(np.float64), self.nb.astype(np.float64)
-        nb_int = self.nb.astype(np.int64)
-        L = _search(nb_int, lambda j: score_statistic(x, na, j, nb) >= th, False)
-        U = _search(nb_int, lambda j: score_statistic(x, na, j, nb) <= -tl, True)
-        up, down = np.zeros(self.k.shape), np.zeros(self.k.shape)
-        for r in range(self.R):
-            w = self.pmf[r]
-            u = np.add.reduceat(w * self._cdf_at(L, r), self.starts)
-            d = np.add.reduceat(w * (1.0 - self._cdf_at(U - 1, r)), self.starts)
-            up, down = np.maximum(up, u), np.maximum(down, d)
-        return up, down
+
+        def upper(i, j):
+            return score_statistic(x[i], na[i], j, nb[i]) >= th[i]
+
+        def lower(i, j):
+            return score_statistic(x[i], na[i], j, nb[i]) <= -tl[i]
+
+        # L: the last j with z >= th, in [L_lo, L_hi]; U: the first j with
+        # z <= -tl, in [U_lo, U_hi]
+        def guess_L(i):
+            return _root_guess(x[i], na[i], nb[i], th[i], -1.0)
+
+        def guess_U(i):
+            return _root_guess(x[i], na[i], nb[i], tl[i], 1.0)
+
+        self.L = _bracket_search(self.L_lo, self.L_hi + 1, upper, False, guess_L)
+        self.U = _bracket_search(self.U_lo - 1, self.U_hi, lower, True, guess_U)
+        w = self.pmf
+        u = np.add.reduceat(w * self._cdf_at(self.L), self.starts, axis=1)
+        d = np.add.reduceat(w * (1.0 - self._cdf_at(self.U - 1)), self.starts, axis=1)
+        zero = np.zeros(self.k.shape)
+        return np.maximum(zero, u.max(axis=0)), np.maximum(zero, d.max(axis=0))
+
+    def narrow(self, ok_hi, ok_lo):
+        """After :meth:`sup`: per table, whether its last thresholds became the
+        upper ends of their brackets (else the lower ends)."""
+        oh, ol = ok_hi[self.table], ok_lo[self.table]
+        self.L_lo = np.where(oh, self.L, self.L_lo)
+        self.L_hi = np.where(oh, self.L_hi, self.L)
+        self.U_hi = np.where(ol, self.U, self.U_hi)
+        self.U_lo = np.where(ol, self.U_lo, self.U)
+
+
+def _root_guess(x, na, nb, t, sign):
+    """Estimate of ``L`` (``sign = -1``: the last ``j`` with ``z(x, j) >= t``) or
+    ``U`` (``sign = 1``: the first ``j`` with ``z(x, j) <= -t``): a root of the
+    quadratic in ``j`` of ``d^2 = t^2 p (1 - p) (1 / na + 1 / nb)``, rounded. Only
+    a starting point of :func:`_bracket_search` (NaN where there is none)."""
+    N = na + nb
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        K = t * t * (1.0 / na + 1.0 / nb)
+        A = 1.0 / nb**2 + K / N**2
+        B = -2.0 * x / (na * nb) - K / N + 2.0 * K * x / N**2
+        C = x**2 / na**2 - K * x / N + K * x**2 / N**2
+        root = (-B + sign * np.sqrt(B * B - 4.0 * A * C)) / (2.0 * A)
+    return np.floor(root) if sign < 0 else np.ceil(root)
+
+
+def _bracket_search(lo, hi, predicate, first, guess=None):
+    """Binary search of a monotone predicate between per-element bounds.
+
+    ``predicate(i, j)`` for elements ``i`` at values ``j``: true on a prefix
+    (``first=False``: returns the last ``j`` where it holds; true at ``lo`` or
+    ``lo`` a sentinel below, false at ``hi`` or ``hi`` a sentinel above) or on a
+    suffix (``first=True``: the first ``j`` where it holds; false at ``lo``,
+    true at ``hi``, or sentinels). Only the elements whose bounds are still
+    apart are evaluated. ``guess(i)`` (floats, NaN for none): the predicate is first
+    evaluated there and next to it, which settles most elements when it is
+    close; the answer is the same whatever the guess.
+    """
+    lo, hi = lo.copy(), hi.copy()
+    act = np.flatnonzero(hi - lo > 1)
+    if guess is not None and act.size:
+        g = guess(act)
+        for _ in range(2):
+            a, b = lo[act], hi[act]
+            g = np.where(np.isfinite(g), np.clip(g, a + 1, b - 1), (a + b) // 2)
+            j = g.astype(np.int64)
+            ok = predicate(act, j)
+            if first:
+                hi[act], lo[act] = np.where(ok, j, b), np.where(ok, a, j)
+                g = np.where(ok, j - 1, j + 1).astype(np.float64)
+            else:
+                lo[act], hi[act] = np.where(ok, j, a), np.where(ok, b, j)
+                g = np.where(ok, j + 1, j - 1).astype(np.float64)
+            keep = hi[act] - lo[act] > 1
+            act, g = act[keep], g[keep]
+            if not act.size:
+                break
+    while act.size:
+        a, b = lo[act], hi[act]
+        mid = (a + b) // 2
+        ok = predicate(act, mid)
+        if first:
+            hi[act], lo[act] = np.where(ok, mid, b), np.where(ok, a, mid)
+        else:
+            lo[act], hi[act] = np.where(ok, mid, a), np.where(ok, b, mid)
+        act = act[hi[act] - lo[act] > 1]
+    return hi if first else lo
 
 
 def critical_values(k, m, s, level):
@@ -417,12 +538,33 @@ def critical_values(k, m, s, level):
     exact test. ``inf`` where only the empty region qualifies.
 
     The rejection regions of one-sided tests at ``level`` (of the two-sided test
-    at ``2 level``) when the pooled count is ``s``; bisection on ``c``.
+    at ``2 level``) when the pooled count is ``s``; bisection on ``c``. Results
+    are memoized per exact arguments (a bounded cache): the audit's MATCH tests
+    and its detectable gaps ask for the same regions again.
     """
     k, m, s, level = (
         np.asarray(v, dtype=np.float64).ravel()
         for v in np.broadcast_arrays(k, m, s, level)
     )
+    c_hi, c_lo = _critical_cached(
+        k.tobytes(), m.tobytes(), s.tobytes(), level.tobytes()
+    )
+    return c_hi.copy(), c_lo.copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _critical_cached(k, m, s, level):
+    """:func:`_critical_values` of the arrays whose float64 bytes are given,
+    remembered (read-only results)."""
+    args = (np.frombuffer(v, dtype=np.float64) for v in (k, m, s, level))
+    out = _critical_values(*args)
+    for v in out:
+        v.flags.writeable = False
+    return out
+
+
+def _critical_values(k, m, s, level):
+    """:func:`critical_values` of float64 arrays of one shape (T,)."""
     N = k + m
     exact = _exact_regime(k, m, s / N)
     grid = _rate_grid(s, N, exact)  # (T, R)
@@ -448,6 +590,8 @@ def critical_values(k, m, s, level):
             up[law.rows], down[law.rows] = law.sup(c_hi[law.rows], c_lo[law.rows])
         up, down = up + gamma, down + gamma
         ok_hi, ok_lo = up <= level, down <= level
+        for law in laws:
+            law.narrow(ok_hi[law.rows], ok_lo[law.rows])
         hi_hi, lo_hi = np.where(ok_hi, c_hi, hi_hi), np.where(ok_hi, lo_hi, c_hi)
         hi_lo, lo_lo = np.where(ok_lo, c_lo, hi_lo), np.where(ok_lo, lo_lo, c_lo)
     c_hi = np.where(hi_hi >= top - 1e-9, np.inf, hi_hi)
@@ -489,7 +633,8 @@ class _PowerCurve:
             )
             pb = theta0[sel][region.table]
             bracket = _cdf(region.L, region.nb, pb) + _sf(region.U, region.nb, pb)
-            self.parts.append((sel, region, bracket))
+            comb = _log_comb(region.x, region.na)
+            self.parts.append((sel, region, bracket, comb))
 
     def __call__(self, theta):
         theta = np.broadcast_to(np.asarray(theta, dtype=np.float64), self.k.shape)
@@ -505,8 +650,9 @@ class _PowerCurve:
                 self.theta0[b],
             )
             out[b] = up + down
-        for sel, region, bracket in self.parts:
-            w = np.exp(_log_pmf(region.x, region.na, theta[sel][region.table]))
+        for sel, region, bracket, comb in self.parts:
+            pa = theta[sel][region.table]
+            w = np.exp(_log_pmf(region.x, region.na, pa, comb))
             out[sel] = np.add.reduceat(w * bracket, region.starts)
         return np.clip(out, 0.0, 1.0)
 

@@ -64,7 +64,12 @@ def _ours(func, *args, **kwargs):
     return value, zero
 
 
-CASES = [(seed, weighted) for seed in range(25) for weighted in (False, True)]
+#: Four data sets in the quick suite, fifty under the ``slow`` marker.
+CASES = [
+    pytest.param(seed, weighted, marks=() if seed < 2 else pytest.mark.slow)
+    for seed in range(25)
+    for weighted in (False, True)
+]
 
 
 @pytest.mark.parametrize("seed, weighted", CASES)
@@ -106,7 +111,10 @@ def test_functions_match_fairlearn(seed, weighted):
     assert checked >= 8
 
 
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize(
+    "seed",
+    [pytest.param(s, marks=() if s < 4 else pytest.mark.slow) for s in range(20)],
+)
 def test_defaults_match_fairlearn_where_every_rate_is_defined(seed):
     y_true, y_pred, groups, _ = _data(seed, weighted=False)
     if _has_undefined_rate(y_true, groups):
