@@ -87,3 +87,20 @@ def test_docstring(name, top):
         f"{code}: {message}" for code, message in result["errors"] if code in checked
     ]
     assert not errors, f"{name}:\n" + "\n".join(errors)
+
+
+def test_api_reference_lists_every_public_callable():
+    from pathlib import Path
+
+    api = Path(__file__).resolve().parents[1] / "doc" / "api.rst"
+    if not api.is_file():
+        pytest.skip("the documentation sources are not beside the tests")
+    listed = {line.strip() for line in api.read_text(encoding="utf-8").splitlines()}
+    missing = [
+        public
+        for public, top in TARGETS
+        if top
+        and public.rsplit(".", 1)[0] != "sklearn_smallfair"
+        and public.rsplit(".", 1)[1] not in listed
+    ]
+    assert not missing, "not in doc/api.rst: " + ", ".join(missing)

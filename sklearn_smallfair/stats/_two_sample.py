@@ -402,24 +402,38 @@ class _Laws:
         self.offsets = np.concatenate(([0], np.cumsum(lengths)[:-1])).reshape(
             y_lo.shape
         )
-        owner = np.repeat(np.arange(lengths.size), lengths)
-        y = (
-            np.arange(owner.shape[0])
-            - self.offsets.ravel()[owner]
-            + y_lo.ravel()[owner]
-        )
-        t, r = np.divmod(owner, self.R)
-        yf, mt = y.astype(np.float64), m[t]
-        pmf_y = np.exp(_log_pmf(yf, mt, rates[t, r], _log_comb(yf, mt)))
+        total = int(lengths.sum())
+        offsets = self.offsets.ravel()
+        y = np.arange(total) + np.repeat(y_lo.ravel() - offsets, lengths)
+        yf = y.astype(np.float64)
+        mt = np.repeat(np.broadcast_to(m[:, None], y_lo.shape).ravel(), lengths)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # the terms of _log_pmf, each rate's logarithms taken once
+            log_p = np.repeat(np.log(rates).ravel(), lengths)
+            log_q = np.repeat(np.log1p(-rates).ravel(), lengths)
+            log_y = (
+                _log_comb(yf, mt)
+                + np.where(yf > 0, yf * log_p, 0.0)
+                + np.where(mt > yf, (mt - yf) * log_q, 0.0)
+            )
+        pmf_y = np.exp(np.where(np.isnan(log_y), -np.inf, log_y))
         # cumulative sums per (table, rate): F(y) on the window
         cum = np.cumsum(pmf_y)
-        base = np.concatenate(([0.0], cum))[self.offsets.ravel()]
-        self.cdf = cum - base[owner]
+        base = np.concatenate(([0.0], cum))[offsets]
+        self.cdf = cum - np.repeat(base, lengths)
+        # per (table, rate) the CDF padded: 0 below the window, F(y_lo) ...
+        # F(y_hi - 1), then 1 from y_hi on (lengths + 1 values)
+        off_ext = offsets + np.arange(lengths.size)
+        ext = np.zeros(total + lengths.size)
+        ext[np.arange(total) + np.repeat(np.arange(1, lengths.size + 1), lengths)] = (
+            self.cdf
+        )
+        ext[off_ext + lengths] = 1.0
+        self.cdf_ext, self.sf_ext = ext, 1.0 - ext
         # per rate and value of the first sample: its table's window of y
-        self.lo2 = np.ascontiguousarray(y_lo[self.table].T)
-        self.span2 = np.ascontiguousarray((y_hi - y_lo)[self.table].T)
-        self.hi2 = self.lo2 + self.span2
-        self.off2 = np.ascontiguousarray(self.offsets[self.table].T)
+        self.lo2 = np.ascontiguousarray(y_lo[self.table].T) - 1
+        self.span2 = np.ascontiguousarray((y_hi - y_lo)[self.table].T) + 1
+        self.off2 = np.ascontiguousarray(off_ext.reshape(y_lo.shape)[self.table].T)
         # bounds of L (last y with z >= c) and U (first y with z <= -c) at the
         # ends of each table's bracket of thresholds (c = 0 and c = top first)
         nb_int = self.nb.astype(np.int64)
@@ -427,11 +441,11 @@ class _Laws:
         self.L_lo, self.L_hi = np.full(nb_int.shape, -1, np.int64), nb_int.copy()
         self.U_lo, self.U_hi = np.zeros(nb_int.shape, np.int64), nb_int + 1
 
-    def _cdf_at(self, L):
-        """``P(Y <= L)`` at every rate (rows) for every value of the first sample."""
-        lo, hi = self.lo2, self.hi2
-        at = self.off2 + np.clip(L - lo, 0, self.span2)
-        return np.where(L < lo, 0.0, np.where(L >= hi, 1.0, self.cdf[at]))
+    def _cdf_at(self, L, table):
+        """``P(Y <= L)`` (``table = self.cdf_ext``) or ``1 - P(Y <= L)``
+        (``self.sf_ext``) at every rate (rows) for every value of the first
+        sample."""
+        return table[self.off2 + np.clip(L - self.lo2, 0, self.span2)]
 
     def sup(self, c_hi, c_lo):
         """The largest probabilities over the rates of ``z >= c_hi`` and of
@@ -457,8 +471,10 @@ class _Laws:
         self.L = _bracket_search(self.L_lo, self.L_hi + 1, upper, False, guess_L)
         self.U = _bracket_search(self.U_lo - 1, self.U_hi, lower, True, guess_U)
         w = self.pmf
-        u = np.add.reduceat(w * self._cdf_at(self.L), self.starts, axis=1)
-        d = np.add.reduceat(w * (1.0 - self._cdf_at(self.U - 1)), self.starts, axis=1)
+        u = np.add.reduceat(w * self._cdf_at(self.L, self.cdf_ext), self.starts, axis=1)
+        d = np.add.reduceat(
+            w * self._cdf_at(self.U - 1, self.sf_ext), self.starts, axis=1
+        )
         zero = np.zeros(self.k.shape)
         return np.maximum(zero, u.max(axis=0)), np.maximum(zero, d.max(axis=0))
 
@@ -539,20 +555,26 @@ def critical_values(k, m, s, level):
 
     The rejection regions of one-sided tests at ``level`` (of the two-sided test
     at ``2 level``) when the pooled count is ``s``; bisection on ``c``. Results
-    are memoized per exact arguments (a bounded cache): the audit's MATCH tests
-    and its detectable gaps ask for the same regions again.
+    are memoized per exact arguments (a bounded cache): the rounds of
+    :func:`acceptance_range` ask for the same regions again, and so does a
+    second audit of the same counts.
     """
     k, m, s, level = (
         np.asarray(v, dtype=np.float64).ravel()
         for v in np.broadcast_arrays(k, m, s, level)
     )
+    if k.size > _CACHE_MAX_TABLES:
+        return _critical_values(k, m, s, level)
     c_hi, c_lo = _critical_cached(
         k.tobytes(), m.tobytes(), s.tobytes(), level.tobytes()
     )
     return c_hi.copy(), c_lo.copy()
 
 
-@functools.lru_cache(maxsize=256)
+_CACHE_MAX_TABLES = 10_000  # larger calls are not remembered
+
+
+@functools.lru_cache(maxsize=64)
 def _critical_cached(k, m, s, level):
     """:func:`_critical_values` of the arrays whose float64 bytes are given,
     remembered (read-only results)."""
