@@ -141,9 +141,10 @@ def run(args, out):
     cols = [f"{m}{s}" for m in _DEMO_METRICS for s in ("", "_smoothed")]
     n_undef = int(sub[[f"{m}_undefined" for m in _DEMO_METRICS]].to_numpy().sum())
     print(
-        f"\nSmall samples drawn from the White group's proportions (seed "
-        f"{args.random_state}): raw metrics are jagged or undefined (NaN); smoothed ones "
-        f"are always defined and shrink toward the reference, less so as n grows "
+        f"\nSmall samples drawn from the White group's proportions (random state "
+        f"{args.random_state}): raw metrics are jagged or undefined (NaN); "
+        f"smoothed ones are always defined and shrink toward the reference, "
+        f"less so as n grows "
         f"({n_undef} raw value(s) undefined, 0 smoothed):",
         file=out,
     )
