@@ -22,14 +22,9 @@ from ..metrics import get_metrics
 from ._match_batch import family, score, subset
 from ._match_exact import exact_terms
 from ._match_laws import LAWS
+from ._permutation_law import permutation_law
 from ._planning_fixed import null_range
-from ._two_sample import (
-    acceptance_range,
-    permutation_law,
-    proportion_counts,
-    tails,
-    two_sided,
-)
+from ._two_sample import acceptance_range, proportion_counts, tails, two_sided
 
 #: Largest group size for ``method="enumerate"``: C(403, 3) = 10.8 million
 #: matrices, about 0.35 GB of counts and a few seconds of work.

@@ -15,11 +15,11 @@ from scipy import stats
 from sklearn_smallfair.exceptions import UndefinedGroupMetricWarning
 from sklearn_smallfair.stats import match_test
 from sklearn_smallfair.stats._exact import score_statistic
+from sklearn_smallfair.stats._permutation_law import permutation_law
 from sklearn_smallfair.stats._two_sample import (
     GAMMA,
     acceptance_range,
     critical_values,
-    permutation_law,
     region_probability,
     tails,
     two_sided,
