@@ -1,5 +1,7 @@
 """What the audit could have detected: the smallest detectable gaps, the verdicts."""
 
+import warnings
+
 import numpy as np
 
 from ..metrics import get_metric
@@ -52,14 +54,17 @@ def detectable_gaps(metric, reference, n, share, *, alpha, power=POWER):
     denominator = reference[:, list(m.denominator)].sum(axis=1)
     ok = (n > 0) & (denominator > 0) & (share > 0)
     if ok.any():
-        effect = match_min_detectable_effect(
-            m.name,
-            np.rint(reference[ok]),
-            n[ok],
-            share=share[ok],
-            alpha=alpha,
-            power=power,
-        )
+        with warnings.catch_warnings():
+            # NaN where no gap is detectable: the report states those sizes itself
+            warnings.filterwarnings("ignore", "power=.* is not reached", UserWarning)
+            effect = match_min_detectable_effect(
+                m.name,
+                np.rint(reference[ok]),
+                n[ok],
+                share=share[ok],
+                alpha=alpha,
+                power=power,
+            )
         out[ok] = np.abs(effect)
     return out
 

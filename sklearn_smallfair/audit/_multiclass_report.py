@@ -1,5 +1,7 @@
 """The report of a multiclass audit: one binary :class:`AuditReport` per class."""
 
+import html
+
 import numpy as np
 import pandas as pd
 from markupsafe import Markup
@@ -9,8 +11,10 @@ from .._output import check_destination, display_label, write_atomic
 from ._detectable import VERDICTS
 from ._format import class_name as _class_name
 from ._html import FOLD_GROUPS, render_sections
+from ._report import _groups_line, _n_flagged, _repr_text
 from ._templates import macro as _macro
 from ._templates import page, render_template
+from ._templates import table as _table
 from ._writers import records, write_csv, write_json
 
 __all__ = ["MulticlassAuditReport"]
@@ -166,12 +170,62 @@ class MulticlassAuditReport:
         return pd.concat(out, ignore_index=True)
 
     def __repr__(self):
-        groups = len(self.frame) // max(len(self.labels), 1)
-        return (
-            f"MulticlassAuditReport(title={self.title!r}, classes="
-            f"{self.labels.tolist()}, groups={groups}, metrics={self.metrics}, "
-            f"alpha={self.alpha})"
+        """Several lines: the classes, groups, metrics and tests, the flagged
+        cells."""
+        first = next(iter(self.reports.values()))
+        names = [_class_name(x) for x in self.labels]
+        flagged = [_n_flagged(r) for r in self.reports.values()]
+        return _repr_text(
+            first,
+            "MulticlassAuditReport",
+            extra=[f"  classes ({len(names)}): {_groups_line(names)}"],
+            flagged=(sum(f for f, _ in flagged), sum(t for _, t in flagged)),
+            title=self.title,
         )
+
+    def _repr_html_(self):
+        """The title, the headline and each class's verdicts, for a notebook."""
+        first = next(iter(self.reports.values()))
+        gaps = [
+            f"class {_class_name(label)}: {text}"
+            for label, r in self.reports.items()
+            for kind, _, text in r._ranked()
+            if kind == "gap"
+        ]
+        counts = self._verdict_counts()
+        if gaps:
+            headline = gaps[0]
+        elif counts:
+            headline = f"Verdicts of the group x class x metric cells: {counts}."
+        else:
+            headline = "No test was run."
+        out = pd.DataFrame(index=pd.Index([_class_name(x) for x in self.labels]))
+        out["groups"] = [len(r.frame) for r in self.reports.values()]
+        out["support"] = [
+            f"{int(r.frame['n_pos'].sum()):,}" for r in self.reports.values()
+        ]
+        out["flagged"] = [_n_flagged(r)[0] for r in self.reports.values()]
+        out["verdicts"] = [
+            self._verdict_counts(r) or "not tested" for r in self.reports.values()
+        ]
+        heads = {
+            "groups": ("Groups", "Number of groups"),
+            "support": ("People of the class", "People whose true class it is"),
+            "flagged": ("Gaps", "Group x metric cells with a gap"),
+            "verdicts": ("Verdicts", "Counts of the verdicts of the class's cells"),
+        }
+        grid = _macro("table")(
+            _table(out, heads, index=("Class", "The class, audited one-vs-rest"))
+        )
+        parts = [
+            f"<h3>{html.escape(display_label(self.title))}</h3>",
+            f"<p><strong>{html.escape(display_label(headline))}</strong></p>",
+            str(grid),
+            f"<p>{len(first.frame)} groups; each class's per-group verdicts: "
+            f"<code>.reports[label]</code>; the whole page: "
+            f"<code>.to_html()</code>.</p>",
+        ]
+        return '<div class="smallfair-report">' + "".join(parts) + "</div>"
 
     # -- findings -------------------------------------------------------------------
     def _family(self):

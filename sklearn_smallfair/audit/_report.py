@@ -1,10 +1,16 @@
 """The audit report: per-group tables, findings, plots, and HTML/CSV/JSON output."""
 
+import html
+
+import numpy as np
+import pandas as pd
+
 from .. import __version__
-from .._output import check_destination, write_atomic
+from .._output import check_destination, display_label, write_atomic
 from . import _prose
-from ._html import figure, render
+from ._html import _cells, _orders, figure, render
 from ._plot import AuditDisplay
+from ._templates import macro, table
 from ._writers import plot_png, records, write_csv, write_json
 
 __all__ = ["AuditReport"]
@@ -171,10 +177,12 @@ class AuditReport:
         self.family = family
 
     def __repr__(self):
-        return (
-            f"AuditReport(title={self.title!r}, groups={len(self.frame)}, "
-            f"metrics={self.metrics}, alpha={self.alpha})"
-        )
+        """Several lines: the groups, metrics and tests, the flagged cells."""
+        return _repr_text(self, "AuditReport")
+
+    def _repr_html_(self):
+        """The title, the headline and the table of verdicts, for a notebook."""
+        return _repr_html(self)
 
     # -- findings -------------------------------------------------------------------
     def _ref_word(self):
@@ -440,3 +448,116 @@ class AuditReport:
             smoothing=self.smoothing,
             range_level=f"{1 - self.alpha:.0%}",
         )
+
+
+#: Groups named in the text representation; rows of the notebook's table.
+REPR_GROUPS = 8
+REPR_ROWS = 20
+#: Longest group label shown in the text representation.
+REPR_LABEL = 30
+
+
+def _short(label):
+    """A label made displayable, cut to ``REPR_LABEL`` characters."""
+    text = display_label(label)
+    return text if len(text) <= REPR_LABEL else text[: REPR_LABEL - 3] + "..."
+
+
+def _groups_line(groups):
+    shown = ", ".join(_short(g) for g in groups[:REPR_GROUPS])
+    more = len(groups) - REPR_GROUPS
+    return shown + (f", ... ({more} more)" if more > 0 else "")
+
+
+def _tests_words(report):
+    tests = []
+    if report.match is not None:
+        tests.append("MATCH")
+    if report.separation is not None:
+        tests.append("separation")
+    return ", ".join(tests) or "none"
+
+
+def _n_flagged(report):
+    """``(flagged, total)``: the cells with verdict ``"gap"``, of all tested."""
+    cols = [f"{m}_verdict" for m in report.metrics if f"{m}_verdict" in report.frame]
+    values = report.frame[cols].to_numpy().ravel()
+    return int((values == "gap").sum()), int(values.size)
+
+
+def _repr_text(report, name, *, groups=None, extra=(), flagged=None, title=None):
+    """The lines of a report's ``repr``: title, groups, metrics, tests, flagged
+    cells, where to see more (``groups`` and ``flagged`` default to those of
+    ``report.frame``)."""
+    groups = list(report.frame.index) if groups is None else list(groups)
+    flagged, total = _n_flagged(report) if flagged is None else flagged
+    lines = [
+        f"{name}: {_short(report.title if title is None else title)}",
+        f"  groups ({len(groups)}): {_groups_line(groups)}",
+        *extra,
+        f"  metrics: {', '.join(report.metrics)}",
+        f"  tests: {_tests_words(report)} (alpha = {report.alpha:g}, "
+        f"correction: {report.correction or 'none'})",
+        f"  flagged cells (gap): {flagged} of {total}"
+        if total
+        else "  flagged cells (gap): none tested",
+        "  See .summary(), .findings(), .frame or .to_html() for more.",
+    ]
+    return "\n".join(lines)
+
+
+def _headline(report):
+    """The strongest gap's sentence, else the verdicts' counts."""
+    gaps = [text for kind, _, text in report._ranked() if kind == "gap"]
+    if gaps:
+        return gaps[0]
+    return report._verdict_counts() or "No test was run."
+
+
+def _verdict_text(cell):
+    """``gap (+0.31)``: a cell's verdict and difference (the verdict alone
+    when the difference is undefined)."""
+    d = cell["difference"]
+    untested = cell["verdict"] in ("undefined", "not tested")
+    return (
+        cell["verdict"] if untested or np.isnan(d) else f"{cell['verdict']} ({d:+.2f})"
+    )
+
+
+def _verdicts_table(report):
+    """The per-group verdicts (strongest evidence first) as HTML, from the
+    page's table macro; at most ``REPR_ROWS`` rows."""
+    cells = _cells(report)
+    order = _orders(report, cells)["evidence"]
+    shown = order[:REPR_ROWS]
+    out = pd.DataFrame(index=pd.Index(shown, dtype=object))
+    out["n"] = [f"{int(report.frame.loc[g, 'n']):,}" for g in shown]
+    heads = {"n": ("People", "Number of people in the group (n)")}
+    for k, m in enumerate(report.metrics):
+        out[f"m{k}"] = [_verdict_text(cells[g][k]) for g in shown]
+        heads[f"m{k}"] = (
+            m,
+            f"Verdict of {m} (the group's value minus the reference's)",
+        )
+    text = str(
+        macro("table")(table(out, heads, index=("Group", "The group"), cls="data"))
+    )
+    if len(order) > len(shown):
+        text += (
+            f"<p>... and {len(order) - len(shown)} more groups (see .to_html()).</p>"
+        )
+    return text
+
+
+def _repr_html(report, extra=""):
+    counts = report._verdict_counts()
+    headline = _headline(report)
+    parts = [
+        f"<h3>{html.escape(display_label(report.title))}</h3>",
+        f"<p><strong>{html.escape(display_label(headline))}</strong></p>",
+    ]
+    if counts and counts != headline:
+        parts.append(f"<p>{html.escape(display_label(counts))}</p>")
+    parts.append(extra)
+    parts.append(_verdicts_table(report))
+    return '<div class="smallfair-report">' + "".join(parts) + "</div>"

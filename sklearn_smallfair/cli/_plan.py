@@ -319,13 +319,21 @@ def _groups_from_counts(args):
 
 
 def _cell(func, *args, **kwargs):
-    """``func(*args, **kwargs)``, or ``(NaN, reason)`` for an effect out of reach."""
+    """``(func(*args, **kwargs), reason)``: the reason is empty, or the first
+    sentence of the error or of the warning that explains an effect out of
+    reach (a NaN)."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return func(*args, **kwargs), ""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = func(*args, **kwargs)
     except ValueError as exc:
         return np.nan, str(exc).split(";")[0].split(". ")[0]
+    reason = ""
+    if np.isnan(np.asarray(value, dtype=np.float64)).any():
+        explained = [w for w in caught if issubclass(w.category, UserWarning)]
+        if explained:
+            reason = str(explained[-1].message).split(";")[0].split(". ")[0]
+    return value, reason
 
 
 def plan_table(labels, sizes, references, metrics, args, cms=None):

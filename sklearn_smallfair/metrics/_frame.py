@@ -42,6 +42,10 @@ __all__ = ["GroupMetricFrame"]
 _METHOD = [StrOptions(set(METHODS))]
 
 
+#: Rows of ``by_group`` shown by the frame's text and HTML representations.
+_REPR_ROWS = 20
+
+
 def _resolve_name(name):
     """The registry metric ``name`` names, or an error suggesting close names."""
     return resolve_metric_name(
@@ -460,6 +464,53 @@ class GroupMetricFrame:
         self.by_group = by_group
         self.undefined = undefined
         self.overall = overall
+
+    # -- display ----------------------------------------------------------------
+    def _shown(self):
+        """``by_group`` cut to ``_REPR_ROWS`` rows, and ``overall`` as a row."""
+        table = self.by_group
+        if len(table) > _REPR_ROWS:
+            half = _REPR_ROWS // 2
+            table = pd.concat([table.iloc[:half], table.iloc[-half:]])
+        overall = pd.DataFrame([self.overall.to_numpy()], columns=self.overall.index)
+        overall.index = pd.Index(["overall"])
+        return table, overall
+
+    def __repr__(self):
+        """The per-group table and the overall values, as text."""
+        n_groups, n_metrics = self.by_group.shape
+        overall = self._shown()[1]
+        opts = {"max_rows": _REPR_ROWS, "max_cols": 12, "max_colwidth": 30}
+        lines = [
+            f"GroupMetricFrame: {n_groups} group{'s' if n_groups != 1 else ''} x "
+            f"{n_metrics} metric{'s' if n_metrics != 1 else ''}",
+            "by_group:",
+            self.by_group.to_string(**opts),
+            "overall:",
+            overall.to_string(**opts),
+        ]
+        if n_groups > _REPR_ROWS:
+            lines.append(f"({n_groups} groups; all in .by_group)")
+        return "\n".join(lines)
+
+    def _repr_html_(self):
+        """The per-group table and the overall values, as (escaped) HTML."""
+        table, overall = self._shown()
+        n_groups = len(self.by_group)
+        more = ""
+        if n_groups > _REPR_ROWS:
+            more = (
+                f"<p>{_REPR_ROWS} of {n_groups} groups shown (the first and the "
+                f"last); all in <code>.by_group</code>.</p>"
+            )
+        return (
+            '<div class="smallfair-frame"><p><strong>by_group</strong></p>'
+            + table.to_html(escape=True, max_cols=12)
+            + more
+            + "<p><strong>overall</strong></p>"
+            + overall.to_html(escape=True, max_cols=12)
+            + "</div>"
+        )
 
     # -- construction -----------------------------------------------------------
     def _registry_columns(

@@ -5,10 +5,12 @@ default two-sample law (:mod:`._planning_two_sample`) or the published
 fixed-reference law, whose exact tails and power are in :mod:`._planning_fixed`.
 """
 
+import warnings
 from numbers import Integral
 
 import numpy as np
 
+from .._confusion import ConfusionCounts
 from .._params import Number, StrOptions, Whole, validate_params
 from ._planning_fixed import (
     _alternative_law,
@@ -49,6 +51,36 @@ _COMMON = {
     "null": [StrOptions(set(_NULLS))],
     "share": [Number(0, 1, closed="both"), "array-like", None],
 }
+
+
+def _reference_counts(reference):
+    """The reference as counts: a :class:`~sklearn_smallfair.metrics.ConfusionCounts`
+    of one matrix (no groups, or one group) gives its row of counts."""
+    if not isinstance(reference, ConfusionCounts):
+        return reference
+    counts = np.asarray(reference.counts)
+    if counts.ndim == 2 and counts.shape[0] == 1:
+        return counts[0]
+    if counts.ndim == 2:
+        raise ValueError(
+            f"reference is a ConfusionCounts of {counts.shape[0]} groups; the "
+            "reference is one matrix of counts (TP, FN, FP, TN). Pass one group's "
+            "row (result.counts[i]), their total (result.counts.sum(axis=0)), or "
+            "count the reference without sensitive_features."
+        )
+    return counts
+
+
+def _warn_not_detectable(sizes, power, alternative):
+    """One warning naming the group sizes at which no effect reaches ``power``."""
+    sizes = ", ".join(str(int(v)) for v in sizes)
+    warnings.warn(
+        f"power={power} is not reached by any effect in the direction of "
+        f"alternative={alternative!r} at n={sizes}: the minimum detectable effect "
+        "is NaN there. Increase n.",
+        UserWarning,
+        stacklevel=5,  # the caller of the validated public function
+    )
 
 
 # =====================================================================================
@@ -112,10 +144,12 @@ def match_power(
         A binomial metric (``acc``, ``prev``, ``ppr``, ``inacc``, ``nprev``,
         ``pnr``), a joint ratio (``tpr``, ``fnr``, ``fpr``, ``tnr``, ``ppv``, ``fdr``,
         ``npv``, ``for``) or ``mb``; other metrics raise ``ValueError``.
-    reference : array-like of shape (4,) or (n_sizes, 4)
+    reference : array-like of shape (4,) or (n_sizes, 4), or ConfusionCounts
         Reference counts ``(TP, FN, FP, TN)``: a sample of people for the
         default law; their proportions are the null law for
-        ``null="fixed-reference"``.
+        ``null="fixed-reference"``. A
+        :class:`~sklearn_smallfair.metrics.ConfusionCounts` of one matrix (no
+        groups, or a single group) gives its row of counts.
     n : int or array-like of int
         Group size(s).
     effect : float, default=None
@@ -154,6 +188,7 @@ def match_power(
     >>> match_power("tpr", reference, [50, 100], effect=0.0) <= 0.05
     array([ True,  True])
     """
+    reference = _reference_counts(reference)
     if null == "two-sample":
         law = _TwoSample(metric, reference, n, share)
         theta1 = law.targets(effect, target, alternative)
@@ -213,10 +248,12 @@ def match_sample_size(
         A binomial metric (``acc``, ``prev``, ``ppr``, ``inacc``, ``nprev``,
         ``pnr``), a joint ratio (``tpr``, ``fnr``, ``fpr``, ``tnr``, ``ppv``, ``fdr``,
         ``npv``, ``for``) or ``mb``; other metrics raise ``ValueError``.
-    reference : array-like of shape (4,) or (n_sizes, 4)
+    reference : array-like of shape (4,) or (n_sizes, 4), or ConfusionCounts
         Reference counts ``(TP, FN, FP, TN)``: a sample of people for the
         default law; their proportions are the null law for
-        ``null="fixed-reference"``.
+        ``null="fixed-reference"``. A
+        :class:`~sklearn_smallfair.metrics.ConfusionCounts` of one matrix (no
+        groups, or a single group) gives its row of counts.
     effect : float, default=None
         Difference between the group's metric and the reference's, on the metric's
         scale. Exactly one of ``effect`` and ``target``.
@@ -260,6 +297,7 @@ def match_sample_size(
     >>> bool(match_power("tpr", reference, n, effect=-0.15) >= 0.8)
     True
     """
+    reference = _reference_counts(reference)
     if null == "two-sample":
         return _two_sample_size(
             metric, reference, effect, target, power, alpha, alternative, max_n, share
@@ -367,10 +405,12 @@ def match_min_detectable_effect(
         A binomial metric (``acc``, ``prev``, ``ppr``, ``inacc``, ``nprev``,
         ``pnr``), a joint ratio (``tpr``, ``fnr``, ``fpr``, ``tnr``, ``ppv``, ``fdr``,
         ``npv``, ``for``) or ``mb``; other metrics raise ``ValueError``.
-    reference : array-like of shape (4,) or (n_sizes, 4)
+    reference : array-like of shape (4,) or (n_sizes, 4), or ConfusionCounts
         Reference counts ``(TP, FN, FP, TN)``: a sample of people for the
         default law; their proportions are the null law for
-        ``null="fixed-reference"``.
+        ``null="fixed-reference"``. A
+        :class:`~sklearn_smallfair.metrics.ConfusionCounts` of one matrix (no
+        groups, or a single group) gives its row of counts.
     n : int or array-like of int
         Group size (an array of sizes with the default ``null="two-sample"``).
     power : float, default=0.8
@@ -389,13 +429,16 @@ def match_min_detectable_effect(
 
     Returns
     -------
-    effect : float
-        Difference on the metric's scale (signed).
+    effect : float or ndarray
+        Difference on the metric's scale (signed); an array when ``n`` is one.
+        NaN where no effect in the search range is detectable at this size (a
+        ``UserWarning`` then names those sizes).
 
-    Raises
-    ------
-    ValueError
-        When even the largest possible effect does not reach ``power``.
+    Warns
+    -----
+    UserWarning
+        Once, naming the sizes at which even the largest possible effect does
+        not reach ``power``.
 
     Examples
     --------
@@ -407,7 +450,18 @@ def match_min_detectable_effect(
     >>> round(match_min_detectable_effect("tpr", reference, 200, alternative="less",
     ...                                   null="fixed-reference"), 3)
     -0.258
+
+    At 8 people no effect on ``tpr`` is detectable with 80 % power:
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     effects = match_min_detectable_effect("tpr", reference, [8, 200],
+    ...                                           alternative="less")
+    >>> effects.round(3)
+    array([  nan, -0.26])
     """
+    reference = _reference_counts(reference)
     if null == "two-sample":
         law = _TwoSample(metric, reference, n, share)
         gaps = size_detectable(
@@ -422,14 +476,9 @@ def match_min_detectable_effect(
         up = gaps.get(1, np.full(law.n.shape, np.nan))
         down = -gaps.get(-1, np.full(law.n.shape, np.nan))
         effect = np.where(np.isnan(up) | (np.abs(down) < up), down, up)
-        if law.scalar:
-            if np.isnan(effect[0]):
-                raise ValueError(
-                    f"power={power} is not reached at n={n} by any effect in the "
-                    f"direction of alternative={alternative!r}. Increase n."
-                )
-            return float(effect[0])
-        return effect
+        if np.isnan(effect).any():
+            _warn_not_detectable(law.n[np.isnan(effect)], power, alternative)
+        return float(effect[0]) if law.scalar else effect
     m = _metric(metric)
     p0 = _proportions(reference)
     _check_null(m, p0)
@@ -442,7 +491,7 @@ def match_min_detectable_effect(
     lo_v, hi_v = _value_range(m, p0)
     sizes = np.array([n], np.int64)
     directions = {"greater": (1,), "less": (-1,)}.get(alternative, (1, -1))
-    found, best = [], 0.0
+    found = []
 
     def pw(effect):
         p1 = _alternative_law(m, p0, s0 + effect)
@@ -453,7 +502,6 @@ def match_min_detectable_effect(
         if room <= 0:
             continue
         top = pw(sign * room)
-        best = max(best, top)
         if top < power:
             continue
         a, b = 0.0, room
@@ -465,9 +513,6 @@ def match_min_detectable_effect(
                 a = mid
         found.append(sign * b)
     if not found:
-        raise ValueError(
-            f"power={power} is not reached at n={n} by any effect in the direction "
-            f"of alternative={alternative!r}; the largest power is {best:.4f}. "
-            "Increase n."
-        )
+        _warn_not_detectable([n], power, alternative)
+        return float("nan")
     return float(min(found, key=abs))
