@@ -519,7 +519,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
             est.predict(X),
             sensitive_features=sensitive_features,
             sample_weight=sample_weight,
-            title=title or f"Fairness audit of {type(est).__name__}",
+            title=title or f"Fairness audit of {_model_name(est)}",
         )
 
     def audit_predictions(
@@ -581,3 +581,18 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
     @property
     def _estimator_type(self):  # scikit-learn < 1.6
         return getattr(self.estimator, "_estimator_type", None)
+
+
+def _model_name(estimator, depth=0):
+    """The name of the model that makes the predictions: the last step of a
+    pipeline, the best estimator of a search, the estimator a meta-estimator
+    wraps (``Pipeline(LogisticRegression)`` is named ``LogisticRegression``)."""
+    if depth < 5:
+        steps = getattr(estimator, "steps", None)
+        if isinstance(steps, list) and steps and isinstance(steps[-1], tuple):
+            return _model_name(steps[-1][1], depth + 1)
+        for attr in ("best_estimator_", "estimator_", "estimator", "base_estimator"):
+            inner = getattr(estimator, attr, None)
+            if inner is not None and hasattr(inner, "fit") and inner is not estimator:
+                return _model_name(inner, depth + 1)
+    return type(estimator).__name__
