@@ -481,8 +481,8 @@ def _tests_words(report):
 def _n_flagged(report):
     """``(flagged, total)``: the cells with verdict ``"gap"``, of all tested."""
     cols = [f"{m}_verdict" for m in report.metrics if f"{m}_verdict" in report.frame]
-    values = report.frame[cols].to_numpy().ravel()
-    return int((values == "gap").sum()), int(values.size)
+    table = report.frame[cols]
+    return int((table == "gap").to_numpy().sum()), int(table.size)
 
 
 def _repr_text(report, name, *, groups=None, extra=(), flagged=None, title=None):
