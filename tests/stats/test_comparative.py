@@ -9,7 +9,6 @@ are also compared with those of the separation test.
 
 import math
 import pickle
-import time
 import warnings
 from collections import defaultdict
 from itertools import combinations
@@ -580,17 +579,17 @@ def test_all_pairs_deterministic_and_independent_of_random_state():
 
 
 @pytest.mark.slow
-def test_all_pairs_of_a_million_items_are_fast():
+def test_all_pairs_of_a_million_items():
+    # Every pair of a million items (over 10^11 pairs) is counted without
+    # forming a pair; the speed against a pair loop is in bench_separation.py
     rng = np.random.default_rng(0)
     n = 1_000_000
     g = (rng.random(n) < 0.3).astype(np.int64)
     for y in (rng.integers(0, 2, n), rng.integers(0, 8, n)):
         s = np.round(y + rng.normal(size=n), 2)
-        start = time.perf_counter()
         res = comparative_separation_test(y, s, sensitive_features=g)
-        elapsed = time.perf_counter() - start
         assert res.n_pairs > 10**11
-        assert elapsed < 6.0  # about 1 s on one core; generous for loaded CI
+        assert np.isfinite(res.p_value) and 0 <= res.p_value <= 1
 
 
 # =====================================================================================
@@ -1232,7 +1231,6 @@ def test_too_many_pairs_is_an_error_before_any_work():
     from sklearn_smallfair.stats._pairs import MAX_PAIRS
 
     y = np.arange(1000) % 3
-    start = time.perf_counter()
     with pytest.raises(
         InvalidParameterError, match=rf"'n_pairs' parameter.*\[1, {MAX_PAIRS}\]"
     ):
@@ -1241,7 +1239,6 @@ def test_too_many_pairs_is_an_error_before_any_work():
         comparative_separation_test(
             y, y, sensitive_features=y % 2, n_pairs=MAX_PAIRS + 1
         )
-    assert time.perf_counter() - start < 1.0
     assert make_comparative_pairs(y, n_pairs=10).shape[1] == 2
 
 

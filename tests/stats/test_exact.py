@@ -6,8 +6,6 @@ definition (the whole two-dimensional rejection region, a dense grid of the
 nuisance parameter), and by its size computed exactly over all tables.
 """
 
-import time
-
 import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
@@ -246,13 +244,10 @@ def test_size_is_at_most_alpha_for_every_common_rate(na, nb, gamma):
         assert size.max() > alpha / 4  # not vacuous: the test does reject
 
 
-def test_small_against_large_group_is_fast():
-    barnard_exact_pvalues(5, 10, 4000, 5000)  # warm-up
-    start = time.perf_counter()
+def test_small_against_large_group():
+    # A group of 10 against one of 5000 (the speed is in bench_separation.py)
     p = barnard_exact_pvalues(np.arange(11), 10, 4000, 5000)
-    elapsed = time.perf_counter() - start
     assert p.shape == (11,) and (np.diff(p[:8]) >= 0).all()
-    assert elapsed < 1.0  # about 10 ms on 2 cores
 
 
 # =====================================================================================

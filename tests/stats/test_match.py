@@ -8,7 +8,6 @@ C(63, 3) = 39,711 terms) or multiples of a standard error computed in the test.
 """
 
 import functools
-import time
 import warnings
 from fractions import Fraction
 from math import comb, sqrt
@@ -1398,7 +1397,6 @@ def test_huge_counts_do_not_exhaust_memory(metric, reference_uncertainty, expect
     cms[3] += n - cms.sum()
     cms[0] += 200_000
     cms[1] -= 200_000
-    start = time.perf_counter()
     res = match_test(
         counts={"huge": cms},
         reference=COMPAS_REST,
@@ -1406,7 +1404,6 @@ def test_huge_counts_do_not_exhaust_memory(metric, reference_uncertainty, expect
         reference_uncertainty=reference_uncertainty,
         random_state=0,
     )
-    assert time.perf_counter() - start < 5.0  # well under a second when alone
     row = res.frame.iloc[0]
     assert row["n"] == n
     assert row["method"] == expected
@@ -1416,12 +1413,11 @@ def test_huge_counts_do_not_exhaust_memory(metric, reference_uncertainty, expect
     )
 
 
-def test_a_million_people_in_milliseconds():
-    # Regression: n = 10^6 took seconds per metric (the O(n) sum with scipy)
+def test_a_million_people_exactly():
+    # Regression: n = 10^6 took seconds per metric (the O(n) sum with scipy);
+    # the speed is tracked in bench_match.py
     cms = np.random.default_rng(6).multinomial(10**6, COMPAS_REST / 3276, size=3)
-    start = time.perf_counter()
     res = match_test(counts=cms, reference=COMPAS_REST, metric=["tpr", "mb", "ppv"])
-    assert time.perf_counter() - start < 1.0
     assert (res.frame["method"] == "exact").all()
 
 
@@ -1432,10 +1428,7 @@ def test_twenty_thousand_groups_at_once():
     cms = np.stack([rng.multinomial(s, COMPAS_REST / 3276) for s in sizes])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
-        start = time.perf_counter()
         res = match_test(counts=cms, metric="tpr")
-        elapsed = time.perf_counter() - start
-    assert elapsed < 10.0  # about 0.6 s here; the benchmark tracks < 2 s
     assert len(res.frame) == 20_000 and (res.frame["method"] == "exact").all()
     # spot-check against single-group calls with the same (rest) references
     refs = reference_counts(cms, "rest")
@@ -1637,10 +1630,8 @@ def test_random_state_is_a_seed(seed):
 def test_n_resamples_has_an_upper_bound(monkeypatch):
     # Regression: n_resamples=10**12 ran for minutes with no progress
     monkeypatch.setitem(_match_laws.LAWS, "montecarlo", None)  # never reached
-    start = time.perf_counter()
     with pytest.raises(InvalidParameterError, match=_declared("n_resamples")):
         match_test(counts=GOOD, method="montecarlo", n_resamples=10**12)
-    assert time.perf_counter() - start < 1.0
     assert _match.MAX_N_RESAMPLES == 10**8
     with pytest.raises(InvalidParameterError, match=r"\[1, 100000000\]"):
         match_test(counts=GOOD, method="montecarlo", n_resamples=10**8 + 1)
