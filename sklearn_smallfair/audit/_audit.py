@@ -23,6 +23,7 @@ from .._validation import check_smoothing
 from ..metrics import Metric, get_metrics
 from ..smoothing import BaseSmoothing, CrossPriorSmoothing
 from ._binary import audit_counts, warn_undefined
+from ._detectable import TOLERANCE
 from ._multiclass import (
     audit_multiclass,
     check_matrix_metrics,
@@ -49,6 +50,8 @@ _AUDIT_PARAMETERS = {
     "confidence_level": [Number(0, 1, closed="neither")],
     "correction": [StrOptions({"holm", "bonferroni", "fdr_bh", "none"}), None],
     "family": [StrOptions({"all", "metric"})],
+    "separation_pairs": [StrOptions({"reference", "all"})],
+    "tolerance": [Number(0, None, closed="neither")],
     "n_resamples": [Whole(100, MAX_N_RESAMPLES)],
     "random_state": RANDOM_STATE,
     "pos_label": [*POS_LABEL, None],
@@ -101,6 +104,8 @@ def audit_predictions(
     confidence_level=0.95,
     correction="holm",
     family="all",
+    tolerance=TOLERANCE,
+    separation_pairs="reference",
     sample_weight=None,
     pos_label=None,
     labels=None,
@@ -171,7 +176,23 @@ def audit_predictions(
         chance that a fair model gets a "gap" anywhere in the audit is at most
         ``alpha``; ``"metric"``, each metric on its own (each metric's chance is
         at most ``alpha``, the audit's up to the number of metrics times that).
-        The separation test is its own family (its pairs of groups, per rate).
+        The separation test is its own family (its comparisons, per rate).
+    tolerance : float, default=0.1
+        The largest gap that counts as no gap: a non-rejected metric is ``"no
+        gap detected"`` only when the audit detects, at the group's size, every
+        gap above a size at most ``tolerance`` (and the group's interval lies
+        within it); when the smallest detectable gap is larger (a group too
+        small to exclude a gap of ``tolerance``), the verdict is
+        ``"inconclusive"``, never a reassuring one. On the metric's scale (a
+        difference of proportions for a rate).
+    separation_pairs : {"reference", "all"}, default="reference"
+        The comparisons of the separation test, per rate: ``"reference"``, each
+        group against its reference (``K`` comparisons; everyone else for
+        ``reference="rest"``, ``"total"`` or a table of counts, since a two-sample
+        test needs disjoint samples; the named group for a group label);
+        ``"all"``, every pair of groups (``K (K - 1) / 2`` comparisons: 1,770 per
+        rate at 60 groups, each with less power after the correction). With two
+        groups both are the one comparison of the two.
     sample_weight : array-like of shape (n_samples,), default=None
         Integer frequency weights of the rows.
     pos_label : int, float, bool or str, default=None
@@ -234,6 +255,8 @@ default=0
         confidence_level=float(confidence_level),
         correction=None if correction == "none" else correction,
         family=family,
+        tolerance=float(tolerance),
+        separation_pairs=separation_pairs,
         reference=reference,
         n_resamples=n_resamples,
         seed=resolve_seed(random_state),
@@ -326,6 +349,11 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
     family : {"all", "metric"}, default="all"
         The MATCH tests' correction family: the whole audit, or each metric (see
         :func:`audit_predictions`).
+    tolerance : float, default=0.1
+        The largest gap that counts as no gap (see :func:`audit_predictions`).
+    separation_pairs : {"reference", "all"}, default="reference"
+        The separation test's comparisons: each group against its reference, or
+        every pair of groups (see :func:`audit_predictions`).
     reference : {"rest", "total"}, group label or array-like, default="rest"
         Each group's reference.
     pos_label : int, float, bool or str, default=None
@@ -396,6 +424,8 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         confidence_level=0.95,
         correction="holm",
         family="all",
+        tolerance=TOLERANCE,
+        separation_pairs="reference",
         reference="rest",
         pos_label=None,
         labels=None,
@@ -412,6 +442,8 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         self.confidence_level = confidence_level
         self.correction = correction
         self.family = family
+        self.separation_pairs = separation_pairs
+        self.tolerance = tolerance
         self.reference = reference
         self.pos_label = pos_label
         self.labels = labels
@@ -559,6 +591,8 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
             confidence_level=self.confidence_level,
             correction=self.correction,
             family=self.family,
+            separation_pairs=self.separation_pairs,
+            tolerance=self.tolerance,
             pos_label=self.pos_label,
             labels=self.labels,
             matrix_metrics=self.matrix_metrics,

@@ -14,10 +14,16 @@ from .._validation import format_labels
 from ..exceptions import UndefinedGroupMetricWarning
 from ..metrics import compute_metric, get_metrics, group_metrics
 from ..stats import match_test, separation_test
-from ._detectable import detectable_gaps, verdicts
+from ._detectable import TOLERANCE, detectable_gaps, verdicts
 from ._report import AuditReport
 
-__all__ = ["audit_counts", "decide_match", "separation_columns", "warn_undefined"]
+__all__ = [
+    "audit_counts",
+    "decide_match",
+    "separation_columns",
+    "separation_reference",
+    "warn_undefined",
+]
 
 
 def _describe(smoothing):
@@ -176,13 +182,17 @@ def audit_counts(groups, cms, name, data, settings, title, *, decide=True):
             warnings.simplefilter("ignore", UndefinedGroupMetricWarning)
             res = separation_test(
                 counts=cms,  # group k at position k
+                reference=separation_reference(settings, groups),
                 alpha=alpha,
                 correction=correction,
                 method="auto",  # exact test for small cells, score test otherwise
             )
         separation = res.to_frame()
         for col in ("group_a", "group_b"):
-            separation[col] = groups[separation[col].to_numpy(dtype=np.int64)]
+            at = separation[col].to_numpy(dtype=object) != "rest"
+            labels = separation[col].to_numpy(dtype=object)
+            labels[at] = groups[labels[at].astype(np.int64)]
+            separation[col] = labels
         violated = bool(res.violated)
         separation_columns(frame, separation)
 
@@ -203,9 +213,10 @@ def audit_counts(groups, cms, name, data, settings, title, *, decide=True):
         confidence_level=confidence_level,
         correction=correction,
         smoothing=_describe(smoothing),
-        reference=reference if isinstance(reference, str) else "given",
+        reference=reference if np.ndim(reference) == 0 else "given",
         title=title,
         family=settings["family"],
+        tolerance=settings.get("tolerance", TOLERANCE),
     )
 
 
@@ -239,19 +250,42 @@ def decide_match(frame, resolved, cms, others, settings, n_tests):
                 share = np.where(n > 0, k / np.where(n > 0, n, 1), 0.0)
             gap = detectable_gaps(m, others, n_int, share, alpha=single)
         frame[f"{m}_detectable_gap"] = gap
-        frame[f"{m}_verdict"] = verdicts(frame, m, gap)
+        frame[f"{m}_verdict"] = verdicts(
+            frame, m, gap, tolerance=settings.get("tolerance", TOLERANCE)
+        )
+
+
+def separation_reference(settings, groups):
+    """The ``reference`` of :func:`~sklearn_smallfair.stats.separation_test` for
+    the audit's settings, with the groups at positions ``0 .. K - 1``: None for
+    every pair; else the position of a reference group, or ``"rest"`` (a
+    two-sample test needs disjoint samples, so ``"total"`` and tables of counts
+    compare each group with everyone else)."""
+    if settings.get("separation_pairs", "reference") == "all":
+        return None
+    reference = settings["reference"]
+    if isinstance(reference, str) and reference in ("rest", "total"):
+        return "rest"
+    if np.ndim(reference) == 0:
+        at = np.flatnonzero([g == reference for g in groups.tolist()])
+        if at.size == 1:
+            return int(at[0])
+    return "rest"
 
 
 def separation_columns(frame, separation):
     """``tpr_separation_p_adjusted`` and ``fpr_separation_p_adjusted``: per
     group, the smallest adjusted p-value of the comparisons involving it."""
+    position = {g: k for k, g in enumerate(frame.index.tolist())}
     for m in ("tpr", "fpr"):
         rows = separation[separation["metric"] == m]
-        best = []
-        for g in frame.index:
-            involved = (rows["group_a"] == g) | (rows["group_b"] == g)
-            best.append(rows.loc[involved, "p_adjusted"].min())
-        frame[f"{m}_separation_p_adjusted"] = np.asarray(best, dtype=float)
+        best = np.full(len(frame), np.inf)
+        p = rows["p_adjusted"].to_numpy(dtype=float)
+        for col in ("group_a", "group_b"):
+            at = np.array([position.get(g, -1) for g in rows[col].tolist()], int)
+            has = (at >= 0) & ~np.isnan(p)
+            np.minimum.at(best, at[has], p[has])
+        frame[f"{m}_separation_p_adjusted"] = np.where(np.isinf(best), np.nan, best)
 
 
 def warn_undefined(frame, resolved, where=""):

@@ -7,10 +7,12 @@ import numpy as np
 from ..metrics import get_metric
 from ..stats import match_min_detectable_effect
 
-__all__ = ["VERDICTS", "detectable_gaps", "plannable", "verdicts"]
+__all__ = ["TOLERANCE", "VERDICTS", "detectable_gaps", "plannable", "verdicts"]
 
 #: Power at which the audit states the smallest gap it could have detected.
 POWER = 0.8
+#: Default largest gap the audit's "no gap detected" may leave unexcluded.
+TOLERANCE = 0.1
 #: The verdicts of a group's metric (``<metric>_verdict``).
 GAP, NO_GAP, INCONCLUSIVE, UNDEFINED = (
     "gap",
@@ -69,14 +71,15 @@ def detectable_gaps(metric, reference, n, share, *, alpha, power=POWER):
     return out
 
 
-def verdicts(frame, metric, gap):
+def verdicts(frame, metric, gap, *, tolerance=TOLERANCE):
     """Per group: ``gap``, ``no gap detected``, ``inconclusive`` or ``undefined``.
 
     A group's metric shows ``no gap detected`` only when the test does not
-    reject, a gap of the detectable size exists at the group's size, and the
-    group's confidence interval holds the reference's value and lies within the
-    reference's value plus or minus that gap (it is no wider than the gap on
-    either side); a non-rejection otherwise is
+    reject, a gap of the detectable size exists at the group's size and is at
+    most ``tolerance``, and the group's confidence interval holds the
+    reference's value and lies within the reference's value plus or minus that
+    gap (it is no wider than the gap on either side); a non-rejection otherwise
+    is
     ``inconclusive`` (the data cannot tell a gap the audit would miss from no
     gap).
     """
@@ -87,7 +90,7 @@ def verdicts(frame, metric, gap):
     ref = frame[f"{metric}_reference"].to_numpy(dtype=float)
     d = np.abs(gap)
     with np.errstate(invalid="ignore"):
-        inside = (low >= ref - d) & (high <= ref + d)
+        inside = (low >= ref - d) & (high <= ref + d) & (d <= tolerance)
         inside &= (low <= ref) & (ref <= high)
     out = np.where(inside, NO_GAP, INCONCLUSIVE).astype(object)
     out[reject] = GAP

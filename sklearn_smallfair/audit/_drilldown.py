@@ -44,8 +44,8 @@ def drilldown(report, prefix=""):
         heads = {
             "level": ("Level", "A value of the attribute"),
             "n": ("People", "People with this level, over all intersections"),
-            "value": (f"{L} [{level} CI]", f"{L} of everyone with this level"),
-            "diff": ("Gap to everyone", f"The level's {L} minus everyone's"),
+            "value": (f"{L} [{level} CI]", f"{L} of the people with this level"),
+            "diff": ("Gap to overall", f"The level's {L} minus the overall {L}"),
         }
         metrics.append(
             {
@@ -100,14 +100,17 @@ def _cross(report, metric, attrs):
 
 
 def _driver(report, metric):
-    """One sentence: the attribute whose level's margin is farthest from everyone."""
+    """One sentence per gap: the attribute whose level's margin is farthest from
+    the overall value. Only gaps are drilled into: the largest raw difference of
+    a non-rejected cell is most often the smallest group's noise."""
     f = report.frame
     L = metric_label(metric)
     overall = report.overall.get(metric, np.nan)
-    diff = (f[metric] - f[f"{metric}_reference"]).abs()
     gaps = f.index[f.get(f"{metric}_verdict", pd.Series("", f.index)) == "gap"]
-    focus = list(gaps) if len(gaps) else ([diff.idxmax()] if diff.notna().any() else [])
-    if not focus or np.isnan(overall):
+    focus = list(gaps)
+    if not focus:
+        return f"No {L} gap was found, so no attribute is named as driving one."
+    if np.isnan(overall):
         return f"No {L} value to drill into."
     texts = []
     for g in focus[:3]:
@@ -124,13 +127,12 @@ def _driver(report, metric):
             for a in dev
             if a != top
         )
-        kind = "gap" if g in gaps else "largest difference"
         texts.append(
-            f"{display_label(plain(g))}'s {kind} ({L} "
+            f"{display_label(plain(g))}'s gap ({L} "
             f"{f.loc[g, metric]:.2f} against {f.loc[g, f'{metric}_reference']:.2f} "
             f"for {report._ref_word()}) follows "
-            f"{display_label(top)} = {display_label(levels[top])} most: everyone "
-            f"with that level has {L} {margins[top]:.2f} against "
+            f"{display_label(top)} = {display_label(levels[top])} most: the "
+            f"people with that level have {L} {margins[top]:.2f} against "
             f"{overall:.2f} overall" + (f" ({rest})." if rest else ".")
         )
     return " ".join(texts) or f"No {L} value to drill into."

@@ -13,6 +13,7 @@ __all__ = [
     "metric_label",
     "name",
     "plain",
+    "reference_word",
 ]
 
 
@@ -70,6 +71,19 @@ def list_names(groups, limit=6):
     if len(names) > limit:
         return ", ".join(names[:limit]) + f" and {len(names) - limit} more"
     return ", ".join(names)
+
+
+def reference_word(reference):
+    """What the report calls the reference: ``"everyone else"`` (``"rest"``),
+    ``"everyone"`` (``"total"``: all groups, the group's own people included),
+    the named group, or ``"the given reference"`` (a table of counts)."""
+    if isinstance(reference, str) and reference == "rest":
+        return "everyone else"
+    if isinstance(reference, str) and reference == "total":
+        return "everyone"
+    if reference is None or (isinstance(reference, str) and reference == "given"):
+        return "the given reference"
+    return f"group {name(reference)}"
 
 
 def class_name(label):

@@ -18,6 +18,7 @@ from ._detectable import POWER
 from ._drilldown import VERDICT_CLASS as _CLASS
 from ._drilldown import drilldown
 from ._format import metric_label, plain
+from ._prose import headline
 from ._templates import (
     ci_text,
     describe,
@@ -134,21 +135,12 @@ def _matrix_cell(cell, compact):
     }
 
 
-def _chunks(report, order):
-    """The rows of the matrix cut in side-by-side columns for many groups."""
-    if len(order) <= FOLD_GROUPS:
-        return [order]
-    width = 150 + 75 * len(report.metrics)  # pixels of one table, about
-    side = max(1, min(4, 1150 // width))
-    rows = max(FOLD_GROUPS, -(-len(order) // side))
-    return [order[k : k + rows] for k in range(0, len(order), rows)]
-
-
 def _summary(report, cells, prefix=""):
     f = report.frame
     ref = report._ref_word()
     compact = len(f) > FOLD_GROUPS
     heads = [
+        ("#", "Rank of the group in the chosen order"),
         ("Group", "The group (its label as given)"),
         ("People", "Number of people in the group (n)"),
     ]
@@ -175,15 +167,7 @@ def _summary(report, cells, prefix=""):
     }
     orders = _orders(report, cells)
     keys = _order_keys(report)
-    views = [
-        {
-            "key": key,
-            "chunks": [
-                [shown[g] for g in chunk] for chunk in _chunks(report, orders[key])
-            ],
-        }
-        for key, _ in keys
-    ]
+    views = [{"key": key, "rows": [shown[g] for g in orders[key]]} for key, _ in keys]
     separation = None
     if report.separation_violated is not None:
         separation = (
@@ -192,8 +176,10 @@ def _summary(report, cells, prefix=""):
     return macro("summary")(
         {
             "prefix": prefix,
+            "headline": headline(report),
             "counts": report._verdict_counts(),
             "separation": separation,
+            "tolerance": f"{report.tolerance:.2f}",
             "power": f"{POWER:.0%}",
             "range_level": f"{1 - report.alpha:.0%}",
             "orders": keys,
@@ -361,12 +347,24 @@ _MATCH_HEADS = {
 _SEP_HEADS = {
     "metric": ("Metric", "TPR (equal opportunity) or FPR"),
     "group_a": ("Group A", "First group of the pair"),
-    "group_b": ("Group B", "Second group of the pair"),
-    "n_a": ("People A", "People in group A's denominator"),
-    "n_b": ("People B", "People in group B's denominator"),
+    "group_b": ("Group B", "The group A is compared with"),
+    "n_a": (
+        "Denominator A",
+        "People of group A in the rate's denominator: its positives for TPR, "
+        "its negatives for FPR (not the group's size)",
+    ),
+    "n_b": (
+        "Denominator B",
+        "People of B in the rate's denominator: positives for TPR, negatives for FPR",
+    ),
     "value_a": ("Value A", "Group A's rate"),
     "value_b": ("Value B", "Group B's rate"),
     "difference": ("Gap (A - B)", "Group A's rate minus group B's"),
+    "gap": (
+        "Gap A - B [CI]",
+        "Group A's rate minus group B's, with its confidence interval "
+        "(Newcombe's hybrid score interval)",
+    ),
     "difference_low": ("Gap CI low", "Lower end of the gap's confidence interval"),
     "difference_high": (
         "Gap CI high",
@@ -375,7 +373,10 @@ _SEP_HEADS = {
     "method": ("Method", "The test used for this pair"),
     "z": ("z", "The test's statistic"),
     "p_value": ("p", "p-value, unadjusted"),
-    "p_adjusted": ("Adjusted p", "p-value adjusted for all pairs and metrics"),
+    "p_adjusted": (
+        "Adjusted p",
+        "p-value adjusted for the comparisons of the same rate",
+    ),
     "reject": ("Rejects", "Whether the adjusted test rejects at alpha"),
 }
 
@@ -421,16 +422,52 @@ def shown_pairs(sep):
     return keep
 
 
+def _separation_columns(sep, report):
+    """The separation table as the page shows it: each gap with its interval
+    in one column, rates to 3 decimals, p-values as in the prose, no z (it fits
+    1,280 pixels and a printed page)."""
+    out = sep[["metric", "group_a", "group_b", "n_a", "n_b"]].copy()
+    out["metric"] = [metric_label(m) for m in sep["metric"]]
+    out["value_a"] = [num(v, 3) for v in sep["value_a"]]
+    out["value_b"] = [num(v, 3) for v in sep["value_b"]]
+    if {"difference_low", "difference_high"} <= set(sep.columns):
+        out["gap"] = [
+            "undefined" if np.isnan(d) else f"{d:+.3f} [{lo:.2f}, {hi:.2f}]"
+            for d, lo, hi in zip(
+                sep["difference"], sep["difference_low"], sep["difference_high"]
+            )
+        ]
+    else:
+        out["gap"] = [num(d, 3) for d in sep["difference"]]
+    out["method"] = sep["method"]
+    out["p_value"] = [fmt_p(p) for p in sep["p_value"]]
+    out["p_adjusted"] = [fmt_p(p) for p in sep["p_adjusted"]]
+    out["reject"] = sep["reject"]
+    return out
+
+
 def _separation_section(report, prefix=""):
-    sep = report.separation
+    sep = report.separation.copy()
+    b = sep["group_b"].to_numpy(dtype=object)
+    per_rate = len(sep) // max(sep["metric"].nunique(), 1)
+    rest = np.array([v == "rest" for v in b.tolist()], dtype=bool)
+    if rest.any() and len(report.frame) > 2:
+        sep["group_b"] = np.where(rest, "everyone else", b)
+        how = f"{per_rate} per rate: each group against everyone else"
+    elif len(report.frame) > 2 and len({plain(v) for v in b.tolist()}) == 1:
+        how = f"{per_rate} per rate: each group against group {plain(b[0])}"
+    else:
+        how = f"{per_rate} per rate: every pair of groups"
     reject = sep["reject"].to_numpy(dtype=bool)
     shown = sep[shown_pairs(sep)].sort_values(
         ["reject", "p_adjusted"], ascending=[False, True]
     )
-    heads = _heads_for(sep, _SEP_HEADS)
-    full = None
-    if len(shown) < len(sep):
-        full = table(sep, heads, cls="data full")
+    shown, full = _separation_columns(shown, report), _separation_columns(sep, report)
+    heads = _heads_for(shown, _SEP_HEADS)
+    if len(shown) == len(sep):
+        full = None
+    else:
+        full = table(full, heads, cls="data full")
     return macro("separation")(
         {
             "prefix": prefix,
@@ -441,6 +478,7 @@ def _separation_section(report, prefix=""):
             "n_reject": int(reject.sum()),
             "n": len(sep),
             "n_top": min(TOP_PAIRS, len(sep)),
+            "how": how,
             "shown": table(shown, heads, cls="data"),
             "full": full,
         }

@@ -10,7 +10,9 @@ from .. import __version__
 from .._output import check_destination, display_label, write_atomic
 from ._detectable import VERDICTS
 from ._format import class_name as _class_name
+from ._format import reference_word
 from ._html import FOLD_GROUPS, render_sections
+from ._prose import caveat
 from ._report import _groups_line, _n_flagged, _repr_text
 from ._templates import macro as _macro
 from ._templates import page, render_template
@@ -349,12 +351,7 @@ class MulticlassAuditReport:
                 )
             lines += [f"  - {x}" for x in general]
         lines += [f"- {x}" for x in small]
-        lines.append(
-            "A p-value above alpha does not show that the groups are alike: a "
-            "non-rejection is 'no gap detected' only when the group's interval "
-            "lies within the smallest gap the audit detects at its size; otherwise "
-            "it is inconclusive at this size."
-        )
+        lines.append(caveat(next(iter(self.reports.values())).tolerance))
         return "\n".join(lines)
 
     def _matrix_lines(self):
@@ -362,9 +359,7 @@ class MulticlassAuditReport:
         t = self.matrix
         if t is None:
             return []
-        ref = {"rest": "everyone else", "total": "everyone"}.get(
-            self.reference, "the reference"
-        )
+        ref = reference_word(self.reference)
         lines = []
         for m in self.matrix_metrics:
             if f"{m}_match_reject" not in t:

@@ -13,7 +13,15 @@ from ._format import list_names as _list_names
 from ._format import metric_label as _label
 from ._format import name as _name
 
-__all__ = ["cell", "findings", "ranked", "summary", "verdict_counts"]
+__all__ = [
+    "caveat",
+    "cell",
+    "findings",
+    "headline",
+    "ranked",
+    "summary",
+    "verdict_counts",
+]
 
 SMALL_N = 30  # groups below this size are flagged as small in the summary
 
@@ -106,6 +114,13 @@ def cell(report, group, row, metric):
     elif np.isnan(gap):
         seen = f"at n = {n} no {label} gap at all is detectable with {POWER:.0%} power"
         short = "no gap detectable"
+    elif d > report.tolerance:
+        seen = (
+            f"at n = {n} this audit detects only a {label} gap above {d:.2f} (with "
+            f"{POWER:.0%} power), more than the tolerance of "
+            f"{report.tolerance:.2f}, so a gap that large is not excluded"
+        )
+        short = f"needs gap > {d:.2f}"
     else:
         seen = (
             f"at n = {n} this audit detects only a {label} gap above {d:.2f} (with "
@@ -298,13 +313,59 @@ def summary(report, max_findings=12):
             "none differs from it by 0.05 or more" + _widest(report) + "."
         )
     body += [f"- {x}" for x in rest]
-    tail = (
+    return "\n".join([head, *body, caveat(report.tolerance)])
+
+
+def caveat(tolerance):
+    """The last sentence of a summary: what a non-rejection does not show."""
+    return (
         "A p-value above alpha does not show that the groups are alike: a "
-        "non-rejection is 'no gap detected' only when the group's interval "
-        "lies within the smallest gap the audit detects at its size; otherwise "
-        "it is inconclusive at this size."
+        "non-rejection is 'no gap detected' only when the audit detects, at the "
+        f"group's size, every gap above a size of at most the tolerance "
+        f"({tolerance:.2f}) and the group's interval lies within that size; "
+        "otherwise it is inconclusive at this size."
     )
-    return "\n".join([head, *body, tail])
+
+
+def headline(report):
+    """One sentence: how many gaps and the largest, else what no gap means."""
+    f = report.frame
+    cols = [m for m in report.metrics if f"{m}_verdict" in f]
+    if not cols:
+        return "No test was run."
+    found = []
+    for m in cols:
+        at = np.flatnonzero((f[f"{m}_verdict"] == "gap").to_numpy())
+        diff = (f[m] - f[f"{m}_reference"]).to_numpy(dtype=float)
+        found += [(-abs(diff[k]), k, m) for k in at]
+    if found:
+        _, k, m = min(found, key=lambda x: x[0])
+        row = f.iloc[k]
+        g = f.index[k]
+        n_groups = len({k for _, k, _ in found})
+        adjusted = "adjusted " if report.correction else ""
+        return (
+            f"{len(found)} gap{'s' if len(found) > 1 else ''} in {n_groups} of "
+            f"{len(f)} groups. Largest: {_name(g)} (n = {int(row['n'])}), "
+            f"{_label(m)} {_fmt(float(row[m]))} vs "
+            f"{_fmt(float(row[f'{m}_reference']))} for {report._ref_word()} "
+            f"({float(row[m] - row[f'{m}_reference']):+.2f}, {adjusted}p = "
+            f"{_fmt_p(float(row[f'{m}_match_p_adjusted']))})."
+        )
+    values = f[[f"{m}_verdict" for m in cols]].to_numpy().ravel()
+    unsure = int((values == "inconclusive").sum())
+    text = (
+        f"No gap found in {len(f)} groups x {len(cols)} metrics at alpha = "
+        f"{report.alpha:g}"
+    )
+    if unsure:
+        return (
+            f"{text}, but {unsure} of the {values.size} cells are inconclusive at "
+            f"their size: gaps there are not excluded."
+        )
+    return f"{text}; every tested cell excludes a gap above the tolerance of " + (
+        f"{report.tolerance:.2f}."
+    )
 
 
 def verdict_counts(report):

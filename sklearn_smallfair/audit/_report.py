@@ -8,8 +8,11 @@ import pandas as pd
 from .. import __version__
 from .._output import check_destination, display_label, write_atomic
 from . import _prose
+from ._detectable import TOLERANCE
+from ._format import reference_word
 from ._html import _cells, _orders, figure, render
 from ._plot import AuditDisplay
+from ._prose import headline
 from ._templates import macro, table
 from ._writers import plot_png, records, write_csv, write_json
 
@@ -159,6 +162,7 @@ class AuditReport:
         parts=None,
         overall=None,
         family="all",
+        tolerance=TOLERANCE,
     ):
         self.frame = frame
         self.match = match
@@ -175,6 +179,7 @@ class AuditReport:
         self.parts = parts
         self.overall = overall or {}
         self.family = family
+        self.tolerance = tolerance
 
     def __repr__(self):
         """Several lines: the groups, metrics and tests, the flagged cells."""
@@ -186,9 +191,7 @@ class AuditReport:
 
     # -- findings -------------------------------------------------------------------
     def _ref_word(self):
-        return {"rest": "everyone else", "total": "everyone"}.get(
-            self.reference, "the reference"
-        )
+        return reference_word(self.reference)
 
     def _family_words(self, label):
         """``"tests of the audit"`` or ``"TPR tests"``: the correction family."""
@@ -507,11 +510,8 @@ def _repr_text(report, name, *, groups=None, extra=(), flagged=None, title=None)
 
 
 def _headline(report):
-    """The strongest gap's sentence, else the verdicts' counts."""
-    gaps = [text for kind, _, text in report._ranked() if kind == "gap"]
-    if gaps:
-        return gaps[0]
-    return report._verdict_counts() or "No test was run."
+    """How many gaps and the largest, else what no gap means."""
+    return headline(report)
 
 
 def _verdict_text(cell):

@@ -8,6 +8,7 @@ question asked of ordered pairs, are tested in ``_comparative.py``.
 import sys
 import warnings
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,7 @@ from .._params import (
 from .._proportion_intervals import fold_interval, newcombe_interval, sidak_level
 from .._pvalues import floor_pvalues
 from .._random import child_rng, resolve_seed
-from .._validation import format_label
+from .._validation import format_label, format_labels
 from ..exceptions import UndefinedGroupMetricWarning
 from ._exact import (
     BERGER_BOOS_GAMMA,
@@ -298,6 +299,7 @@ def _compare(x_a, n_a, x_b, n_b, used, *, n_resamples, seed, keys):
         "sensitive_features": ["array-like", None],
         "counts": [*COUNTS, None],
         "sample_weight": ["array-like", None],
+        "reference": [None, str, Real],
         **_PARAMS,
     }
 )
@@ -307,6 +309,7 @@ def separation_test(
     *,
     sensitive_features=None,
     counts=None,
+    reference=None,
     alpha=0.05,
     correction="holm",
     sample_weight=None,
@@ -330,8 +333,9 @@ def separation_test(
     statistics ``z`` are positive when group "1" has the higher rate.
 
     With more than two groups every pair of groups is compared (for TPR and for
-    FPR), the p-values of each family (TPR, FPR) are adjusted with ``correction``,
-    and the headline p-values are the smallest adjusted p-value of each family.
+    FPR), or each group against a reference (``reference``); the p-values of each
+    family (TPR, FPR) are adjusted with ``correction``, and the headline p-values
+    are the smallest adjusted p-value of each family.
 
     Parameters
     ----------
@@ -346,6 +350,14 @@ default=None
         group labels (see :func:`~sklearn_smallfair.check_group_counts`), as
         :func:`match_test` takes them. The result is the one the rows give.
         Fractional counts are treated like fractional ``sample_weight``.
+    reference : None, "rest" or a group label, default=None
+        What each group is compared with. ``None``: every pair of groups
+        (``K (K - 1) / 2`` comparisons per rate). ``"rest"``: each group against
+        everyone else (the people of all other groups pooled; ``K`` comparisons,
+        ``group_b`` is ``"rest"``). A group label: each other group against that
+        group (``K - 1`` comparisons). With two groups every choice is the one
+        comparison of the two. Fewer comparisons make a smaller family to
+        correct, so each test keeps more power.
     alpha : float, default=0.05
         Significance level of ``violated`` and ``reject``, in (0, 1).
     correction : {"holm", "bonferroni", "fdr_bh", "none"} or None, default="holm"
@@ -481,12 +493,13 @@ default=0
     groups, counts, _ = rows_or_counts(
         y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
     )
-    qa, pb = group_pairs(groups)
+    side_a, side_b, label_a, label_b = _comparisons(groups, counts, reference)
     whole = counts.dtype.kind in "iub" or bool(
         np.all(counts == np.round(counts)) and counts.max() < 2**53
     )
     if whole:
         counts = counts.astype(np.int64)
+        side_a, side_b = side_a.astype(np.int64), side_b.astype(np.int64)
     elif method in ("exact", "permutation"):
         raise ValueError(
             f"method={method!r} needs whole counts, but the counts (or "
@@ -521,18 +534,19 @@ default=0
             )
     seed = resolve_seed(random_state) if method == "permutation" else None
     frames = []
-    for metric, hits, size, rate in (
-        ("tpr", tp, n_pos, tpr),
-        ("fpr", fp, n_neg, fpr),
-    ):
-        x_a, n_a, x_b, n_b = hits[qa], size[qa], hits[pb], size[pb]
+    for metric, hit, miss in (("tpr", 0, 1), ("fpr", 2, 3)):
+        x_a, x_b = side_a[:, hit], side_b[:, hit]
+        n_a, n_b = x_a + side_a[:, miss], x_b + side_b[:, miss]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value_a = np.where(n_a > 0, x_a / np.where(n_a > 0, n_a, 1), np.nan)
+            value_b = np.where(n_b > 0, x_b / np.where(n_b > 0, n_b, 1), np.nan)
         used = _choose(method, x_a, n_a, x_b, n_b, whole)
         if method == "exact" and (used == _SCORE).any():
             big = used == _SCORE
             warnings.warn(
                 f"method='exact' enumerates the smaller group of a comparison, at "
                 f"most {MAX_EXACT_N} people; the {metric.upper()} comparisons of "
-                f"{_pair_names(groups, qa[big], pb[big])} use the score test "
+                f"{_pair_names(label_a[big], label_b[big])} use the score test "
                 f"(accurate at these sizes).",
                 UserWarning,
                 stacklevel=_user_stacklevel(),
@@ -545,17 +559,17 @@ default=0
             used,
             n_resamples=n_resamples,
             seed=seed,
-            keys=lambda k, m=metric: (m, groups[qa[k]], groups[pb[k]]),
+            keys=lambda k, m=metric: (m, label_a[k], label_b[k]),
         )
         columns = {
             "metric": metric,
-            "group_a": groups[qa],
-            "group_b": groups[pb],
+            "group_a": label_a,
+            "group_b": label_b,
             "n_a": n_a,
             "n_b": n_b,
-            "value_a": rate[qa],
-            "value_b": rate[pb],
-            "difference": rate[qa] - rate[pb],
+            "value_a": value_a,
+            "value_b": value_b,
+            "difference": value_a - value_b,
         }
         if confidence_level is not None:
             low, high = newcombe_interval(x_a, n_a, x_b, n_b, 1.0 - confidence_level)
@@ -574,33 +588,67 @@ default=0
         correction=correction,
         method=method,
         equalized_odds=_equalized_odds(
-            tp, n_pos, fp, n_neg, groups, qa, pb, confidence_level
+            side_a, side_b, label_a, label_b, confidence_level
         ),
         confidence_level=None if confidence_level is None else float(confidence_level),
     )
 
 
-def _equalized_odds(tp, n_pos, fp, n_neg, groups, a, b, confidence_level):
-    """Per pair, ``max(|TPR gap|, |FPR gap|)`` and the image of the joint (Sidak)
-    rectangle of the two gaps' Newcombe intervals."""
+def _comparisons(groups, counts, reference):
+    """The two sides of every comparison: counts ``(n_comparisons, 4)`` of side
+    a and side b, and their labels (see ``reference`` of :func:`separation_test`).
+    """
+    a, b = group_pairs(groups)  # also refuses a single group
+    if groups.shape[0] == 2 or reference is None:
+        return counts[a], counts[b], groups[a], groups[b]
+    if isinstance(reference, str) and reference == "rest":
+        label_b = np.empty(groups.shape[0], dtype=object)
+        label_b[:] = "rest"
+        return counts, counts.sum(axis=0) - counts, groups, label_b
+    at = np.flatnonzero(_same_label(groups, reference))
+    if at.size != 1:
+        raise ValueError(
+            f"reference={reference!r} is not one of the groups "
+            f"{format_labels(groups)}; pass None (every pair), 'rest' (each group "
+            f"against everyone else) or one of the group labels."
+        )
+    others = np.flatnonzero(np.arange(groups.shape[0]) != at[0])
+    label_b = np.empty(others.shape[0], dtype=object)
+    label_b[:] = [groups[at[0]]] * others.shape[0]
+    return (
+        counts[others],
+        counts[at[0]][None].repeat(others.size, 0),
+        groups[others],
+        label_b,
+    )
+
+
+def _same_label(groups, label):
+    """Where ``groups`` equals the scalar ``label``."""
+    return np.array([g == label for g in groups.tolist()], dtype=bool)
+
+
+def _equalized_odds(side_a, side_b, label_a, label_b, confidence_level):
+    """Per comparison, ``max(|TPR gap|, |FPR gap|)`` and the image of the joint
+    (Sidak) rectangle of the two gaps' Newcombe intervals."""
     if confidence_level is None:
         return None
     level = sidak_level(1.0 - confidence_level)
     gaps, lows, highs = [], [], []
-    for hits, size in ((tp, n_pos), (fp, n_neg)):
+    for hit, miss in ((0, 1), (2, 3)):
+        x_a, x_b = side_a[:, hit], side_b[:, hit]
+        n_a, n_b = x_a + side_a[:, miss], x_b + side_b[:, miss]
         with np.errstate(divide="ignore", invalid="ignore"):
-            gap = hits[a] / size[a] - hits[b] / size[b]
-        near, far = fold_interval(
-            *newcombe_interval(hits[a], size[a], hits[b], size[b], level)
-        )
+            gap = x_a / n_a - x_b / n_b
+        near, far = fold_interval(*newcombe_interval(x_a, n_a, x_b, n_b, level))
         gaps.append(np.abs(gap))
         lows.append(near)
         highs.append(far)
     undefined = np.isnan(gaps[0]) | np.isnan(gaps[1])
     return pd.DataFrame(
         {
-            "group_a": groups[a],
-            "group_b": groups[b],
+            "group_a": label_a,
+            "group_b": label_b,
             "difference": np.where(undefined, np.nan, np.maximum(*gaps)),
             "difference_low": np.where(undefined, np.nan, np.maximum(*lows)),
             "difference_high": np.where(undefined, np.nan, np.maximum(*highs)),
@@ -608,11 +656,11 @@ def _equalized_odds(tp, n_pos, fp, n_neg, groups, a, b, confidence_level):
     )
 
 
-def _pair_names(groups, a, b, limit=5):
+def _pair_names(label_a, label_b, limit=5):
     """The first ``limit`` compared pairs, ``'x' vs 'y'``, and how many more."""
     names = [
-        f"{format_label(groups[i])} vs {format_label(groups[j])}"
-        for i, j in zip(a[:limit], b[:limit])
+        f"{format_label(i)} vs {format_label(j)}"
+        for i, j in zip(label_a[:limit], label_b[:limit])
     ]
-    more = a.shape[0] - limit
+    more = label_a.shape[0] - limit
     return ", ".join(names) + (f" and {more} more" if more > 0 else "")

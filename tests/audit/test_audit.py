@@ -70,13 +70,13 @@ def test_frame_matches_the_building_blocks():
         np.testing.assert_allclose(f[f"{m}_match_p_adjusted"], ref["p_adjusted"])
         np.testing.assert_array_equal(f[f"{m}_match_reject"], ref["reject"])
         np.testing.assert_allclose(f[f"{m}_reference"], ref["reference_score"])
-    sep = separation_test(y, p, sensitive_features=g).to_frame()
+    sep = separation_test(y, p, sensitive_features=g, reference="rest").to_frame()
     pd.testing.assert_frame_equal(
         report.separation.reset_index(drop=True), sep, check_dtype=False
     )
     assert (
         report.separation_violated
-        == separation_test(y, p, sensitive_features=g).violated
+        == separation_test(y, p, sensitive_features=g, reference="rest").violated
     )
     for m in ("tpr", "fpr"):
         rows = sep[sep["metric"] == m]
@@ -162,8 +162,10 @@ def test_summary_wording():
     assert "big2 (n = 1000): TPR" in text and "unlikely under the reference" in text
     assert (
         "tiny (n = 6): TPR = 0.500, 95% CI [0.12, 0.88], vs 0.739 for everyone else: "
-        "a difference of -0.24, not significant" in text
+        "inconclusive at this size" in text
     )
+    # a group of 6 is never reassuring: the gap it could exclude is above 0.1
+    assert "more than the tolerance of 0.10" in text
     # a non-rejection is never called consistent, fine or noise
     assert "consistent" not in text and "noise" not in text
     assert "at n = 6 no PPV gap at all is detectable with 80% power" in text
@@ -474,7 +476,17 @@ def test_verdicts_follow_the_rule_and_the_level_of_one_gap_among_the_tests():
 
     counts = {f"g{k}": [30, 10, 10, 50] for k in range(6)}
     counts |= {"small": [3, 1, 1, 5], "gap": [30, 30, 10, 50], "mid": [14, 6, 5, 25]}
-    report = audit_predictions(counts=counts, metrics=["tpr", "fpr"], tests=("match",))
+    # groups of 100 exclude gaps above about 0.3 only: a tolerance that allows
+    # them, then the default 0.1, under which no cell is reassuring
+    report = audit_predictions(
+        counts=counts, metrics=["tpr", "fpr"], tests=("match",), tolerance=0.5
+    )
+    strict = audit_predictions(counts=counts, metrics=["tpr", "fpr"], tests=("match",))
+    for m in ("tpr", "fpr"):
+        green = report.frame[f"{m}_verdict"] == "no gap detected"
+        assert green.any()
+        assert (strict.frame.loc[green, f"{m}_verdict"] == "inconclusive").all()
+        assert "more than the tolerance of 0.10" in strict.cell("g0", m)["text"]
     f = report.frame
     cms = np.array([counts[g] for g in f.index], dtype=float)
     others = cms.sum(axis=0) - cms
@@ -494,9 +506,14 @@ def test_verdicts_follow_the_rule_and_the_level_of_one_gap_among_the_tests():
                 assert v == "gap"
             elif v == "no gap detected":
                 assert ref - d <= lo <= ref <= hi <= ref + d
+                assert d <= report.tolerance
             else:
                 assert v == "inconclusive"
-                assert np.isnan(d) or not (ref - d <= lo <= ref <= hi <= ref + d)
+                assert (
+                    np.isnan(d)
+                    or d > report.tolerance
+                    or not (ref - d <= lo <= ref <= hi <= ref + d)
+                )
     assert seen == {"gap", "no gap detected", "inconclusive"}
     assert np.isnan(f.loc["small", "tpr_detectable_gap"])  # n = 10: none
     assert (
@@ -569,7 +586,7 @@ def test_intersections_get_marginals_and_a_drilldown():
     )
 
 
-def test_html_at_many_groups_folds_and_keeps_the_pairs_that_matter():
+def test_html_at_many_groups_ranks_and_keeps_the_comparisons_that_matter():
     rng = np.random.default_rng(12)
     counts = {
         f"region {k:02d}": rng.multinomial(int(n), [0.3, 0.1, 0.15, 0.45])
@@ -578,9 +595,13 @@ def test_html_at_many_groups_folds_and_keeps_the_pairs_that_matter():
     counts["region 99"] = [10, 40, 40, 110]
     report = audit_predictions(counts=counts, metrics=["tpr", "fpr"], n_resamples=500)
     page = report.to_html(include_plots=False)
-    # orders (evidence, size, name, each metric's gaps) x side by side columns
-    assert page.count('<table class="matrix compact">') == 5 * 2
+    # orders (evidence, size, name, each metric's gaps): one ranked table each
+    assert page.count('<table class="matrix compact">') == 5
+    assert page.count('<td class="rank">') == 5 * 21
     assert page.count('type="radio"') == 5 and page.count(" checked>") == 1
+    # the headline names the largest gap
+    assert "<p class=\"headline\"><strong>" in page
+    assert report.frame.index[0] not in page.split('class="headline"')[1][:20]
     top = page.split("<ol class='top'>")[1].split("</ol>")[0]
     assert top.count("<li>") == 5
     assert "more finding(s), by kind</summary>" in page
@@ -589,6 +610,16 @@ def test_html_at_many_groups_folds_and_keeps_the_pairs_that_matter():
     n_shown = shown.count("<tr>") - 1
     assert sep["reject"].sum() <= n_shown <= sep["reject"].sum() + 8 < len(sep)
     assert f"All {len(sep)} comparisons</summary>" in page
+    # each group against everyone else by default: 21 per rate, not 210
+    assert len(sep) == 2 * 21 and set(sep["group_b"]) == {"rest"}
+    assert "each group against everyone else" in shown
+    every = audit_predictions(
+        counts=counts, metrics=["tpr"], tests=("separation",), separation_pairs="all"
+    )
+    assert len(every.separation) == 2 * 21 * 20 // 2
+    assert "every pair of groups" in every.to_html(include_plots=False)
+    # the rate's denominator is not called the group's size
+    assert "Denominator A" in shown and "People A" not in shown
     assert "@media print" in page and "overflow-x:auto" in page
     assert '<abbr title="' in page and "snake" not in page
     assert "tpr_match_p_adjusted" not in page  # readable headers only
