@@ -38,7 +38,8 @@ def _check_matplotlib(caller):
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise ImportError(
-            f"{caller} needs matplotlib; install it with "
-            f"`pip install sklearn-smallfair[plot]` (or `pip install matplotlib`)."
+            f"{caller} needs matplotlib, a dependency of sklearn-smallfair that "
+            f"is missing from this environment; install it with "
+            f"`pip install matplotlib`."
         ) from exc
     return plt

@@ -522,6 +522,15 @@ def render_sections(report, plots, prefix=""):
     return [str(s) for s in sections], _order_css(report, prefix)
 
 
+def _reference_meta(report):
+    """``everyone else (reference='rest')``: the reference's word and setting."""
+    word = report._ref_word()
+    ref = report.reference
+    if isinstance(ref, str) and ref == "given":
+        return word
+    return f"{word} (reference={ref!r})"
+
+
 def render(report, plots):
     """The page of ``report`` with the ``plots`` section's HTML (may be empty)."""
     sections, css = render_sections(report, plots)
@@ -530,7 +539,7 @@ def render(report, plots):
         report.title,
         f"sklearn-smallfair {__version__}; {len(report.frame)} groups, "
         f"{int(report.frame['n'].sum()):,} people; reference: "
-        f"{report.reference}; smoothing: {report.smoothing}; alpha = "
+        f"{_reference_meta(report)}; smoothing: {report.smoothing}; alpha = "
         f"{report.alpha:g}; correction: {report.correction}"
         + (
             f" over all {report._n_tests(report.metrics[0])} MATCH tests of the "

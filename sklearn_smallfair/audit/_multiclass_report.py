@@ -583,7 +583,8 @@ class MulticlassAuditReport:
         meta = (
             f"sklearn-smallfair {__version__}; {len(self.labels)} classes, "
             f"{len(first.frame)} groups, {int(first.frame['n'].sum()):,} people; "
-            f"reference: {self.reference}; smoothing: {self.smoothing}; alpha = "
+            f"reference: {reference_word(self.reference)} "
+            f"(reference={self.reference!r}); smoothing: {self.smoothing}; alpha = "
             f"{self.alpha:g}; correction: {self._family()}"
         )
         body = [str(_macro("nav", "multiclass.html")(classes)), overview, *sections]
