@@ -106,14 +106,14 @@ class MulticlassAuditReport:
     ...     y_true, y_pred, sensitive_features=groups, metrics=["tpr"],
     ...     labels=["low", "mid", "high"], tests=("match",))
     >>> report.frame[["n", "n_pos", "tpr", "tpr_verdict"]]
-                  n  n_pos  tpr      tpr_verdict
+                  n  n_pos  tpr   tpr_verdict
     group class
-    a     low    30     10  1.0  no gap detected
-          mid    30     10  1.0              gap
-          high   30     10  1.0  no gap detected
-    b     low    30     10  1.0  no gap detected
-          mid    30     10  0.0              gap
-          high   30     10  1.0  no gap detected
+    a     low    30     10  1.0  inconclusive
+          mid    30     10  1.0           gap
+          high   30     10  1.0  inconclusive
+    b     low    30     10  1.0  inconclusive
+          mid    30     10  0.0           gap
+          high   30     10  1.0  inconclusive
     >>> report.reports["mid"].frame["tpr"]
     group
     a    1.0

@@ -35,8 +35,9 @@ class AuditReport:
         The MATCH test's table, one row per group and metric; ``None`` when the
         MATCH test was not run.
     separation : pandas.DataFrame or None
-        The separation test's comparisons of pairs of groups, per rate; ``None``
-        when the separation test was not run.
+        The separation test's comparisons, per rate: each group against its
+        reference (``group_b`` is ``"rest"`` for everyone else) or every pair
+        of groups; ``None`` when the separation test was not run.
     separation_violated : bool or None
         Whether the separation test rejects equal TPR or equal FPR; ``None``
         when it was not run.
@@ -51,10 +52,9 @@ class AuditReport:
     smoothing : str
         Description of the smoothing of the ``*_smoothed`` columns, with its
         parameters (``"none"`` without smoothing).
-    reference : str
+    reference : str or scalar
         The groups' reference, named in the findings: ``"rest"``, ``"total"``,
-        a reference group's str label, or ``"given"`` for any other reference
-        (reference counts, a non-str label).
+        a reference group's label, or ``"given"`` for reference counts.
     title : str
         Title of the report.
     confidence_level : float, default=0.95
@@ -70,6 +70,10 @@ class AuditReport:
     family : {"all", "metric"}, default="all"
         The family over which ``correction`` adjusts the MATCH tests: every
         group x metric of the audit, or each metric on its own.
+    tolerance : float, default=0.1
+        The largest gap that counts as no gap: a non-rejection is ``"no gap
+        detected"`` only when the smallest gap the audit detects at the group's
+        size is at most this.
 
     Attributes
     ----------

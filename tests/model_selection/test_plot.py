@@ -453,7 +453,7 @@ def test_logy_rejects_bias(exact):
 def test_missing_matplotlib(exact, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
-    with pytest.raises(ImportError, match=r"pip install sklearn-smallfair\[plot\]"):
+    with pytest.raises(ImportError, match=r"needs matplotlib.*pip install matplotlib"):
         DownsamplingDisplay.from_results(exact, metric="tpr")
     disp = DownsamplingDisplay(
         curves=pd.DataFrame({"n": [1], "estimator": ["raw"], "value": [0.1]}),
@@ -461,7 +461,7 @@ def test_missing_matplotlib(exact, monkeypatch):
         statistic="mse",
         by_group=False,
     )
-    with pytest.raises(ImportError, match=r"pip install sklearn-smallfair\[plot\]"):
+    with pytest.raises(ImportError, match=r"needs matplotlib.*pip install matplotlib"):
         disp.plot()
 
 
