@@ -29,15 +29,29 @@ def _columns(metric):
 
 #: Vertical offset of the reference's range below each group's row.
 _RANGE_OFFSET = 0.22
+#: Colour of a raw value and its interval by the cell's verdict: darker shades of
+#: the report page's verdict colours, visible on white.
+VERDICT_COLORS = {
+    "gap": "#c0392b",
+    "inconclusive": "#d68910",
+    "no gap detected": "#1e8449",
+    "undefined": "#7f8c8d",
+    "not tested": "#1f77b4",
+}
+#: The orders of the rows of :meth:`AuditDisplay.from_report`.
+ORDERS = ("evidence", "gap", "size", "name")
 
 
 class AuditDisplay:
     """Per-group values of an audit with their intervals and the reference ranges.
 
-    One panel per metric, one row per group. For each group: the raw value
-    (circle; missing when undefined) with the group's confidence interval as a
-    thin line through it (where the group's true value may be; drawn when the
-    frame has ``m_low`` and ``m_high``), the smoothed value (diamond)
+    One panel per metric, one row per group, the first row on top. For each
+    group: the raw value (circle; missing when undefined), coloured by the
+    cell's verdict when the frame has ``m_verdict`` (red: gap; amber:
+    inconclusive; green: no gap detected; grey: undefined), with the group's
+    confidence interval as a thin line through it in the same colour (where
+    the group's true value may be; drawn when the frame has ``m_low`` and
+    ``m_high``), the smoothed value (diamond)
     and, as a grey bar just below, the reference's range at the group's size:
     the central ``1 - alpha`` range of the metric under the reference's
     proportions for a group of that size. A raw value outside its grey bar is
@@ -66,8 +80,9 @@ class AuditDisplay:
 
     Attributes
     ----------
-    raw_ : dict of str to matplotlib Line2D
-        The raw values (circles), keyed by metric.
+    raw_ : dict of str to matplotlib PathCollection
+        The raw values (circles), keyed by metric; ``raw_[m].get_offsets()``
+        holds each group's ``(value, row)``.
     smoothed_ : dict of str to matplotlib Line2D
         The smoothed values (diamonds), keyed by metric.
     ranges_ : dict of str to matplotlib LineCollection
@@ -106,7 +121,7 @@ class AuditDisplay:
     ['tpr', 'fpr']
     >>> disp.figure_ is fig
     True
-    >>> disp.raw_["tpr"].get_xdata().round(3).tolist()
+    >>> disp.raw_["tpr"].get_offsets()[:, 0].round(3).tolist()
     [0.667, 0.667]
     >>> [label.get_text() for label in disp.ax_[0].get_yticklabels()]
     ['a (n=6)', 'b (n=6)']
@@ -197,6 +212,19 @@ class AuditDisplay:
         if self.alpha is not None:
             range_label = f"reference's {1 - self.alpha:.0%} range at the group's size"
         self.raw_, self.smoothed_, self.ranges_, self.intervals_ = {}, {}, {}, {}
+        colors, shown = {}, []
+        for metric in metrics:
+            verdict = frame.get(f"{metric}_verdict")
+            if verdict is None:
+                colors[metric] = np.full(len(frame), VERDICT_COLORS["not tested"])
+                continue
+            verdict = verdict.astype(object).where(verdict.notna(), "not tested")
+            colors[metric] = np.array(
+                [VERDICT_COLORS.get(v, VERDICT_COLORS["not tested"]) for v in verdict]
+            )
+            # an undefined value has no marker, so no legend entry either
+            present = set(verdict) - {"undefined"}
+            shown += [v for v in VERDICT_COLORS if v in present and v not in shown]
         for panel, metric in zip(axes, metrics):
             raw, smoothed, low, high = (
                 frame[c].to_numpy(float) for c in _columns(metric)
@@ -219,13 +247,15 @@ class AuditDisplay:
                     ypos[has],
                     c_low[has],
                     c_high[has],
-                    color="C0",
+                    colors=colors[metric][has],
                     lw=1.5,
                     label=ci_label,
                 )
-            (self.raw_[metric],) = panel.plot(raw, ypos, "o", color="C0", label="raw")
+            self.raw_[metric] = panel.scatter(
+                raw, ypos, c=colors[metric], s=36, zorder=3, label="raw"
+            )
             (self.smoothed_[metric],) = panel.plot(
-                smoothed, ypos, "D", color="C1", ms=5, mfc="none", label="smoothed"
+                smoothed, ypos, "D", color="0.2", ms=5, mfc="none", label="smoothed"
             )
             panel.set_yticks(ypos, labels)
             panel.set_title(metric)
@@ -234,6 +264,17 @@ class AuditDisplay:
             # one band per group, holding its row and its reference's range
             panel.set_ylim(len(frame) - 0.5, -0.5)  # the first group on top
         handles, names = axes[0].get_legend_handles_labels()
+        if shown:  # one marker per verdict present, in the report's order
+            from matplotlib.lines import Line2D
+
+            if ci_label in names:  # the intervals take each verdict's colour
+                handles[names.index(ci_label)] = Line2D([], [], color="0.35", lw=1.5)
+            at = names.index("raw")
+            handles[at : at + 1] = [
+                Line2D([], [], ls="none", marker="o", color=VERDICT_COLORS[v])
+                for v in shown
+            ]
+            names[at : at + 1] = [f"raw: {v}" for v in shown]
         if created:
             self.legend_ = fig.legend(
                 handles, names, loc="outside lower center", ncols=2, frameon=False
@@ -245,7 +286,9 @@ class AuditDisplay:
         return self
 
     @classmethod
-    def from_report(cls, report, *, metrics=None, ax=None, figsize=None):
+    def from_report(
+        cls, report, *, metrics=None, order="evidence", ax=None, figsize=None
+    ):
         """Plot an audit report.
 
         Parameters
@@ -255,6 +298,13 @@ class AuditDisplay:
             :meth:`FairnessAudit.audit`.
         metrics : str or list of str, default=None
             Metrics to draw, one panel each; default all audited metrics.
+        order : {"evidence", "gap", "size", "name"}, default="evidence"
+            The order of the rows, the first on top: ``"evidence"``, the
+            report summary's default order (most gaps, then the smallest
+            adjusted p-value, then the largest difference); ``"gap"``, the
+            largest absolute difference from the reference over the drawn
+            metrics first (undefined last); ``"size"``, the smallest group
+            first; ``"name"``, by label.
         ax : matplotlib Axes or array-like of Axes, default=None
             Where to draw; see :meth:`plot`.
         figsize : tuple of float, default=None
@@ -300,10 +350,29 @@ class AuditDisplay:
             raise ValueError(
                 f"metrics {unknown} were not audited; choose from {report.metrics}."
             )
+        if not isinstance(order, str) or order not in ORDERS:
+            raise ValueError(f"order must be one of {list(ORDERS)}; got {order!r}.")
         display = cls(
-            frame=report.frame,
+            frame=report.frame.loc[_row_order(report, metrics, order)],
             metrics=metrics,
             confidence_level=report.confidence_level,
             alpha=report.alpha,
         )
         return display.plot(ax=ax, figsize=figsize)
+
+
+def _row_order(report, metrics, order):
+    """The groups of ``report`` in the rows' ``order`` (see ``from_report``)."""
+    f = report.frame
+    if order == "gap":
+        diff = np.column_stack(
+            [(f[m] - f[f"{m}_reference"]).abs().to_numpy(float) for m in metrics]
+        )
+        with np.errstate(invalid="ignore"):
+            key = np.where(
+                np.isnan(diff).all(axis=1),
+                -1.0,
+                np.nanmax(np.where(np.isnan(diff), -1.0, diff), axis=1),
+            )
+        return list(f.index[np.argsort(-key, kind="stable")])
+    return report._group_order(order)

@@ -193,6 +193,11 @@ class AuditReport:
         """The title, the headline and the table of verdicts, for a notebook."""
         return _repr_html(self)
 
+    def _group_order(self, key):
+        """The groups in the summary's order ``key`` (``"evidence"``,
+        ``"size"``, ``"name"``), as the page ranks them."""
+        return list(_orders(self, _cells(self))[key])
+
     # -- findings -------------------------------------------------------------------
     def _ref_word(self):
         return reference_word(self.reference)
@@ -289,11 +294,13 @@ class AuditReport:
         return _prose.verdict_counts(self)
 
     # -- plots ---------------------------------------------------------------------
-    def plot(self, *, metrics=None, figsize=None, ax=None):
+    def plot(self, *, metrics=None, order="evidence", figsize=None, ax=None):
         """Per-group raw and smoothed values with the reference's MATCH ranges.
 
-        One panel per metric. For each group: the raw value (circle; missing when
-        undefined), the smoothed value (diamond), and as a horizontal bar the
+        One panel per metric, one row per group in the summary's order (the
+        strongest evidence on top). For each group: the raw value (circle,
+        coloured by verdict; missing when undefined), the smoothed value
+        (diamond), and as a horizontal bar the
         central ``1 - alpha`` range of the metric under the reference's
         proportions at the group's size: a raw value outside its bar is unlikely
         to be sample-size noise. Drawn by :class:`AuditDisplay`. Needs matplotlib.
@@ -302,6 +309,8 @@ class AuditReport:
         ----------
         metrics : str or list of str, default=None
             Metrics to draw; default all.
+        order : {"evidence", "gap", "size", "name"}, default="evidence"
+            The order of the rows (see :meth:`AuditDisplay.from_report`).
         figsize : tuple, default=None
             Size of the figure created when ``ax`` is None; default grows with
             the number of panels.
@@ -316,7 +325,7 @@ class AuditReport:
             drawn artists use :meth:`AuditDisplay.from_report`.
         """
         display = AuditDisplay.from_report(
-            self, metrics=metrics, ax=ax, figsize=figsize
+            self, metrics=metrics, order=order, ax=ax, figsize=figsize
         )
         return display.figure_
 

@@ -35,9 +35,9 @@ def report():
     )
 
 
-def _check_panel(panel, report, metric):
-    """The panel of ``metric`` shows the report's values, first group on top."""
-    f = report.frame
+def _check_panel(panel, frame, metric):
+    """The panel of ``metric`` shows the frame's rows, first group on top."""
+    f = frame
     assert panel.get_title() == metric
     assert panel.yaxis.get_inverted()
     labels = [t.get_text() for t in panel.get_yticklabels()]
@@ -50,25 +50,29 @@ def test_draws_on_the_given_axes(report):
     assert isinstance(disp, AuditDisplay)
     assert disp.ax_ is ax
     assert disp.figure_ is fig
-    assert disp.metrics == ["fpr"] and disp.frame is report.frame
-    _check_panel(ax, report, "fpr")
-    np.testing.assert_array_equal(disp.raw_["fpr"].get_xdata(), report.frame["fpr"])
+    # rows in the summary's order: the strongest evidence on top
+    assert disp.metrics == ["fpr"]
+    assert list(disp.frame.index) == report._group_order("evidence")
+    f = disp.frame
+    _check_panel(ax, f, "fpr")
     np.testing.assert_array_equal(
-        disp.smoothed_["fpr"].get_xdata(), report.frame["fpr_smoothed"]
+        np.ma.filled(disp.raw_["fpr"].get_offsets()[:, 0], np.nan), f["fpr"]
     )
+    np.testing.assert_array_equal(disp.smoothed_["fpr"].get_xdata(), f["fpr_smoothed"])
     assert len(disp.ranges_["fpr"].get_segments()) == len(report.frame)
     assert disp.legend_.axes is ax  # the legend in the panel, not below the figure
+    verdicts = [v for v in audit_plot.VERDICT_COLORS if v in set(f["fpr_verdict"])]
     assert [t.get_text() for t in disp.legend_.get_texts()] == [
         "reference's 95% range at the group's size",
         "group's 95% confidence interval",
-        "raw",
+        *[f"raw: {v}" for v in verdicts],
         "smoothed",
     ]
     # the group's interval on its row, the reference's range just below
     segments = disp.intervals_["fpr"].get_segments()
-    defined = ~report.frame["fpr_low"].isna().to_numpy()
+    defined = ~f["fpr_low"].isna().to_numpy()
     assert len(segments) == defined.sum()
-    for seg, (_, row) in zip(segments, report.frame[defined].iterrows()):
+    for seg, (_, row) in zip(segments, f[defined].iterrows()):
         np.testing.assert_allclose(seg[:, 0], [row["fpr_low"], row["fpr_high"]])
     ref_y = [seg[0, 1] for seg in disp.ranges_["fpr"].get_segments()]
     assert all(y % 1 > 0 for y in ref_y)
@@ -82,7 +86,7 @@ def test_draws_on_an_array_of_axes(report):
     assert disp.ax_.shape == (2,)
     assert list(disp.ax_) == list(axes.ravel())
     for panel, metric in zip(disp.ax_, ["tpr", "fpr"]):
-        _check_panel(panel, report, metric)  # shared y: inverted once, not twice
+        _check_panel(panel, report.frame, metric)  # shared y: inverted once
     assert sorted(disp.raw_) == sorted(disp.smoothed_) == ["fpr", "tpr"]
 
 
@@ -91,8 +95,8 @@ def test_report_plot_delegates_to_the_display(report):
     assert report.plot(ax=axes) is fig
     assert [panel.get_title() for panel in axes] == ["tpr", "fpr"]
     fig, ax = plt.subplots()
-    assert report.plot(metrics=["tpr"], ax=ax) is fig
-    _check_panel(ax, report, "tpr")
+    assert report.plot(metrics=["tpr"], ax=ax, order="name") is fig
+    _check_panel(ax, report.frame.sort_index(), "tpr")
     # without ax: a new figure, the legend below the panels, as before
     fig = report.plot(figsize=(5, 4))
     assert isinstance(fig, matplotlib.figure.Figure)
@@ -168,3 +172,42 @@ def test_frame_without_group_intervals_still_draws(report):
     labels = [t.get_text() for t in disp.legend_.get_texts()]
     assert labels[0] == "reference's 95% range at the group's size"
     plt.close(disp.figure_)
+
+
+def test_rows_in_order_and_coloured_by_verdict(report):
+    f = report.frame
+    # "gap": the largest absolute difference of any drawn metric first
+    disp = AuditDisplay.from_report(report, order="gap")
+    diff = np.maximum(
+        (f["tpr"] - f["tpr_reference"]).abs(), (f["fpr"] - f["fpr_reference"]).abs()
+    )
+    assert list(disp.frame.index) == list(diff.sort_values(ascending=False).index)
+    assert list(AuditDisplay.from_report(report, order="size").frame["n"]) == sorted(
+        f["n"]
+    )
+    # the evidence order puts a group with a gap first
+    first = AuditDisplay.from_report(report).frame.iloc[0]
+    assert "gap" in (first["tpr_verdict"], first["fpr_verdict"])
+    # each raw marker and interval in its verdict's colour
+    for metric, panel in zip(["tpr", "fpr"], disp.ax_):
+        expected = [
+            matplotlib.colors.to_rgba(audit_plot.VERDICT_COLORS[v])
+            for v in disp.frame[f"{metric}_verdict"]
+        ]
+        np.testing.assert_allclose(disp.raw_[metric].get_facecolors(), expected)
+        has = ~disp.frame[f"{metric}_low"].isna().to_numpy()
+        np.testing.assert_allclose(
+            disp.intervals_[metric].get_colors(), np.asarray(expected)[has]
+        )
+    with pytest.raises(ValueError, match="order must be one of"):
+        AuditDisplay.from_report(report, order="random")
+
+
+def test_frame_without_verdicts_keeps_one_colour(report):
+    cols = [c for c in report.frame.columns if not c.endswith("_verdict")]
+    disp = AuditDisplay(frame=report.frame[cols], metrics=["tpr"]).plot()
+    colours = {tuple(c) for c in disp.raw_["tpr"].get_facecolors()}
+    assert colours == {
+        matplotlib.colors.to_rgba(audit_plot.VERDICT_COLORS["not tested"])
+    }
+    assert "raw" in [t.get_text() for t in disp.legend_.get_texts()]
