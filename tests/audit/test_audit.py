@@ -232,8 +232,9 @@ def test_plot():
     fig = report.plot()
     axes = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in axes] == ["tpr", "fpr"]
-    raw = axes[0].lines[0]
-    np.testing.assert_allclose(raw.get_xdata(), report.frame["tpr"])
+    raw = axes[0].collections[-1]  # the raw values, drawn after the ranges
+    order = report._group_order("evidence")
+    np.testing.assert_allclose(raw.get_offsets()[:, 0], report.frame.loc[order, "tpr"])
     with pytest.raises(ValueError, match="were not audited"):
         report.plot(metrics=["mcc"])
     plt.close("all")
