@@ -145,6 +145,7 @@ def warn_small_references(
     parameter="min_reference",
     stacklevel=2,
     cell_names=None,
+    reference=None,
 ):
     """Warn when reference matrices are too small, or degenerate, to be a prior.
 
@@ -158,7 +159,12 @@ def warn_small_references(
       almost as noisy as a small group's;
     - a reference with an empty cell: that cell has zero prior mass, so a
       group's count in it can only be shrunk toward 0, and a rate built on it is
-      pulled toward 0 or 1 with no uncertainty.
+      pulled toward 0 or 1 with no uncertainty. When that cell is empty in
+      every reference, the data hold no one in it (constant predictions, a
+      class never predicted): the message says so, since no other reference
+      would fill it.
+
+    At most five references are named, then how many in all.
 
     Parameters
     ----------
@@ -184,6 +190,10 @@ def warn_small_references(
         Names of the cells of other matrices than the binary ``(TP, FN, FP, TN)``
         (e.g. the ``K^2`` cells of flattened K x K matrices); the last axis of
         ``reference_counts`` then has ``len(cell_names)`` cells.
+    reference : str, scalar, array-like or None, default=None
+        The caller's ``reference`` setting, when it has one: a remedy it names
+        is not suggested again (``"rest"`` and ``"total"`` are then not offered
+        as larger references).
 
     Returns
     -------
@@ -218,9 +228,12 @@ def warn_small_references(
     totals = ref.sum(axis=-1)
     small = totals < min_reference
     empty = (ref == 0).any(axis=-1)
+    pooled = isinstance(reference, str) and reference in ("rest", "total")
     remedies = [
-        "a larger reference (reference='rest' or 'total' rather than one group, "
-        "or a published population table)"
+        "a published population table as the reference"
+        if pooled
+        else "a larger reference (reference='rest' or 'total' rather than one "
+        "group, or a published population table)"
     ]
     if hint:
         remedies.append(hint)
@@ -230,8 +243,8 @@ def warn_small_references(
         where = [tuple(int(i) for i in index) for index in np.argwhere(mask)]
         if not shape:  # a single reference matrix
             return f"the reference{describe(())}", "has"
-        parts = [f"{name(index)}{describe(index)}" for index in where[:10]]
-        more = f", ... ({len(where)} in all)" if len(where) > 10 else ""
+        parts = [f"{name(index)}{describe(index)}" for index in where[:5]]
+        more = f", ... ({len(where)} in all)" if len(where) > 5 else ""
         if len(where) == 1:
             return f"the reference of {parts[0]}", "has"
         return f"the references of {', '.join(parts)}{more}", "have"
@@ -254,10 +267,29 @@ def warn_small_references(
             ReferenceWarning,
             stacklevel=stacklevel,
         )
+    nowhere = np.zeros(ref.shape[-1], dtype=bool)
+    if shape and int(np.prod(shape)) > 1:
+        nowhere = (ref == 0).all(axis=tuple(range(ref.ndim - 1)))
+    if nowhere.any():
+        zero = " and ".join(f"{c} = 0" for c, z in zip(cell_names, nowhere) if z)
+        warnings.warn(
+            f"{what}: every reference has {zero}: no one in the data is in such a "
+            f"cell (for instance the predictions are constant, or a class is "
+            f"never predicted or never true), so a rate built on it is undefined, "
+            f"0 or 1 in every group and no other reference can fill it. Check the "
+            f"predictions and labels passed.",
+            ReferenceWarning,
+            stacklevel=stacklevel,
+        )
+        empty = (ref[..., ~nowhere] == 0).any(axis=-1)
     if empty.any():
 
         def cells(index):
-            zero = [c for c, v in zip(cell_names, ref[index]) if v == 0]
+            zero = [
+                c
+                for c, v, z in zip(cell_names, ref[index], nowhere)
+                if v == 0 and not z
+            ]
             return f" ({', '.join(f'{c} = 0' for c in zero)})"
 
         which, verb = listing(empty, cells)

@@ -247,7 +247,8 @@ class AuditDisplay:
                     ypos[has],
                     c_low[has],
                     c_high[has],
-                    colors=colors[metric][has],
+                    # an empty collection still needs a colour for the legend
+                    colors=colors[metric][has] if has.any() else "0.35",
                     lw=1.5,
                     label=ci_label,
                 )

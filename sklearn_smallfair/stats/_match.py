@@ -463,6 +463,7 @@ def match_test(
             what="The MATCH test",
             hint="reference_uncertainty=True",
             parameter=None,
+            reference=reference,
         )
     if smoothing is not None:
         # learned once on the groups (lam="auto"), then fixed for every law

@@ -305,7 +305,8 @@ def _test_two_sample(
             total = others.sum(axis=1)
             with np.errstate(invalid="ignore", divide="ignore"):
                 q = np.where(total > 0, m / np.where(total > 0, total, 1), np.nan)
-            p_undefined = np.exp(cms.sum(axis=1) * np.log1p(-np.minimum(q, 1.0)))
+                # q = 1 (everyone in the denominator): log(0) = -inf, P = 0
+                p_undefined = np.exp(cms.sum(axis=1) * np.log1p(-np.minimum(q, 1.0)))
         else:
             p_undefined = np.zeros(G)
         if alternative == "less":
