@@ -7,9 +7,12 @@ by counting for short integer ranges, booleans and categoricals and by hashing
 otherwise.
 """
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
+from ._stacklevel import user_stacklevel
 from ._validation import (
     _asarray,
     _check_no_missing,
@@ -63,12 +66,15 @@ def _category_column(values, *, as_object):
     return _Coded(values.codes, categories)
 
 
-def _feature_columns(sensitive_features, n_samples):
+def _feature_columns(sensitive_features, n_samples, *, warn=True):
     """The group columns of ``sensitive_features`` and a name for the grouping.
 
     Returns ``(columns, name)``: a list of 1-D numpy arrays (or
     ``pandas.Categorical`` for columns of dtype ``category``, whose codes are
-    used as they are), each checked for length and missing values.
+    used as they are), each checked for length and missing values; with
+    ``warn``, a column that looks continuous or a categorical one with levels no
+    row holds is warned about (a caller that reads the same labels again
+    passes ``warn=False``).
     """
     _reject_mapping(sensitive_features, "sensitive_features")
     name = "group"
@@ -109,7 +115,8 @@ def _feature_columns(sensitive_features, n_samples):
             )
     if len(columns) == 0:
         raise ValueError("sensitive_features has no columns.")
-    for col in columns:
+    names = _column_names(sensitive_features, name, len(columns))
+    for col, col_name in zip(columns, names):
         if col.shape[0] != n_samples:
             raise ValueError(
                 f"sensitive_features has {col.shape[0]} rows but y_true has "
@@ -120,10 +127,77 @@ def _feature_columns(sensitive_features, n_samples):
         elif col.dtype.kind != "O":
             _check_no_missing(col, "sensitive_features")
         # text and object labels: checked on their codes when they are encoded
+        if warn:
+            _warn_mistaken_labels(col, col_name)
     return columns, name
 
 
-def check_sensitive_features(sensitive_features, n_samples):
+#: A numeric group column with more distinct values than this looks continuous
+#: (group codes are passed as a categorical or as text); the message counts the
+#: values held by fewer than ``_FEW`` rows.
+_MAX_LEVELS = 20
+_FEW = 5
+
+
+def _column_names(sensitive_features, name, n_columns):
+    """The name of each group column, for messages."""
+    if isinstance(sensitive_features, pd.DataFrame):
+        return [str(c) for c in sensitive_features.columns]
+    if n_columns == 1:
+        return [name]
+    return [f"column {j}" for j in range(n_columns)]
+
+
+def _warn_mistaken_labels(col, name):
+    """Warn when a group column looks continuous, or a categorical column has
+    levels no row holds (see
+    :class:`~sklearn_smallfair.exceptions.SensitiveFeaturesWarning`)."""
+    from .exceptions import SensitiveFeaturesWarning
+
+    if isinstance(col, _Coded):
+        held = np.bincount(col.codes[col.codes >= 0], minlength=len(col.categories))
+        unused = col.categories[held == 0]
+        if unused.size:
+            shown = ", ".join(repr(v) for v in unused[:10].tolist())
+            more = f" and {unused.size - 10} more" if unused.size > 10 else ""
+            warnings.warn(
+                f"sensitive_features column {name!r} is categorical with "
+                f"level(s) no row holds: {shown}{more}. Those groups have no one "
+                f"and are not in the results; drop them "
+                f"(.cat.remove_unused_categories()) or check the data.",
+                SensitiveFeaturesWarning,
+                stacklevel=user_stacklevel(),
+            )
+        return
+    if col.dtype.kind not in "iuf" or col.size == 0:
+        return
+    values = col[np.isfinite(col)] if col.dtype.kind == "f" else col
+    if values.size == 0:
+        return
+    lo, hi = values.min(), values.max()
+    if values.dtype.kind in "iu" and int(hi) - int(lo) + 1 <= _MAX_LEVELS:
+        return  # a short range of codes: never more than 20 levels
+    if values.dtype.kind in "iu" and int(hi) - int(lo) < 10_000_000:
+        held = np.bincount(values.astype(np.int64) - int(lo))
+        held = held[held > 0]
+    else:
+        held = np.unique(values, return_counts=True)[1]
+    n_levels = held.size
+    if n_levels <= _MAX_LEVELS:
+        return
+    few = int((held < _FEW).sum())
+    warnings.warn(
+        f"sensitive_features column {name!r} holds numbers with {n_levels} "
+        f"distinct values ({few} of them held by fewer than {_FEW} rows), each its "
+        f"own group: it looks continuous (an age, a score). Bin it first, e.g. "
+        f"pd.cut(column, bins=[0, 25, 45, 65, 120]); if these numbers are group "
+        f"codes, pass them as a categorical or as text.",
+        SensitiveFeaturesWarning,
+        stacklevel=user_stacklevel(),
+    )
+
+
+def check_sensitive_features(sensitive_features, n_samples, *, warn=True):
     """Validate group labels and encode them.
 
     Parameters
@@ -133,6 +207,10 @@ def check_sensitive_features(sensitive_features, n_samples):
         labelled ``"a|b"``.
     n_samples : int
         Expected number of rows.
+    warn : bool, default=True
+        Warn about columns that look continuous and categorical levels no row
+        holds (:class:`~sklearn_smallfair.exceptions.SensitiveFeaturesWarning`);
+        ``False`` when the caller has read the same labels before.
 
     Returns
     -------
@@ -147,7 +225,7 @@ def check_sensitive_features(sensitive_features, n_samples):
         raise ValueError(
             "sensitive_features is required: pass the group label of every sample."
         )
-    columns, name = _feature_columns(sensitive_features, n_samples)
+    columns, name = _feature_columns(sensitive_features, n_samples, warn=warn)
     if len(columns) == 1:
         groups, codes = _unique_inverse(columns[0])
         return groups, codes.astype(np.int64), name

@@ -8,6 +8,7 @@ __all__ = [
     "MetadataRoutingError",
     "MetadataRoutingWarning",
     "ReferenceWarning",
+    "SensitiveFeaturesWarning",
     "UndefinedGroupMetricWarning",
 ]
 
@@ -165,4 +166,30 @@ class MetadataRoutingWarning(UserWarning):
     True
     >>> res["test_score"]  # no labels passed: NaN scores
     array([nan, nan])
+    """
+
+
+class SensitiveFeaturesWarning(UserWarning):
+    """Warning that the group labels (``sensitive_features``) look mistaken.
+
+    Raised, naming the column, when a column of group labels holds numbers with
+    more than 20 distinct values (an age in years, a score): each value then
+    makes its own tiny group. The fix is to bin the column first (``pd.cut``);
+    numbers that are group codes are passed as a categorical or as text, which
+    never warns. Also raised when a categorical column has levels that no row
+    holds: those groups have no one and are not in the results.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_smallfair.exceptions import SensitiveFeaturesWarning
+    >>> from sklearn_smallfair.metrics import group_metrics
+    >>> age = np.arange(200) % 60 + 18
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     _ = group_metrics(np.arange(200) % 2, np.ones(200, int),
+    ...                       sensitive_features=age, metrics=["tpr"])
+    >>> [x.category is SensitiveFeaturesWarning for x in w][:1]
+    [True]
     """

@@ -53,14 +53,17 @@ def _marginals(data, groups, cms, metrics, confidence_level, seed):
     if data["y_true"] is None or features is None:
         return None, None
     n_samples = len(data["y_pred"])
-    columns, name = _feature_columns(features, n_samples)
+    # the labels were read (and warned about) when the rows were counted
+    columns, name = _feature_columns(features, n_samples, warn=False)
     if len(columns) < 2:
         return None, None
     names = name.split("|")
     if len(names) != len(columns) or len(set(names)) != len(names):
         names = [f"attribute {k + 1}" for k in range(len(columns))]
-    groups, codes, _ = check_sensitive_features(features, n_samples)
+    groups, codes, _ = check_sensitive_features(features, n_samples, warn=False)
     first = np.unique(codes, return_index=True)[1]
+    # a categorical column is its codes and categories: its labels, per row
+    columns = [c.to_numpy() if hasattr(c, "to_numpy") else c for c in columns]
     parts = pd.DataFrame(
         {a: np.asarray(col)[first] for a, col in zip(names, columns)}, index=groups
     )

@@ -5,7 +5,6 @@ binary classifier are equal across groups. Comparative judgments, the same
 question asked of ordered pairs, are tested in ``_comparative.py``.
 """
 
-import sys
 import warnings
 from dataclasses import dataclass
 from numbers import Real
@@ -27,6 +26,7 @@ from .._params import (
 from .._proportion_intervals import fold_interval, newcombe_interval, sidak_level
 from .._pvalues import floor_pvalues
 from .._random import child_rng, resolve_seed
+from .._stacklevel import user_stacklevel
 from .._validation import format_label, format_labels
 from ..exceptions import UndefinedGroupMetricWarning
 from ._exact import (
@@ -65,20 +65,6 @@ _PARAMS = {
     "n_resamples": [Whole(100, MAX_RESAMPLES)],
     "random_state": RANDOM_STATE,
 }
-
-
-_INNER_MODULES = ("sklearn_smallfair.", "sklearn.utils._param_validation")
-
-
-def _user_stacklevel():
-    """``stacklevel`` of a warning issued by the calling function that points at
-    the first frame outside the package and scikit-learn's parameter checks."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(
-        _INNER_MODULES
-    ):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -530,7 +516,7 @@ default=0
                 f"{', '.join(format_label(v) for v in groups[size == 0])}, so the "
                 f"tests involving them are NaN.",
                 UndefinedGroupMetricWarning,
-                stacklevel=_user_stacklevel(),
+                stacklevel=user_stacklevel(),
             )
     seed = resolve_seed(random_state) if method == "permutation" else None
     frames = []
@@ -549,7 +535,7 @@ default=0
                 f"{_pair_names(label_a[big], label_b[big])} use the score test "
                 f"(accurate at these sizes).",
                 UserWarning,
-                stacklevel=_user_stacklevel(),
+                stacklevel=user_stacklevel(),
             )
         z, p = _compare(
             x_a,
