@@ -40,6 +40,7 @@ try:  # imported as part of the ``benchmarks`` package
         bench_match,
         bench_multiclass,
         bench_separation,
+        bench_startup,
     )
 except ImportError:  # run as a script, or imported from the benchmarks folder
     import _common
@@ -54,6 +55,7 @@ except ImportError:  # run as a script, or imported from the benchmarks folder
     import bench_match
     import bench_multiclass
     import bench_separation
+    import bench_startup
 
 BENCHMARKS = {
     bench_group_metrics.NAME: bench_group_metrics,
@@ -67,6 +69,7 @@ BENCHMARKS = {
     bench_audit_counting.NAME: bench_audit_counting,
     bench_counting.NAME: bench_counting,
     bench_multiclass.NAME: bench_multiclass,
+    bench_startup.NAME: bench_startup,
 }
 DEFAULT_JSON = _common.BENCH_DIR / "results" / "latest.json"
 README = _common.BENCH_DIR / "README.md"

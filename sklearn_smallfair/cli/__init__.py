@@ -6,7 +6,8 @@ Subcommands:
   written as an HTML report, plus an illustration of small samples;
 - ``audit``: audit of a CSV table of predictions (one row per person);
 - ``experiment``: downsampling experiment on the published groups or on a CSV of
-  per-group confusion matrices.
+  per-group confusion matrices;
+- ``plan``: the smallest gap a group's size lets the audit detect.
 
 User mistakes (missing files or columns, bad labels, bad option values) end with
 one line on stderr, ``smallfair: error: ...``, and exit code 2 (usage) or 1
@@ -17,12 +18,25 @@ printed with control and bidirectional characters escaped. SIGTERM stops a run
 like Ctrl-C, worker processes included (exit code 143).
 
 Layout: ``_main`` builds the parser from the subcommand modules (``_demo``,
-``_audit``, ``_experiment``) and runs them; ``_options`` holds the errors, the
+``_audit``, ``_experiment``, ``_plan``: each holds its options and imports its
+work, ``_<command>_run``, only when it runs, so that ``smallfair --help``
+imports neither pandas nor scikit-learn); ``_options`` holds the errors, the
 parser class and the option types; ``_io`` reads and writes the files.
 """
 
-from ._io import read_group_counts
 from ._main import main
 from ._options import CLIError
 
 __all__ = ["CLIError", "main", "read_group_counts"]
+
+
+def __getattr__(name):
+    if name == "read_group_counts":  # reads files with pandas: imported on use
+        from ._io import read_group_counts
+
+        return read_group_counts
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -8,40 +8,23 @@ groups, not by the number of rows.
 """
 
 import argparse
-import sys
 import textwrap
-import warnings
-from pathlib import Path
 
-from sklearn.exceptions import UndefinedMetricWarning
-
-from . import _io
-from ._file_counts import _count_classes, _count_file, _Multiclass
-from ._io import (
-    _agg_backend,
-    _check_distinct,
-    _check_output,
-    _show,
-    _summary,
-    _write,
-)
 from ._options import (
-    EXIT_OK,
-    CLIError,
+    CHUNK_ROWS,
     _add_command,
     _add_force,
-    _check_metrics,
     _non_negative_float,
     _positive_int,
     _probability,
     _seed,
     _separator,
-    _UsageError,
 )
 
 NAME = "audit"
 
 _AUDIT_METRICS = ("tpr", "fpr", "ppv")
+
 #: Most classes of a multiclass audit (a column of scores is not classes).
 _TESTS = ("match", "separation")
 
@@ -230,7 +213,7 @@ def add_parser(subparsers):
     parser.add_argument(
         "--chunksize",
         type=_positive_int,
-        default=_io.CHUNK_ROWS,
+        default=CHUNK_ROWS,
         metavar="ROWS",
         help="rows read at a time; bounds the memory used (default: 1000000)",
     )
@@ -243,119 +226,3 @@ def add_parser(subparsers):
     )
     _add_force(parser)
     return parser
-
-
-def run(args, out, err=None):
-    """Run ``smallfair audit``.
-
-    Read the table, print the findings and write the reports.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed options.
-    out : file-like
-        Where to print the results.
-    err : file-like, default=None
-        Where to show the progress of the reading (``sys.stderr``).
-
-    Returns
-    -------
-    int
-        The exit code, 0; user mistakes raise :class:`CLIError`.
-    """
-    from ..audit import audit_predictions
-    from ..smoothing import CrossPriorSmoothing
-
-    err = sys.stderr if err is None else err
-    metrics = _check_metrics(args.metrics)
-    groups = list(args.group)
-    twice = sorted({g for g in groups if groups.count(g) > 1})
-    if twice:
-        raise _UsageError(f"--group lists column(s) {twice} more than once")
-    outputs = [
-        ("--out", args.out),
-        ("--csv-out", args.csv_out),
-        ("--json-out", args.json_out),
-    ]
-    for option, path in outputs:
-        _check_output(path, option, force=args.force)
-    fmt = "csv" if args.csv is not None else "parquet"
-    source = args.csv if fmt == "csv" else args.parquet
-    _check_distinct([(f"--{fmt}", source)], outputs)
-    tests = () if args.tests == ["none"] else tuple(dict.fromkeys(args.tests))
-    if "none" in tests:
-        raise _UsageError("--tests none cannot be combined with other tests")
-    if args.n_resamples < 100:
-        raise _UsageError(f"--n-resamples must be at least 100, got {args.n_resamples}")
-    if args.labels is not None and args.pos_label is not None:
-        raise _UsageError(
-            "--pos-label names the positive class of binary labels; --labels "
-            "audits each class in turn as the positive one, so drop --pos-label"
-        )
-    counts = None
-    matrix_metrics = getattr(args, "matrix_metrics", None)
-    if args.labels is None:
-        try:
-            counts, _ = _count_file(args, source, fmt, groups, err)
-        except _Multiclass:  # more than two classes: read again, K x K
-            if args.pos_label is not None:
-                raise _UsageError(
-                    f"--pos-label {args.pos_label!r} names the positive class of "
-                    f"binary labels, but {args.target!r} and {args.prediction!r} "
-                    f"hold more than two classes, each audited in turn as the "
-                    f"positive one: drop --pos-label (--labels a,b,c fixes the "
-                    f"classes' order)"
-                ) from None
-    if counts is None:
-        counts, _ = _count_classes(args, source, fmt, groups, err)
-    elif matrix_metrics:
-        raise _UsageError(
-            f"--matrix-metrics are metrics of multiclass confusion matrices, but "
-            f"{args.target!r} and {args.prediction!r} hold two classes; pass "
-            f"--labels to audit each class, or drop --matrix-metrics"
-        )
-    title = args.title or (
-        f"Fairness audit of {args.prediction!r} by {' x '.join(groups)} "
-        f"({Path(source).name})"
-    )
-    names = counts.groups if isinstance(counts, tuple) else counts.index
-    if len(names) < 2 and args.reference == "rest":
-        raise CLIError(
-            f"the group column(s) {', '.join(repr(g) for g in groups)} of "
-            f"{source} hold a single group ({str(names[0])!r}); an audit "
-            f"compares each group with the others, so it needs at least two groups"
-        )
-    with warnings.catch_warnings():
-        # undefined (0/0) values are reported in the summary and the tables
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        report = audit_predictions(
-            counts=counts,
-            metrics=metrics,
-            smoothing=CrossPriorSmoothing(lam=args.lam),
-            reference=args.reference,
-            tests=tests,
-            alpha=args.alpha,
-            confidence_level=args.confidence_level,
-            correction=None if args.correction == "none" else args.correction,
-            family=args.family,
-            n_resamples=args.n_resamples,
-            random_state=args.random_state,
-            title=title,
-            matrix_metrics=matrix_metrics,
-        )
-    _agg_backend()
-    force = args.force
-    path = _write(report.to_html(), args.out, "the HTML report", force=force)
-    written = [("HTML report", path)]
-    if args.csv_out:
-        path = _write(report.to_csv(), args.csv_out, "the CSV", force=force)
-        written.append(("CSV table", path))
-    if args.json_out:
-        path = _write(report.to_json(), args.json_out, "the JSON", force=force)
-        written.append(("JSON", path))
-    print(_summary(report), file=out)
-    print(file=out)
-    for what, path in written:
-        print(f"{what}: {_show(path)}", file=out)
-    return EXIT_OK

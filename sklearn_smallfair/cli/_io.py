@@ -17,7 +17,7 @@ import pandas as pd
 
 from .._confusion import CELLS
 from .._output import display_label, write_atomic
-from ._options import CLIError, _one_line, _UsageError
+from ._options import CHUNK_ROWS, CLIError, _one_line, _UsageError
 
 _REF_CELLS = tuple(f"ref_{c}" for c in CELLS)
 
@@ -223,7 +223,6 @@ def read_group_counts(path):
 # ---------------------------------------------------------------------------
 
 #: Rows read at a time by ``smallfair audit`` (bounds its memory).
-CHUNK_ROWS = 1_000_000
 
 
 def _check_file(path, what):

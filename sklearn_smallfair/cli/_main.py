@@ -1,8 +1,10 @@
 """The ``smallfair`` parser and its entry point, :func:`main`.
 
-Each subcommand is a module with ``NAME``, ``add_parser(subparsers)`` (which
-returns the subcommand's parser) and ``run(args, out)`` (which returns the exit
-code); listing the module in ``_COMMANDS`` adds the subcommand.
+Each subcommand is a module with ``NAME`` and ``add_parser(subparsers)`` (which
+returns the subcommand's parser), and a module ``_<command>_run`` with
+``run(args, out)`` (which returns the exit code), imported when the command
+runs; listing the module in ``_COMMANDS`` and its ``run`` in
+:func:`_run_command` adds the subcommand.
 """
 
 import argparse
@@ -110,8 +112,22 @@ def _build_parser():
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in _COMMANDS:
-        command.add_parser(subparsers).set_defaults(func=command.run)
+        command.add_parser(subparsers).set_defaults(func=_run_command)
     return parser
+
+
+def _run_command(args, out):
+    """Run ``args.command``, importing its work (pandas, scikit-learn) only now:
+    ``smallfair --help`` and a usage error import neither."""
+    if args.command == _audit.NAME:
+        from ._audit_run import run
+    elif args.command == _experiment.NAME:
+        from ._experiment_run import run
+    elif args.command == _plan.NAME:
+        from ._plan_run import run
+    else:
+        from ._demo_run import run
+    return run(args, out)
 
 
 def main(argv=None, out=None):

@@ -11,6 +11,9 @@ import numpy as np
 
 from .._output import display_label
 
+#: Rows read per chunk of a CSV or Parquet file (``--chunksize``).
+CHUNK_ROWS = 1_000_000
+
 EXIT_OK = 0
 EXIT_DATA = 1
 EXIT_USAGE = 2
