@@ -208,6 +208,39 @@ def test_audit_confidence_level_and_n_resamples(predictions_csv, tmp_path, capsy
     np.testing.assert_allclose(got["tpr_low"], expected["tpr_low"])
 
 
+def test_audit_tolerance_and_separation_pairs(predictions_csv, tmp_path, capsys):
+    path, frame = predictions_csv
+    js = tmp_path / "a.json"
+    code, _, err = run(
+        [
+            "audit", "--csv", path, "--target", "y", "--prediction", "pred",
+            "--group", "race", "--metrics", "tpr", "--tolerance", "0.4",
+            "--separation-pairs", "all",
+            "--out", tmp_path / "a.html", "--json-out", js,
+        ],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    payload = json.loads(js.read_text(encoding="utf-8"))
+    from sklearn_smallfair.audit import audit_predictions
+
+    expected = audit_predictions(
+        frame["y"], frame["pred"], sensitive_features=frame["race"],
+        metrics="tpr", tolerance=0.4, separation_pairs="all",
+    )  # fmt: skip
+    got = pd.DataFrame(payload["groups"]).set_index("race")
+    assert list(got["tpr_verdict"]) == list(expected.frame["tpr_verdict"])
+    assert len(payload["separation"]) == len(expected.separation)
+    k = len(expected.frame)
+    assert len(expected.separation) == k * (k - 1)  # every pair, two rates
+    code, _, err = run(
+        ["audit", "--csv", path, "--target", "y", "--prediction", "pred",
+         "--group", "race", "--tolerance", "-1"],
+        capsys,
+    )  # fmt: skip
+    assert_error(code, err, 2, "--tolerance", "> 0")
+
+
 def test_audit_text_labels_and_default_output(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     frame = pd.DataFrame(

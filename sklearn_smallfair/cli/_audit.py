@@ -15,6 +15,7 @@ from ._options import (
     _add_command,
     _add_force,
     _non_negative_float,
+    _positive_float,
     _positive_int,
     _probability,
     _seed,
@@ -144,6 +145,21 @@ def add_parser(subparsers):
         default="all",
         help="the MATCH tests' correction family: every group x metric of the "
         "audit (all) or each metric's groups (default: all)",
+    )
+    parser.add_argument(
+        "--tolerance",
+        type=_positive_float,
+        default=0.1,
+        help="the largest gap that counts as no gap: a cell is 'no gap detected' "
+        "only when the audit detects every gap above a size of at most this "
+        "(default: 0.1)",
+    )
+    parser.add_argument(
+        "--separation-pairs",
+        choices=("reference", "all"),
+        default="reference",
+        help="the separation test's comparisons: each group against its "
+        "reference, or every pair of groups (default: reference)",
     )
     parser.add_argument(
         "--tests",

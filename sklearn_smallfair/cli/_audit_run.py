@@ -117,6 +117,8 @@ def run(args, out, err=None):
             confidence_level=args.confidence_level,
             correction=None if args.correction == "none" else args.correction,
             family=args.family,
+            tolerance=args.tolerance,
+            separation_pairs=args.separation_pairs,
             n_resamples=args.n_resamples,
             random_state=args.random_state,
             title=title,

@@ -145,6 +145,13 @@ def _non_negative_float(text):
     return value
 
 
+def _positive_float(text):
+    value = _number(text)
+    if not np.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return value
+
+
 def _probability(text):
     value = _number(text)
     if not 0 < value < 1:
