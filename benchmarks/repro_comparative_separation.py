@@ -256,8 +256,9 @@ def published_german(home):
 
 
 def loader_compas(home):
-    """``(X, y, A)`` of the package's loader: 5,278 rows, 9 numeric features."""
-    bunch = fetch_compas(home, download_if_missing=False)
+    """``(X, y, A)`` of the package's loader: 5,278 rows, 9 numeric features
+    (sex and race among them, as in the study)."""
+    bunch = fetch_compas(home, download_if_missing=False, sensitive_in_data=True)
     return bunch.data, bunch.target.to_numpy(), bunch.sensitive[["sex", "race"]]
 
 

@@ -49,11 +49,15 @@ from sklearn_smallfair.stats import (
     separation_test,
 )
 
-FETCHERS = {"COMPAS": fetch_compas, "German": fetch_german_credit}
+# the study's models use race and sex as features: keep them in COMPAS's data
+FETCHERS = {
+    "COMPAS": (fetch_compas, {"sensitive_in_data": True}),
+    "German": (fetch_german_credit, {}),
+}
 datasets = {}
-for name, fetch in FETCHERS.items():
+for name, (fetch, options) in FETCHERS.items():
     try:
-        data = fetch(download_if_missing=False)
+        data = fetch(download_if_missing=False, **options)
     except OSError:
         print(
             f"The {name} data is not in {get_data_home()}: run "

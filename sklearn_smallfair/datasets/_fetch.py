@@ -259,9 +259,14 @@ part of this package; do not redistribute it.
 """
 
 
-@validate_params(_FETCH_PARAMS)
+@validate_params({**_FETCH_PARAMS, "sensitive_in_data": BOOLEAN})
 def fetch_compas(
-    data_home=None, *, download_if_missing=True, return_X_y=False, as_frame=True
+    data_home=None,
+    *,
+    sensitive_in_data=False,
+    download_if_missing=True,
+    return_X_y=False,
+    as_frame=True,
 ):
     """Load the ProPublica COMPAS two-year recidivism data (binary race and sex).
 
@@ -273,10 +278,13 @@ def fetch_compas(
     (5,278 rows); see ``DESCR`` for the details.
 
     ============== ==========================================
-    Samples        5,278
-    Features       9, numeric (float64)
-    Target         1 = no recidivism within two years (2,795)
-    Sensitive      ``sex`` (1 = female), ``race`` (1 = Caucasian)
+    Samples        5,278 (African-American and Caucasian only)
+    Features       7, numeric (float64); 9 with ``sensitive_in_data``
+    Target         1 = did NOT reoffend within two years (2,795):
+                   the favourable outcome, the opposite of
+                   ProPublica's ``two_year_recid``
+    Sensitive      ``sex`` (1 = female), ``race`` (1 = Caucasian),
+                   in ``sensitive``, not in ``data`` by default
     ============== ==========================================
 
     Parameters
@@ -285,6 +293,11 @@ def fetch_compas(
         Folder of the cached file. By default the environment variable
         ``SMALLFAIR_DATA`` if set, else ``~/smallfair_data``; see
         :func:`get_data_home`.
+    sensitive_in_data : bool, default=False
+        Keep ``sex`` and ``race`` among the features of ``data`` (9 features,
+        as in the comparative-separation study, whose models use them). By
+        default they are only in ``sensitive``, so that
+        ``fit(bunch.data, bunch.target)`` does not train on race and sex.
     download_if_missing : bool, default=True
         Download the file when it is not in ``data_home``. If False and the file
         is missing, an ``OSError`` is raised.
@@ -300,8 +313,9 @@ def fetch_compas(
     data : :class:`~sklearn.utils.Bunch`
         Dictionary-like object with the attributes:
 
-        data : pandas.DataFrame of shape (5278, 9) or ndarray
-            The features (float64).
+        data : pandas.DataFrame of shape (5278, 7) or ndarray
+            The features (float64); shape (5278, 9) with
+            ``sensitive_in_data=True``.
         target : pandas.Series or ndarray of shape (5278,)
             The 0/1 label (int64), 1 for no two-year recidivism.
         sensitive : pandas.DataFrame or ndarray of shape (5278, 2)
@@ -342,12 +356,23 @@ def fetch_compas(
     The data is third-party data published by ProPublica without a licence
     file; it is not shipped with this package.
 
+    Three choices differ from ProPublica's own analysis, for the
+    comparative-separation study this loader reproduces: only African-American
+    and Caucasian defendants are kept (5,278 of the 6,172 rows), so that race is
+    binary; the target is the favourable outcome (1 = did not reoffend), so that
+    a true positive is a correctly predicted non-reoffender; and ``race`` is
+    coded 1 for Caucasian. An audit of the other races, or one in ProPublica's
+    coding, reads the CSV file itself (``pd.read_csv(bunch.filename)``, its
+    column ``two_year_recid``).
+
     Examples
     --------
     >>> from sklearn_smallfair.datasets import fetch_compas
     >>> compas = fetch_compas()  # doctest: +SKIP
     >>> compas.data.shape  # doctest: +SKIP
-    (5278, 9)
+    (5278, 7)
+    >>> "race" in compas.data  # doctest: +SKIP
+    False
     >>> compas.sensitive.mean().round(3)  # doctest: +SKIP
     sex     0.195
     race    0.398
@@ -355,6 +380,8 @@ def fetch_compas(
     """
     path = _fetch_file(_COMPAS_FILE, data_home, download_if_missing)
     X, y, attrs = _read_compas(path)
+    if not sensitive_in_data:
+        X = X.drop(columns=list(attrs.columns))
     return _bunch(
         X,
         y,

@@ -278,12 +278,21 @@ def test_fetch_from_cache(fetcher, remote, source, tmp_path):
 def test_fetch_compas_content(tmp_path, compas_path):
     shutil.copy(compas_path, tmp_path)
     bunch = fetch_compas(data_home=tmp_path)
-    assert bunch.data.shape == (5278, 9)
+    # race and sex are not features unless asked for
+    assert bunch.data.shape == (5278, 7)
+    assert not {"sex", "race"} & set(bunch.data.columns)
     assert int(bunch.target.sum()) == 2795
     assert bunch.sensitive_names == ["sex", "race"]
     assert int(bunch.sensitive["race"].sum()) == 2103
     assert list(bunch.target_names) == ["reoffended", "did_not_reoffend"]
-    assert bunch.frame.shape == (5278, 10)  # sex and race are already features
+    assert bunch.frame.shape == (5278, 10)  # features, sex, race, target
+    study = fetch_compas(data_home=tmp_path, sensitive_in_data=True)
+    assert study.data.shape == (5278, 9) and study.frame.shape == (5278, 10)
+    pd.testing.assert_frame_equal(
+        study.frame, bunch.frame[study.frame.columns], check_dtype=False
+    )
+    X, y = fetch_compas(data_home=tmp_path, return_X_y=True)
+    assert X.shape == (5278, 7) and y.name == "no_recid"
     for word in ("ProPublica", "two_year_recid", "Caucasian", "female", "licence"):
         assert word in bunch.DESCR
 
