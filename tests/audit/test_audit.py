@@ -601,7 +601,7 @@ def test_html_at_many_groups_ranks_and_keeps_the_comparisons_that_matter():
     assert page.count('<td class="rank">') == 5 * 21
     assert page.count('type="radio"') == 5 and page.count(" checked>") == 1
     # the headline names the largest gap
-    assert "<p class=\"headline\"><strong>" in page
+    assert '<p class="headline"><strong>' in page
     assert report.frame.index[0] not in page.split('class="headline"')[1][:20]
     top = page.split("<ol class='top'>")[1].split("</ol>")[0]
     assert top.count("<li>") == 5

@@ -189,7 +189,7 @@ def test_rows_in_order_and_coloured_by_verdict(report):
     first = AuditDisplay.from_report(report).frame.iloc[0]
     assert "gap" in (first["tpr_verdict"], first["fpr_verdict"])
     # each raw marker and interval in its verdict's colour
-    for metric, panel in zip(["tpr", "fpr"], disp.ax_):
+    for metric in ["tpr", "fpr"]:
         expected = [
             matplotlib.colors.to_rgba(audit_plot.VERDICT_COLORS[v])
             for v in disp.frame[f"{metric}_verdict"]
