@@ -76,10 +76,11 @@ def verdicts(frame, metric, gap, *, tolerance=TOLERANCE):
 
     A group's metric shows ``no gap detected`` only when the test does not
     reject, a gap of the detectable size exists at the group's size and is at
-    most ``tolerance``, and the group's confidence interval holds the
-    reference's value and lies within the reference's value plus or minus that
-    gap (it is no wider than the gap on either side); a non-rejection otherwise
-    is
+    most ``tolerance``, and the group's confidence interval lies within the
+    reference's value plus or minus that gap: the data exclude every gap above
+    it (an equivalence reading; the interval need not hold the reference's
+    value, a large group may show a real difference smaller than the
+    tolerance); a non-rejection otherwise is
     ``inconclusive`` (the data cannot tell a gap the audit would miss from no
     gap).
     """
@@ -91,7 +92,6 @@ def verdicts(frame, metric, gap, *, tolerance=TOLERANCE):
     d = np.abs(gap)
     with np.errstate(invalid="ignore"):
         inside = (low >= ref - d) & (high <= ref + d) & (d <= tolerance)
-        inside &= (low <= ref) & (ref <= high)
     out = np.where(inside, NO_GAP, INCONCLUSIVE).astype(object)
     out[reject] = GAP
     out[np.isnan(p) & ~reject] = UNDEFINED

@@ -101,8 +101,8 @@ def cell(report, group, row, metric):
         text = (
             f"{head}: a difference of {diff:+.2f}, not significant ({test}); the "
             f"data exclude a gap above {d:.2f}, the smallest this audit detects at "
-            f"n = {n} with {POWER:.0%} power (the group's interval holds the "
-            f"reference's value and lies within {_fmt(ref)} +/- {d:.2f}), but not "
+            f"n = {n} with {POWER:.0%} power (the group's interval lies within "
+            f"{_fmt(ref)} +/- {d:.2f}), but not "
             f"a smaller one."
         )
         return {**out, "text": text, "short": f"no gap > {d:.2f}"}

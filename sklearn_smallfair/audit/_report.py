@@ -98,8 +98,9 @@ class AuditReport:
         metric of the audit, or each metric's), ``alpha / n_tests`` for holm,
         bonferroni and fdr_bh; NaN when no gap is detectable at that size or
         the metric has no closed-form power) and ``m_verdict`` (``"gap"``: rejected;
-        ``"no gap detected"``: not rejected and the group's interval holds the
-        reference's value and lies within it plus or minus the detectable gap;
+        ``"no gap detected"``: not rejected, the detectable gap at most
+        ``tolerance`` and the group's interval within the reference's value
+        plus or minus the detectable gap;
         ``"inconclusive"``: any other non-rejection;
         ``"undefined"``); then, with the separation test, ``tpr_separation_p_adjusted``
         and ``fpr_separation_p_adjusted``: the smallest adjusted p-value of the

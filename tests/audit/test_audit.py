@@ -506,14 +506,14 @@ def test_verdicts_follow_the_rule_and_the_level_of_one_gap_among_the_tests():
             if row[f"{m}_match_reject"]:
                 assert v == "gap"
             elif v == "no gap detected":
-                assert ref - d <= lo <= ref <= hi <= ref + d
+                assert ref - d <= lo <= hi <= ref + d
                 assert d <= report.tolerance
             else:
                 assert v == "inconclusive"
                 assert (
                     np.isnan(d)
                     or d > report.tolerance
-                    or not (ref - d <= lo <= ref <= hi <= ref + d)
+                    or not (ref - d <= lo <= hi <= ref + d)
                 )
     assert seen == {"gap", "no gap detected", "inconclusive"}
     assert np.isnan(f.loc["small", "tpr_detectable_gap"])  # n = 10: none
