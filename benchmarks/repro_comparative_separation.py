@@ -48,8 +48,9 @@ To explain the distance between the published rates and those of the package's
 earlier gallery example, variants change one element of the published protocol at
 a time (``--variant-repeats`` repeats each): the study's COMPAS features on
 the package's cohort, the package's loader cohort and features
-(:func:`~sklearn_smallfair.datasets.fetch_compas`, 5,278 African-American and
-Caucasian defendants, 9 numeric features;
+(:func:`~sklearn_smallfair.datasets.fetch_compas` with
+``races=("African-American", "Caucasian")``, ``target="no_recid"`` and
+``sensitive_in_data=True``: 5,278 defendants, 9 numeric features;
 :func:`~sklearn_smallfair.datasets.fetch_german_credit`, numeric age and the
 one-hot personal status), and the weights computed for one attribute at a time.
 
@@ -258,8 +259,15 @@ def published_german(home):
 def loader_compas(home):
     """``(X, y, A)`` of the package's loader: 5,278 rows, 9 numeric features
     (sex and race among them, as in the study)."""
-    bunch = fetch_compas(home, download_if_missing=False, sensitive_in_data=True)
-    return bunch.data, bunch.target.to_numpy(), bunch.sensitive[["sex", "race"]]
+    bunch = fetch_compas(
+        home,
+        download_if_missing=False,
+        races=("African-American", "Caucasian"),
+        target="no_recid",
+        sensitive_in_data=True,
+    )
+    A = bunch.data[["sex", "race"]].astype(np.int64)
+    return bunch.data, bunch.target.to_numpy(), A
 
 
 def loader_german(home):

@@ -23,8 +23,9 @@ Three settings, each skipped with one sentence when its file is absent:
   a non-violent new offence (``two_year_recid == 1`` and ``is_violent_recid ==
   0``) and a violent one (``two_year_recid == 1`` and ``is_violent_recid ==
   1``). Rows filtered as in ProPublica's analysis (the filters of
-  :func:`~sklearn_smallfair.datasets.fetch_compas`, which keeps only two races
-  and no score, so the file is read here with the same filters and every race);
+  :func:`~sklearn_smallfair.datasets.fetch_compas`, whose data hold neither the
+  score nor ``is_violent_recid``, so the file is read here with the same
+  filters);
   groups: the races with at least 100 defendants (African-American, Caucasian,
   Hispanic, Other).
 * **Jira story points, K = 3 and K = 4.** ``jirasoftware_filtered.csv`` (no

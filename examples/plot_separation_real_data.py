@@ -51,7 +51,14 @@ from sklearn_smallfair.stats import (
 
 # the study's models use race and sex as features: keep them in COMPAS's data
 FETCHERS = {
-    "COMPAS": (fetch_compas, {"sensitive_in_data": True}),
+    "COMPAS": (
+        fetch_compas,
+        {
+            "races": ("African-American", "Caucasian"),
+            "target": "no_recid",
+            "sensitive_in_data": True,
+        },
+    ),
     "German": (fetch_german_credit, {}),
 }
 datasets = {}
@@ -66,7 +73,9 @@ for name, (fetch, options) in FETCHERS.items():
             f"this example again."
         )
         continue
-    datasets[name] = (data.data, data.target.to_numpy(), data.sensitive)
+    # the study's binary attributes: COMPAS's numeric sex and race features
+    attrs = data.data[["sex", "race"]] if name == "COMPAS" else data.sensitive
+    datasets[name] = (data.data, data.target.to_numpy(), attrs.astype(np.int64))
 for name, (X, y, attrs) in datasets.items():
     print(
         f"{name}: {X.shape[0]} people, {X.shape[1]} features, "

@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from .._params import BOOLEAN, validate_params
-from ._realdata import _read_compas, _read_german
+from .._params import BOOLEAN, StrOptions, validate_params
+from ._realdata import _compas_features, _compas_rows, _read_german
 
 __all__ = ["fetch_compas", "fetch_german_credit", "get_data_home"]
 
@@ -239,53 +239,112 @@ for two years.
 Filtering (as in ProPublica's analysis): COMPAS screening within 30 days of the
 arrest (-30 <= days_b_screening_arrest <= 30), a known recidivism status
 (is_recid != -1), no ordinary traffic offence (c_charge_degree != "O") and a
-score (score_text != "N/A"); this leaves 6,172 rows. Only the African-American
-and Caucasian defendants are kept, so that race is binary: 5,278 rows.
+score (score_text != "N/A"); this leaves 6,172 rows of all six races
+(African-American, Caucasian, Hispanic, Other, Asian, Native American). With
+races=("African-American", "Caucasian") only those two are kept: 5,278 rows.
 
-Features (float64, 9): age, priors_count, juv_fel_count, juv_misd_count,
-juv_other_count, the one-hot charge degree c_charge_degree_F (felony) and
-c_charge_degree_M (misdemeanour), and the sensitive attributes sex and race
-(coded as below). The COMPAS scores themselves are not features.
+Features (float64, 7): age, priors_count, juv_fel_count, juv_misd_count,
+juv_other_count and the one-hot charge degree c_charge_degree_F (felony) and
+c_charge_degree_M (misdemeanour). With sensitive_in_data=True two more: sex
+(1 female, 0 male) and race (1 Caucasian, 0 any other race). The COMPAS scores
+themselves are not features.
 
-Target: 1 when the defendant did NOT reoffend within two years
-(two_year_recid == 0, the favourable outcome), 0 otherwise.
+Target: ProPublica's two_year_recid by default, 1 when the defendant
+reoffended within two years. With target="no_recid" the opposite coding: 1 when
+the defendant did NOT reoffend (the favourable outcome).
 
-Sensitive attributes (0/1): sex, 1 female and 0 male; race, 1 Caucasian and
-0 African-American.
+Sensitive attributes (strings, in sensitive, not in data by default): race with
+ProPublica's labels, sex ("Female", "Male") and age_cat ("Less than 25",
+"25 - 45", "Greater than 45").
 
 Terms: ProPublica publishes the data without a licence file. Treat it as
 third-party data: it is downloaded at run time into your data folder and is not
 part of this package; do not redistribute it.
 """
 
+#: ProPublica's race labels, in the order of their frequency in the filtered rows.
+_COMPAS_RACE_LABELS = (
+    "African-American",
+    "Caucasian",
+    "Hispanic",
+    "Other",
+    "Asian",
+    "Native American",
+)
+_COMPAS_TARGETS = {
+    "two_year_recid": ["did_not_reoffend", "reoffended"],
+    "no_recid": ["reoffended", "did_not_reoffend"],
+}
 
-@validate_params({**_FETCH_PARAMS, "sensitive_in_data": BOOLEAN})
+
+def _check_races(races):
+    """The tuple of race labels to keep, or a ``ValueError`` naming the fix."""
+    if isinstance(races, str):
+        if races == "all":
+            return _COMPAS_RACE_LABELS
+        races = (races,)
+    races = tuple(races)
+    unknown = [r for r in races if r not in _COMPAS_RACE_LABELS]
+    if unknown or not races:
+        raise ValueError(
+            f"The 'races' parameter of fetch_compas must be 'all' or a non-empty "
+            f"sequence of ProPublica's race labels {list(_COMPAS_RACE_LABELS)}; "
+            f"got the unknown labels {unknown or races}. For the two-race subset "
+            f"pass races=('African-American', 'Caucasian')."
+        )
+    return races
+
+
+def _read_compas_labels(path, races):
+    """``(X, two_year_recid, sensitive)`` of the rows kept by ProPublica's filter
+    and of the given races; ``sensitive`` holds the original string labels."""
+    df = _compas_rows(path, races)
+    sensitive = df[["race", "sex", "age_cat"]].astype(object)
+    return (
+        _compas_features(df),
+        df["two_year_recid"].to_numpy().astype(np.int64),
+        (sensitive),
+    )
+
+
+@validate_params(
+    {
+        **_FETCH_PARAMS,
+        "target": [StrOptions(set(_COMPAS_TARGETS))],
+        "races": [StrOptions({"all"}), list, tuple],
+        "sensitive_in_data": BOOLEAN,
+    }
+)
 def fetch_compas(
     data_home=None,
     *,
+    target="two_year_recid",
+    races="all",
     sensitive_in_data=False,
     download_if_missing=True,
     return_X_y=False,
     as_frame=True,
 ):
-    """Load the ProPublica COMPAS two-year recidivism data (binary race and sex).
+    """Load the ProPublica COMPAS two-year recidivism data.
 
     The file ``compas-scores-two-years.csv`` is downloaded from ProPublica's
     public repository on first use into ``data_home`` and read from there
     afterwards; its SHA-256 checksum is verified both after download and every
     time the cached copy is read. The rows are filtered as in ProPublica's
-    analysis and restricted to African-American and Caucasian defendants
-    (5,278 rows); see ``DESCR`` for the details.
+    analysis (6,172 rows, all races); see ``DESCR`` for the details.
 
-    ============== ==========================================
-    Samples        5,278 (African-American and Caucasian only)
-    Features       7, numeric (float64); 9 with ``sensitive_in_data``
-    Target         1 = did NOT reoffend within two years (2,795):
-                   the favourable outcome, the opposite of
-                   ProPublica's ``two_year_recid``
-    Sensitive      ``sex`` (1 = female), ``race`` (1 = Caucasian),
-                   in ``sensitive``, not in ``data`` by default
-    ============== ==========================================
+    ============== ==================================================
+    Samples        6,172 (all races); 5,278 with
+                   ``races=("African-American", "Caucasian")``
+    Features       7, numeric (float64): age, prior counts, charge
+                   degree; 9 with ``sensitive_in_data``
+    Target         ``two_year_recid``: 1 = reoffended within two
+                   years (ProPublica's coding); ``target="no_recid"``
+                   for 1 = did NOT reoffend
+    Sensitive      ``race`` (ProPublica's labels), ``sex``
+                   (``"Female"``/``"Male"``), ``age_cat``: in
+                   ``sensitive``, NOT in ``data`` by default
+    ============== ==================================================
 
     Parameters
     ----------
@@ -293,11 +352,22 @@ def fetch_compas(
         Folder of the cached file. By default the environment variable
         ``SMALLFAIR_DATA`` if set, else ``~/smallfair_data``; see
         :func:`get_data_home`.
+    target : {"two_year_recid", "no_recid"}, default="two_year_recid"
+        Coding of the target. ``"two_year_recid"`` is ProPublica's: 1 when the
+        defendant reoffended within two years. ``"no_recid"`` is its opposite,
+        1 when the defendant did not reoffend (the favourable outcome), the
+        coding of the comparative-separation study.
+    races : "all" or sequence of str, default="all"
+        The races kept, with ProPublica's labels ``"African-American"``,
+        ``"Caucasian"``, ``"Hispanic"``, ``"Other"``, ``"Asian"`` and
+        ``"Native American"``. ``("African-American", "Caucasian")`` gives the
+        5,278-row two-race subset of the comparative-separation study.
     sensitive_in_data : bool, default=False
-        Keep ``sex`` and ``race`` among the features of ``data`` (9 features,
-        as in the comparative-separation study, whose models use them). By
-        default they are only in ``sensitive``, so that
-        ``fit(bunch.data, bunch.target)`` does not train on race and sex.
+        Append ``sex`` (1 = female) and ``race`` (1 = Caucasian, 0 = any other
+        race) as numeric features of ``data`` (9 features, as in the
+        comparative-separation study, whose models use them). By default they
+        are only in ``sensitive``, so that ``fit(bunch.data, bunch.target)``
+        does not train on race and sex.
     download_if_missing : bool, default=True
         Download the file when it is not in ``data_home``. If False and the file
         is missing, an ``OSError`` is raised.
@@ -305,21 +375,20 @@ def fetch_compas(
         Return ``(data, target)`` instead of a Bunch.
     as_frame : bool, default=True
         Return ``data`` and ``sensitive`` as pandas DataFrames, ``target`` as a
-        Series named ``"no_recid"``, and ``frame``. If False, numpy arrays and
-        ``frame=None``.
+        Series named after ``target``, and ``frame``. If False, numpy arrays
+        (``sensitive`` of dtype object) and ``frame=None``.
 
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
         Dictionary-like object with the attributes:
 
-        data : pandas.DataFrame of shape (5278, 7) or ndarray
-            The features (float64); shape (5278, 9) with
-            ``sensitive_in_data=True``.
-        target : pandas.Series or ndarray of shape (5278,)
-            The 0/1 label (int64), 1 for no two-year recidivism.
-        sensitive : pandas.DataFrame or ndarray of shape (5278, 2)
-            The binary sensitive attributes ``sex`` and ``race`` (int64).
+        data : pandas.DataFrame of shape (n_samples, 7) or ndarray
+            The features (float64); 9 columns with ``sensitive_in_data=True``.
+        target : pandas.Series or ndarray of shape (n_samples,)
+            The 0/1 label (int64) coded as ``target`` says.
+        sensitive : pandas.DataFrame or ndarray of shape (n_samples, 3)
+            The string labels of ``race``, ``sex`` and ``age_cat``.
         frame : pandas.DataFrame or None
             The features, the sensitive attributes not already among them, and
             the target. None when ``as_frame=False``.
@@ -327,9 +396,10 @@ def fetch_compas(
             The names of the features.
         target_names : ndarray of str
             The meaning of the target values 0 and 1:
-            ``["reoffended", "did_not_reoffend"]``.
+            ``["did_not_reoffend", "reoffended"]`` for ``"two_year_recid"``,
+            the reverse for ``"no_recid"``.
         sensitive_names : list of str
-            ``["sex", "race"]``.
+            ``["race", "sex", "age_cat"]``.
         DESCR : str
             A description: source, filtering, coding and terms.
         filename : str
@@ -345,6 +415,8 @@ def fetch_compas(
         download fails (the message names the URL and where to place a copy of
         the file), or when the checksum of the downloaded or cached file differs
         from the expected one (the message names the file to delete).
+    ValueError
+        When ``races`` names a label that is not one of ProPublica's.
 
     See Also
     --------
@@ -356,38 +428,67 @@ def fetch_compas(
     The data is third-party data published by ProPublica without a licence
     file; it is not shipped with this package.
 
-    Three choices differ from ProPublica's own analysis, for the
-    comparative-separation study this loader reproduces: only African-American
-    and Caucasian defendants are kept (5,278 of the 6,172 rows), so that race is
-    binary; the target is the favourable outcome (1 = did not reoffend), so that
-    a true positive is a correctly predicted non-reoffender; and ``race`` is
-    coded 1 for Caucasian. An audit of the other races, or one in ProPublica's
-    coding, reads the CSV file itself (``pd.read_csv(bunch.filename)``, its
-    column ``two_year_recid``).
+    Traps to check before an audit:
+
+    - The target coding: 1 is the unfavourable outcome (reoffended) by
+      default, as in ProPublica's analysis. A true positive is then a correctly
+      predicted reoffender and the false-positive rate is ProPublica's rate of
+      non-reoffenders labelled high risk. ``target="no_recid"`` reverses every
+      such statement.
+    - The rows: all six races by default. The two-race subset (5,278 rows)
+      drops 894 Hispanic, Other, Asian and Native American defendants; a
+      statement about "race" on it is a statement about two groups only.
+    - The features: race and sex are not in ``data`` unless
+      ``sensitive_in_data=True``; then ``race`` is 1 for Caucasian and 0 for
+      every other race, a coarser attribute than the labels of ``sensitive``.
+    - ``age`` is a feature and ``age_cat`` a sensitive attribute derived from
+      it: leaving ``race`` and ``sex`` out of ``data`` does not leave out age.
+    - The recorded outcome is a new arrest, not a new offence; its rate differs
+      by race for reasons beyond behaviour.
 
     Examples
     --------
     >>> from sklearn_smallfair.datasets import fetch_compas
     >>> compas = fetch_compas()  # doctest: +SKIP
     >>> compas.data.shape  # doctest: +SKIP
-    (5278, 7)
+    (6172, 7)
     >>> "race" in compas.data  # doctest: +SKIP
     False
-    >>> compas.sensitive.mean().round(3)  # doctest: +SKIP
-    sex     0.195
-    race    0.398
-    dtype: float64
+    >>> compas.target.name, int(compas.target.sum())  # doctest: +SKIP
+    ('two_year_recid', 2809)
+    >>> compas.sensitive["race"].value_counts()  # doctest: +SKIP
+    race
+    African-American    3175
+    Caucasian           2103
+    Hispanic             509
+    Other                343
+    Asian                 31
+    Native American       11
+    Name: count, dtype: int64
+
+    The two-race subset in the coding of the comparative-separation study:
+
+    >>> study = fetch_compas(
+    ...     races=("African-American", "Caucasian"),
+    ...     target="no_recid",
+    ...     sensitive_in_data=True,
+    ... )  # doctest: +SKIP
+    >>> study.data.shape, int(study.target.sum())  # doctest: +SKIP
+    ((5278, 9), 2795)
     """
+    kept = _check_races(races)
     path = _fetch_file(_COMPAS_FILE, data_home, download_if_missing)
-    X, y, attrs = _read_compas(path)
-    if not sensitive_in_data:
-        X = X.drop(columns=list(attrs.columns))
+    X, recid, sensitive = _read_compas_labels(path, kept)
+    if sensitive_in_data:
+        X["sex"] = (sensitive["sex"] == "Female").astype(np.float64)
+        X["race"] = (sensitive["race"] == "Caucasian").astype(np.float64)
+    y = recid if target == "two_year_recid" else 1 - recid
     return _bunch(
         X,
         y,
-        attrs,
-        target_name="no_recid",
-        target_names=["reoffended", "did_not_reoffend"],
+        sensitive,
+        target_name=target,
+        target_names=_COMPAS_TARGETS[target],
         descr=_COMPAS_DESCR,
         path=path,
         as_frame=as_frame,

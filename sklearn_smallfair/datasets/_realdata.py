@@ -33,6 +33,7 @@ _COMPAS_COLUMNS = (
     "is_recid",
     "score_text",
     "two_year_recid",
+    "age_cat",
 )
 _COMPAS_RACES = ("African-American", "Caucasian")
 _COMPAS_NUMERIC = (
@@ -44,16 +45,53 @@ _COMPAS_NUMERIC = (
 )
 
 
-def _read_compas(path):
-    """Read ProPublica's ``compas-scores-two-years.csv``.
+def _compas_rows(path, races=_COMPAS_RACES):
+    """The rows of ProPublica's ``compas-scores-two-years.csv`` that its analysis
+    keeps, of the given ``races``, with the columns of ``_COMPAS_COLUMNS``.
 
-    The rows are filtered as in ProPublica's analysis of the two-year data: the
-    COMPAS screening within 30 days of the arrest
-    (``-30 <= days_b_screening_arrest <= 30``), a known recidivism status
-    (``is_recid != -1``), no ordinary traffic offence (``c_charge_degree != "O"``)
-    and a score (``score_text != "N/A"``). Of the 6,172 remaining rows, only the
-    African-American and Caucasian defendants are kept (5,278 rows), so that
-    ``race`` is a binary attribute of two well-defined groups.
+    ProPublica's filter of the two-year data: the COMPAS screening within 30
+    days of the arrest (``-30 <= days_b_screening_arrest <= 30``), a known
+    recidivism status (``is_recid != -1``), no ordinary traffic offence
+    (``c_charge_degree != "O"``) and a score (``score_text != "N/A"``): 6,172
+    rows of all races, 5,278 of African-American and Caucasian defendants.
+    """
+    raw = pd.read_csv(path, usecols=lambda c: c in _COMPAS_COLUMNS)
+    missing = sorted(set(_COMPAS_COLUMNS) - set(raw.columns))
+    if missing:
+        raise ValueError(
+            f"{Path(path).name} is not ProPublica's compas-scores-two-years.csv: "
+            f"columns {missing} are missing."
+        )
+    keep = (
+        raw["days_b_screening_arrest"].between(-30, 30)
+        & (raw["is_recid"] != -1)
+        & (raw["c_charge_degree"] != "O")
+        & (raw["score_text"] != "N/A")
+        & raw["score_text"].notna()
+        & raw["race"].isin(races)
+    )
+    return raw.loc[keep].reset_index(drop=True)
+
+
+def _compas_features(df):
+    """The numeric model features of the rows ``df`` (float64): the counts, the
+    age and the one-hot charge degree."""
+    X = df[list(_COMPAS_NUMERIC)].astype(np.float64)
+    for degree in ("F", "M"):
+        X[f"c_charge_degree_{degree}"] = (df["c_charge_degree"] == degree).astype(
+            np.float64
+        )
+    return X
+
+
+def _read_compas(path):
+    """Read ProPublica's ``compas-scores-two-years.csv`` as the
+    comparative-separation study uses it.
+
+    The rows kept by ProPublica's analysis (:func:`_compas_rows`); of the
+    6,172 remaining rows, only the African-American and Caucasian defendants
+    (5,278 rows), so that ``race`` is a binary attribute of two well-defined
+    groups.
 
     Parameters
     ----------
@@ -74,33 +112,14 @@ def _read_compas(path):
         ``sex``: ``1`` for female, ``0`` for male; ``race``: ``1`` for Caucasian,
         ``0`` for African-American.
     """
-    raw = pd.read_csv(path, usecols=lambda c: c in _COMPAS_COLUMNS)
-    missing = sorted(set(_COMPAS_COLUMNS) - set(raw.columns))
-    if missing:
-        raise ValueError(
-            f"{Path(path).name} is not ProPublica's compas-scores-two-years.csv: "
-            f"columns {missing} are missing."
-        )
-    keep = (
-        raw["days_b_screening_arrest"].between(-30, 30)
-        & (raw["is_recid"] != -1)
-        & (raw["c_charge_degree"] != "O")
-        & (raw["score_text"] != "N/A")
-        & raw["score_text"].notna()
-        & raw["race"].isin(_COMPAS_RACES)
-    )
-    df = raw.loc[keep].reset_index(drop=True)
+    df = _compas_rows(path)
     attrs = pd.DataFrame(
         {
             "sex": (df["sex"] == "Female").astype(np.int64),
             "race": (df["race"] == "Caucasian").astype(np.int64),
         }
     )
-    X = df[list(_COMPAS_NUMERIC)].astype(np.float64)
-    for degree in ("F", "M"):
-        X[f"c_charge_degree_{degree}"] = (df["c_charge_degree"] == degree).astype(
-            np.float64
-        )
+    X = _compas_features(df)
     X["sex"] = attrs["sex"].astype(np.float64)
     X["race"] = attrs["race"].astype(np.float64)
     y = (df["two_year_recid"].to_numpy() == 0).astype(np.int64)

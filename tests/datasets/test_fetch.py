@@ -253,8 +253,9 @@ def test_fetch_from_cache(fetcher, remote, source, tmp_path):
     assert bunch.target.dtype == np.int64 and set(bunch.target.unique()) == {0, 1}
     assert isinstance(bunch.sensitive, pd.DataFrame)
     assert list(bunch.sensitive.columns) == bunch.sensitive_names
-    for col in bunch.sensitive:
-        assert set(bunch.sensitive[col].unique()) == {0, 1}
+    if fetcher is fetch_german_credit:
+        for col in bunch.sensitive:
+            assert set(bunch.sensitive[col].unique()) == {0, 1}
     assert bunch.frame.shape[0] == n
     assert bunch.frame.columns.is_unique
     assert set(bunch.feature_names) <= set(bunch.frame.columns)
@@ -278,23 +279,75 @@ def test_fetch_from_cache(fetcher, remote, source, tmp_path):
 def test_fetch_compas_content(tmp_path, compas_path):
     shutil.copy(compas_path, tmp_path)
     bunch = fetch_compas(data_home=tmp_path)
-    # race and sex are not features unless asked for
-    assert bunch.data.shape == (5278, 7)
-    assert not {"sex", "race"} & set(bunch.data.columns)
-    assert int(bunch.target.sum()) == 2795
-    assert bunch.sensitive_names == ["sex", "race"]
-    assert int(bunch.sensitive["race"].sum()) == 2103
-    assert list(bunch.target_names) == ["reoffended", "did_not_reoffend"]
-    assert bunch.frame.shape == (5278, 10)  # features, sex, race, target
-    study = fetch_compas(data_home=tmp_path, sensitive_in_data=True)
-    assert study.data.shape == (5278, 9) and study.frame.shape == (5278, 10)
-    pd.testing.assert_frame_equal(
-        study.frame, bunch.frame[study.frame.columns], check_dtype=False
+    # ProPublica's filter, all races, ProPublica's target coding
+    assert bunch.data.shape == (6172, 7)
+    assert not {"sex", "race", "age_cat"} & set(bunch.data.columns)
+    assert bunch.target.name == "two_year_recid"
+    assert int(bunch.target.sum()) == 2809
+    assert list(bunch.target_names) == ["did_not_reoffend", "reoffended"]
+    assert bunch.sensitive_names == ["race", "sex", "age_cat"]
+    assert bunch.sensitive["race"].value_counts().to_dict() == {
+        "African-American": 3175,
+        "Caucasian": 2103,
+        "Hispanic": 509,
+        "Other": 343,
+        "Asian": 31,
+        "Native American": 11,
+    }
+    assert set(bunch.sensitive["sex"]) == {"Female", "Male"}
+    assert set(bunch.sensitive["age_cat"]) == {
+        "Less than 25",
+        "25 - 45",
+        "Greater than 45",
+    }
+    assert bunch.frame.shape == (6172, 11)  # features, race, sex, age_cat, target
+    raw = pd.read_csv(bunch.filename)
+    assert raw["two_year_recid"].isin([0, 1]).all()
+
+    # the comparative-separation study's subset and coding
+    study = fetch_compas(
+        data_home=tmp_path,
+        races=("African-American", "Caucasian"),
+        target="no_recid",
+        sensitive_in_data=True,
     )
+    assert study.data.shape == (5278, 9)
+    assert study.target.name == "no_recid" and int(study.target.sum()) == 2795
+    assert list(study.target_names) == ["reoffended", "did_not_reoffend"]
+    assert int(study.data["race"].sum()) == 2103
+    assert int(study.data["sex"].sum()) == int(
+        (study.sensitive["sex"] == "Female").sum()
+    )
+    # the same rows, features and labels as the study's reader
+    from sklearn_smallfair.datasets._realdata import _read_compas
+
+    X_ref, y_ref, _ = _read_compas(compas_path)
+    pd.testing.assert_frame_equal(study.data, X_ref)
+    np.testing.assert_array_equal(study.target, y_ref)
+    two = fetch_compas(data_home=tmp_path, races=["Caucasian", "African-American"])
+    np.testing.assert_array_equal(two.target, 1 - study.target)
+    pd.testing.assert_frame_equal(two.data, study.data[two.feature_names])
+
     X, y = fetch_compas(data_home=tmp_path, return_X_y=True)
-    assert X.shape == (5278, 7) and y.name == "no_recid"
-    for word in ("ProPublica", "two_year_recid", "Caucasian", "female", "licence"):
+    assert X.shape == (6172, 7) and y.name == "two_year_recid"
+    arrays = fetch_compas(data_home=tmp_path, as_frame=False)
+    assert arrays.sensitive.shape == (6172, 3) and arrays.sensitive.dtype == object
+    for word in ("ProPublica", "two_year_recid", "no_recid", "Hispanic", "licence"):
         assert word in bunch.DESCR
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"target": "recid"}, "'target' parameter of fetch_compas must be a str"),
+        ({"races": 3}, "'races' parameter of fetch_compas must be a str"),
+        ({"races": ("Black", "White")}, r"unknown labels \['Black', 'White'\]"),
+        ({"races": ()}, "races=\\('African-American', 'Caucasian'\\)"),
+    ],
+)
+def test_fetch_compas_rejects_bad_options(tmp_path, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        fetch_compas(data_home=tmp_path, download_if_missing=False, **kwargs)
 
 
 def test_fetch_german_credit_content(tmp_path, german_path):
