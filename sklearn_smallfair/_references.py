@@ -268,8 +268,10 @@ def warn_small_references(
             stacklevel=stacklevel,
         )
     nowhere = np.zeros(ref.shape[-1], dtype=bool)
-    if shape and int(np.prod(shape)) > 1:
-        nowhere = (ref == 0).all(axis=tuple(range(ref.ndim - 1)))
+    flat = ref.reshape(-1, ref.shape[-1])
+    # one matrix repeated (a reference group) says nothing of the other groups
+    if flat.shape[0] > 1 and (pooled or (flat != flat[0]).any()):
+        nowhere = (flat == 0).all(axis=0)
     if nowhere.any():
         zero = " and ".join(f"{c} = 0" for c, z in zip(cell_names, nowhere) if z)
         warnings.warn(

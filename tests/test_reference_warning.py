@@ -90,3 +90,26 @@ def test_match_test_passes_its_reference_setting():
     )
     assert len(text) == 1 and "group 'a' (FN = 0)" in text[0]
     assert "reference='rest'" not in text[0]
+
+
+def test_group_metrics_smoothing_does_not_suggest_its_setting():
+    import pandas as pd
+
+    from sklearn_smallfair.metrics import group_metrics
+    from sklearn_smallfair.smoothing import CrossPriorSmoothing
+
+    counts = pd.DataFrame(
+        {"TP": [300, 250, 200], "FN": [20, 0, 0], "FP": [100, 90, 120]}
+        | {"TN": [400, 450, 500]},
+        index=["a", "b", "c"],
+    )
+    smoothing = CrossPriorSmoothing()
+    rest = _messages(
+        group_metrics, counts=counts, reference="rest", smoothing=smoothing
+    )
+    assert len(rest) == 1 and "group 'a' (FN = 0)" in rest[0]
+    assert "reference='rest'" not in rest[0]
+    # one reference group with an empty cell is that group's, not the data's
+    one = _messages(group_metrics, counts=counts, reference="b", smoothing=smoothing)
+    assert len(one) == 1 and "predictions are constant" not in one[0]
+    assert "larger reference" in one[0]

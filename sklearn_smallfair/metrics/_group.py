@@ -78,7 +78,10 @@ class _GroupCounts:
         ref = np.asarray(self.ref, dtype=np.float64)
         if ref.ndim != 2 or ref.shape[0] != len(self.groups):
             return ref
-        return pd.DataFrame(ref, index=pd.Index(self.groups, dtype=object))
+        named = pd.DataFrame(ref, index=pd.Index(self.groups, dtype=object))
+        if isinstance(self.reference, str):  # not suggested again by warnings
+            named.attrs["reference"] = self.reference
+        return named
 
     def _coefficients(self):
         ref = self.ref if self.smoothing.requires_reference else None

@@ -24,6 +24,17 @@ def _labels(source, shape):
     return None
 
 
+def _setting(source):
+    """The caller's ``reference`` setting (``"rest"``, ``"total"``), when a pandas
+    ``reference_counts`` carries it in ``attrs["reference"]`` (as
+    :func:`~sklearn_smallfair.metrics.group_metrics` passes it), else None: the
+    warnings then do not suggest the setting in use."""
+    for arg in reversed(source or ()):
+        if isinstance(arg, pd.DataFrame):
+            return arg.attrs.get("reference")
+    return None
+
+
 def _check_reference_totals(reference_counts):
     if (reference_counts.sum(axis=-1) <= 0).any():
         raise ValueError(
@@ -176,6 +187,7 @@ class CrossPriorSmoothing(BaseSmoothing):
             hint="a smaller lam",
             stacklevel=stacklevel + 1,
             cell_names=names,
+            reference=_setting(source) if cells == 4 else None,
         )
 
     def _fit_checks_references(self):
