@@ -27,6 +27,7 @@ from ._groups import (
     _offset,
     _Ranked,
     _unique_inverse,
+    warn_lookalikes,
 )
 from ._validation import (
     _check_label_union,
@@ -192,6 +193,7 @@ def _partial_counts(y_true, y_pred, sensitive_features, sample_weight=None):
         encoded.append(
             (labels, ids, lo, labels.shape[0] if span is None else span, rank)
         )
+    warn_lookalikes([e[0] for e in encoded], sensitive_features, name)
     spans = [e[3] for e in encoded]
     if len(encoded) == 1:
         _, ids, lo, span, _ = encoded[0]

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from ._lookalike import lookalike_sets
 from ._stacklevel import user_stacklevel
 from ._validation import (
     _asarray,
@@ -20,7 +21,7 @@ from ._validation import (
     _report_missing,
 )
 
-__all__ = ["check_sensitive_features"]
+__all__ = ["check_sensitive_features", "warn_lookalikes"]
 
 
 class _Columns(tuple):
@@ -79,6 +80,13 @@ def _feature_columns(sensitive_features, n_samples, *, warn=True):
     _reject_mapping(sensitive_features, "sensitive_features")
     name = "group"
     if isinstance(sensitive_features, pd.DataFrame):
+        duplicated = sensitive_features.columns[sensitive_features.columns.duplicated()]
+        if len(duplicated):
+            raise ValueError(
+                f"sensitive_features has several columns named "
+                f"{', '.join(repr(c) for c in duplicated.unique())}; give each group "
+                f"column its own name (or pass one of them)."
+            )
         name = "|".join(str(c) for c in sensitive_features.columns)
         columns = [
             _category_column(sensitive_features[c], as_object=False)
@@ -100,6 +108,8 @@ def _feature_columns(sensitive_features, n_samples, *, warn=True):
             if isinstance(sensitive_features, (str, bytes))
             else _asarray(sensitive_features, "sensitive_features")
         )
+        if arr is not None and arr.dtype.kind == "f":
+            arr = _exact_integers(sensitive_features, arr)
         if arr is None or arr.ndim == 0:
             raise TypeError(
                 "sensitive_features must be array-like with one label per sample, "
@@ -130,6 +140,25 @@ def _feature_columns(sensitive_features, n_samples, *, warn=True):
         if warn:
             _warn_mistaken_labels(col, col_name)
     return columns, name
+
+
+def _exact_integers(values, arr):
+    """Labels as objects when numpy read them as floats that change them.
+
+    A list holding an integer beyond the 64-bit range (``2**63 + 5``) becomes a
+    float array, whose value is another number (``9.223372036854776e18``), and
+    the other integers of the list become floats: keep such a list's labels as
+    they were given.
+    """
+    if isinstance(values, (np.ndarray, pd.Series, pd.Index)):
+        return arr
+    given = np.asarray(values, dtype=object)
+    flat = given.ravel()
+    if any(
+        isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2**53 for v in flat
+    ):
+        return given
+    return arr
 
 
 #: A numeric group column with more distinct values than this looks continuous
@@ -197,6 +226,41 @@ def _warn_mistaken_labels(col, name):
     )
 
 
+def warn_lookalikes(uniques, sensitive_features, name):
+    """Warn when distinct text labels of a group column look alike on screen.
+
+    ``uniques`` holds the distinct labels of each column of
+    ``sensitive_features`` (as :func:`_feature_columns` read them, ``name`` its
+    name for the grouping). Look-alike labels (see
+    :mod:`sklearn_smallfair._lookalike`) stay different groups.
+    """
+    names = _column_names(sensitive_features, name, len(uniques))
+    for labels, col_name in zip(uniques, names):
+        _warn_lookalike_column(np.asarray(labels), col_name)
+
+
+def _warn_lookalike_column(labels, name):
+    if labels.dtype.kind not in "OU":
+        return
+    sets = lookalike_sets(labels.tolist())
+    if not sets:
+        return
+    from .exceptions import SensitiveFeaturesWarning
+
+    shown = "; ".join(" and ".join(ascii(v) for v in same) for same in sets[:5])
+    more = f"; and {len(sets) - 5} more sets" if len(sets) > 5 else ""
+    warnings.warn(
+        f"sensitive_features column {name!r} has labels that look alike but are "
+        f"different values, so they are different groups: {shown}{more} (written "
+        f"with escapes to show how they differ: spaces, invisible characters, "
+        f"letters of another alphabet or another Unicode form). If they are one "
+        f"group, clean the column first, e.g. "
+        f"column.str.strip().str.normalize('NFKC').",
+        SensitiveFeaturesWarning,
+        stacklevel=user_stacklevel(),
+    )
+
+
 def check_sensitive_features(sensitive_features, n_samples, *, warn=True):
     """Validate group labels and encode them.
 
@@ -226,10 +290,11 @@ def check_sensitive_features(sensitive_features, n_samples, *, warn=True):
             "sensitive_features is required: pass the group label of every sample."
         )
     columns, name = _feature_columns(sensitive_features, n_samples, warn=warn)
-    if len(columns) == 1:
-        groups, codes = _unique_inverse(columns[0])
-        return groups, codes.astype(np.int64), name
     uniques, inverses = zip(*(_unique_inverse(c) for c in columns))
+    if warn:
+        warn_lookalikes(uniques, sensitive_features, name)
+    if len(columns) == 1:
+        return uniques[0], inverses[0].astype(np.int64), name
     combined = np.ravel_multi_index(inverses, tuple(len(u) for u in uniques))
     present, codes = np.unique(combined, return_inverse=True)
     parts = np.unravel_index(present, tuple(len(u) for u in uniques))

@@ -4,6 +4,9 @@ from ._output import display_label
 
 __all__ = ["_check_matplotlib", "plot_text"]
 
+#: Characters of a label drawn on a figure; a longer label is cut there.
+PLOT_LABEL_LIMIT = 80
+
 
 def plot_text(value):
     """A label as matplotlib text: displayable, with ``$`` kept literal.
@@ -11,9 +14,10 @@ def plot_text(value):
     Control and bidirectional characters are escaped visibly
     (:func:`~sklearn_smallfair._output.display_label`); matplotlib reads text
     between two ``$`` as mathtext, so a label such as ``$\\frac$`` would otherwise
-    be parsed (and fail to draw).
+    be parsed (and fail to draw). A label longer than ``PLOT_LABEL_LIMIT``
+    characters is cut (:func:`~sklearn_smallfair._output.display_label`).
     """
-    return display_label(value).replace("$", r"\$")
+    return display_label(value, limit=PLOT_LABEL_LIMIT).replace("$", r"\$")
 
 
 def _check_matplotlib(caller):

@@ -7,7 +7,7 @@ import numpy as np
 from ._params import REFERENCE, validate_params
 from ._validation import _CELL_NAMES, check_counts, format_label, format_labels
 
-__all__ = ["reference_counts", "warn_small_references"]
+__all__ = ["align_by_label", "reference_counts", "warn_small_references"]
 
 
 def _is_explicit_counts(reference):
@@ -75,7 +75,7 @@ def reference_counts(counts, reference="rest", *, groups=None):
     elif isinstance(reference, str) and reference == "total":
         ref = np.broadcast_to(counts.sum(axis=0), counts.shape).copy()
     elif _is_explicit_counts(reference):
-        ref = check_counts(reference, name="reference")
+        ref = check_counts(align_by_label(reference, labels), name="reference")
         if ref.shape not in ((4,), (n_groups, 4)):
             raise ValueError(
                 f"explicit reference counts must have shape (4,) or ({n_groups}, 4); "
@@ -110,6 +110,74 @@ def reference_counts(counts, reference="rest", *, groups=None):
             f"proportions to smooth or test against.{hint}"
         )
     return ref
+
+
+def _is_default_index(index):
+    """Whether a pandas index carries no labels (``0, 1, ..., n - 1``)."""
+    import pandas as pd
+
+    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+
+
+def align_by_label(reference, labels, *, name="reference"):
+    """Per-group reference rows in the order of ``labels``, matched by index label.
+
+    A pandas ``DataFrame`` with one row per group is matched to the groups by its
+    index, never by position: a reordered frame gives the same references, and an
+    index that misses a group or names an unknown one is an error. A frame whose
+    index carries no labels (``0, 1, ..., n - 1``), a single row and arrays are
+    returned unchanged (read by position).
+
+    Parameters
+    ----------
+    reference : array-like or pandas DataFrame
+        Explicit reference counts.
+    labels : array-like of shape (n_groups,) or None
+        The groups' labels, in the order of the counts.
+    name : str, default="reference"
+        The argument's name in messages.
+
+    Returns
+    -------
+    reference : array-like
+        ``reference``, its rows reordered to follow ``labels`` when matched by
+        label.
+    """
+    index = getattr(reference, "index", None)
+    if index is None or getattr(reference, "ndim", 1) != 2 or _is_default_index(index):
+        return reference
+    if labels is None:
+        raise ValueError(
+            f"{name} is a DataFrame indexed by group labels, but the groups have no "
+            f"labels to match them with. Pass the counts as a DataFrame indexed by "
+            f"the same labels, or pass {name} as an array in the groups' order."
+        )
+    import pandas as pd
+
+    if index.has_duplicates:
+        raise ValueError(
+            f"{name} names group(s) "
+            f"{format_labels(np.asarray(index[index.duplicated()].unique()))} more "
+            f"than once; pass one reference row per group."
+        )
+    labels = pd.Index(np.asarray(labels, dtype=object))
+    position = index.get_indexer(labels)
+    unknown = index.difference(labels, sort=False)
+    if (position < 0).any() or len(unknown):
+        missing = np.asarray(labels[position < 0])
+        parts = []
+        if missing.size:
+            parts.append(f"it has no row for group(s) {format_labels(missing)}")
+        if len(unknown):
+            parts.append(
+                f"it has rows for unknown group(s) {format_labels(np.asarray(unknown))}"
+            )
+        raise ValueError(
+            f"{name} is matched to the groups by its index, and {'; '.join(parts)}. "
+            f"The groups are {format_labels(np.asarray(labels))}; index {name} by "
+            f"these labels (or pass an array in the groups' order)."
+        )
+    return reference.iloc[position]
 
 
 def _reference_names(shape, labels):

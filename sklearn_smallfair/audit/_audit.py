@@ -1,7 +1,14 @@
 """FairnessAudit and audit_predictions: per-group metrics, tests and a report."""
 
+import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.exceptions import NotFittedError
+from sklearn.utils.metadata_routing import (
+    MetadataRouter,
+    MethodMapping,
+    process_routing,
+)
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -19,7 +26,8 @@ from .._params import (
     validate_params,
 )
 from .._random import resolve_seed
-from .._validation import check_smoothing
+from .._scoring import _routing_enabled
+from .._validation import check_smoothing, format_labels
 from ..metrics import Metric, get_metrics
 from ..smoothing import BaseSmoothing, CrossPriorSmoothing
 from ._binary import audit_counts, warn_undefined
@@ -27,6 +35,7 @@ from ._detectable import TOLERANCE
 from ._multiclass import (
     audit_multiclass,
     check_matrix_metrics,
+    check_same_coding,
     is_multiclass_counts,
     more_than_two,
     multiclass_counts,
@@ -307,7 +316,54 @@ def _count(data, labels):
         except ValueError:
             if counts is not None or not more_than_two(data["y_true"], data["y_pred"]):
                 raise
+            check_same_coding(data["y_true"], data["y_pred"])
     return "multiclass", multiclass_counts(data, labels)
+
+
+def _estimator_type(estimator):
+    """scikit-learn's type of ``estimator`` ("classifier", "clusterer", ...)."""
+    try:
+        from sklearn.utils import get_tags
+    except ImportError:  # scikit-learn < 1.6
+        return getattr(estimator, "_estimator_type", None)
+    try:
+        return get_tags(estimator).estimator_type
+    except (AttributeError, TypeError):
+        return getattr(estimator, "_estimator_type", None)
+
+
+def _check_classifier(estimator):
+    """Refuse a model whose predictions are not class labels."""
+    kind = _estimator_type(estimator)
+    if kind in (None, "classifier"):
+        return
+    raise TypeError(
+        f"FairnessAudit audits a classifier, but {_model_name(estimator)} is a "
+        f"{kind}: its predictions are not class labels to compare with y. Wrap a "
+        f"classifier, or audit labels you computed with audit_predictions(y_true, "
+        f"y_pred, sensitive_features=...)."
+    )
+
+
+def _check_known_classes(estimator, y):
+    """Refuse audit labels the model was never trained on."""
+    classes = getattr(estimator, "classes_", None)
+    if classes is None or y is None:
+        return
+    classes = np.asarray(classes)
+    if classes.ndim != 1:
+        return
+    truth = pd.unique(np.asarray(y).ravel().astype(object))
+    unknown = [v for v in truth if not (classes.astype(object) == v).any()]
+    if unknown:
+        raise ValueError(
+            f"y holds the class(es) {format_labels(np.asarray(unknown, dtype=object))}"
+            f" that {_model_name(estimator)} was not trained on (its classes_ are "
+            f"{format_labels(classes)}): the model and the audit code the target "
+            f"differently, or the audit data has a class the model never saw. "
+            f"Recode y to the model's classes, or, to audit a class the model cannot "
+            f"predict, call audit_predictions(y, model.predict(X), ...)."
+        )
 
 
 def _estimator_has(attr):
@@ -470,6 +526,9 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
             This audit, with the fitted ``estimator_``.
         """
         self._validate_params()
+        _check_classifier(self.estimator)
+        if _routing_enabled():
+            fit_params = process_routing(self, "fit", **fit_params).estimator.fit
         if self.prefit:
             check_is_fitted(self.estimator)
             self.estimator_ = self.estimator
@@ -477,6 +536,25 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
             self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
         self._copy_fitted_attributes()
         return self
+
+    def get_metadata_routing(self):
+        """How :meth:`fit` routes metadata to the wrapped estimator.
+
+        With ``sklearn.set_config(enable_metadata_routing=True)``, ``fit`` passes
+        the estimator only what it requests (``estimator.set_fit_request(
+        sample_weight=True)``) and raises scikit-learn's error for metadata that
+        nothing requests; without routing, every ``fit`` parameter reaches the
+        estimator's ``fit``.
+
+        Returns
+        -------
+        routing : MetadataRouter
+            The routing of :meth:`fit` to ``estimator.fit``.
+        """
+        return MetadataRouter(owner=self.__class__.__name__).add(
+            estimator=self.estimator,
+            method_mapping=MethodMapping().add(caller="fit", callee="fit"),
+        )
 
     def _copy_fitted_attributes(self):
         for attr in ("classes_", "n_features_in_", "feature_names_in_"):
@@ -546,9 +624,12 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
             otherwise.
         """
         est = self._fitted()
+        _check_classifier(est)
+        y_pred = est.predict(X)
+        _check_known_classes(est, y)
         return self.audit_predictions(
             y,
-            est.predict(X),
+            y_pred,
             sensitive_features=sensitive_features,
             sample_weight=sample_weight,
             title=title or f"Fairness audit of {_model_name(est)}",

@@ -100,6 +100,7 @@ def audit_counts(groups, cms, name, data, settings, title, *, decide=True):
     leaves out the MATCH verdicts and detectable gaps (:func:`decide_match`),
     for a caller that adjusts the p-values over a larger family first.
     """
+    check_all_pairs(settings, len(groups))
     resolved = settings["resolved"]
     smoothing = settings["smoothing"]
     tests = settings["tests"]
@@ -256,6 +257,29 @@ def decide_match(frame, resolved, cms, others, settings, n_tests):
         frame[f"{m}_verdict"] = verdicts(
             frame, m, gap, tolerance=settings.get("tolerance", TOLERANCE)
         )
+
+
+#: The most groups of an audit that compares every pair of groups
+#: (``separation_pairs="all"``): 19,900 pairs per rate.
+MAX_ALL_PAIRS_GROUPS = 200
+
+
+def check_all_pairs(settings, n_groups):
+    """Refuse, before any work, an all-pairs separation test over too many groups."""
+    if (
+        "separation" not in settings["tests"]
+        or settings.get("separation_pairs", "reference") != "all"
+        or n_groups <= MAX_ALL_PAIRS_GROUPS
+    ):
+        return
+    pairs = n_groups * (n_groups - 1) // 2
+    raise ValueError(
+        f"separation_pairs='all' compares every pair of groups: {n_groups:,} groups "
+        f"make {pairs:,} comparisons per rate, beyond the limit of "
+        f"{MAX_ALL_PAIRS_GROUPS} groups; each comparison would also have almost no "
+        f"power after the correction. Use separation_pairs='reference' (each group "
+        f"against everyone else, {n_groups:,} comparisons), or audit fewer groups."
+    )
 
 
 def separation_reference(settings, groups):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .._output import display_label
+from .._output import LABEL_LIMIT, cut_label, display_label
 
 __all__ = [
     "class_name",
@@ -43,12 +43,13 @@ def fmt_p(p):
 def name(group):
     """A group label for prose and plots: its value (not its repr), displayable.
 
-    Control and bidirectional characters are escaped (:func:`display_label`).
+    Control and bidirectional characters are escaped (:func:`display_label`);
+    a label longer than ``LABEL_LIMIT`` characters is cut.
     """
     value = group.item() if isinstance(group, np.generic) else group
     if isinstance(value, tuple):
-        return " & ".join(display_label(v) for v in value)
-    return display_label(value)
+        return " & ".join(display_label(v, limit=LABEL_LIMIT) for v in value)
+    return display_label(value, limit=LABEL_LIMIT)
 
 
 def plain(group):
@@ -56,7 +57,9 @@ def plain(group):
     values joined by ``" & "``."""
     value = group.item() if isinstance(group, np.generic) else group
     if isinstance(value, tuple):
-        return " & ".join(str(display_label(v)) for v in value)
+        return " & ".join(display_label(v, limit=LABEL_LIMIT) for v in value)
+    if isinstance(value, str) and len(value) > LABEL_LIMIT:
+        return cut_label(value)
     return value
 
 

@@ -49,6 +49,9 @@ _KINDS = {
     "blind": "What the audit could not see",
     "small": "Small groups",
 }
+#: Beyond this many groups the page holds one order of the table, not one per
+#: choice of the sorter (each a copy of the table).
+SORT_GROUPS = 200
 _ORDERS = (
     ("evidence", "Strongest evidence first"),
     ("size", "Smallest group first"),
@@ -167,6 +170,14 @@ def _summary(report, cells, prefix=""):
     }
     orders = _orders(report, cells)
     keys = _order_keys(report)
+    if len(f) > SORT_GROUPS:
+        keys = [
+            (
+                keys[0][0],
+                f"{keys[0][1]} (one order for {len(f):,} groups; the CSV has "
+                f"every column to sort by)",
+            )
+        ]
     views = [{"key": key, "rows": [shown[g] for g in orders[key]]} for key, _ in keys]
     separation = None
     if report.separation_violated is not None:

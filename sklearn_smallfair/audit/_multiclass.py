@@ -60,6 +60,29 @@ def more_than_two(y_true, y_pred):
     return both.shape[0] > 2
 
 
+def check_same_coding(y_true, y_pred):
+    """Refuse two binary codings that only look like three classes together.
+
+    ``y_true`` in ``{1, 2}`` and ``y_pred`` in ``{0, 1}`` each hold two classes
+    but three together: almost always a model trained on another coding of the
+    target than the audit's, not a three-class model. Audited as it stands it
+    would be a three-class report of undefined rates.
+    """
+    t, p = check_paired_targets(y_true, y_pred)
+    true, pred = pd.unique(t.astype(object)), pd.unique(p.astype(object))
+    if len(true) > 2 or len(pred) > 2:
+        return
+    together = len(set(true) | set(pred))
+    raise ValueError(
+        f"y_true holds the classes {format_labels(true)} and y_pred the classes "
+        f"{format_labels(pred)}: two binary codings that only look like "
+        f"{together} classes together. If the model was trained on another coding "
+        f"of the target, recode the predictions or the target (e.g. y_pred + 1); "
+        f"if these really are classes of one multiclass problem, pass "
+        f"labels=[...] listing them all."
+    )
+
+
 def _check_labels(labels):
     if labels is None:
         return None

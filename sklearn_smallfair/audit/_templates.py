@@ -90,12 +90,13 @@ def num(x, digits=2):
 
 
 def _cell_text(value):
-    """A table cell's text: numbers formatted, booleans in words."""
+    """A table cell's text: numbers formatted, booleans in words, labels as
+    :func:`plain` shows them."""
     if isinstance(value, (float, np.floating)):
         return "undefined" if np.isnan(value) else f"{value:.4g}"
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
-    return value
+    return plain(value)
 
 
 def ci_text(value, low, high):

@@ -216,6 +216,32 @@ def _fill_unseen(um, im, global_mean):
     return um, im
 
 
+#: The most memory one alternating step may take (its batched normal equations).
+MAX_STEP_BYTES = 2 * 1024**3
+
+
+def _check_components(k, n_users, n_items):
+    """Refuse, before allocating, more factors than the data can identify or
+    than one step's normal equations fit in memory."""
+    if k > min(n_users, n_items):
+        raise ValueError(
+            f"n_components={k:,} is more than the number of users ({n_users:,}) or "
+            f"items ({n_items:,}) seen in training: the ratings matrix has rank at "
+            f"most {min(n_users, n_items):,}, so the extra factors are not "
+            f"identified. Use n_components <= {min(n_users, n_items):,} (typically "
+            f"5 to 50)."
+        )
+    # the step solves one (k + 1) x (k + 1) system per user (item), all at once,
+    # from (k + 1)(k + 2) / 2 products per rating pair's counterpart
+    step = 8 * (k + 1) * (k + 1) * max(n_users, n_items) * 2
+    if step > MAX_STEP_BYTES:
+        raise ValueError(
+            f"n_components={k:,} needs about {step / 1024**3:,.1f} GiB per step for "
+            f"{max(n_users, n_items):,} users or items (the limit is "
+            f"{MAX_STEP_BYTES / 1024**3:.0f} GiB); use fewer components."
+        )
+
+
 class MatrixFactorizationRegressor(_DyadicRegressor):
     """Biased matrix factorization fitted by alternating least squares.
 
@@ -356,6 +382,7 @@ class MatrixFactorizationRegressor(_DyadicRegressor):
         icodes, self._item_map = _compact(means._items.codes, means._item_count)
         n_users, n_items = int(ucodes.max()) + 1, int(icodes.max()) + 1
         k, alpha = int(self.n_components), float(self.alpha)
+        _check_components(k, n_users, n_items)
         mu = means.global_mean
         resid = r - mu
 
