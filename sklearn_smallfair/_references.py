@@ -7,7 +7,12 @@ import numpy as np
 from ._params import REFERENCE, validate_params
 from ._validation import _CELL_NAMES, check_counts, format_label, format_labels
 
-__all__ = ["align_by_label", "reference_counts", "warn_small_references"]
+__all__ = [
+    "align_by_label",
+    "is_default_index",
+    "reference_counts",
+    "warn_small_references",
+]
 
 
 def _is_explicit_counts(reference):
@@ -112,7 +117,7 @@ def reference_counts(counts, reference="rest", *, groups=None):
     return ref
 
 
-def _is_default_index(index):
+def is_default_index(index):
     """Whether a pandas index carries no labels (``0, 1, ..., n - 1``)."""
     import pandas as pd
 
@@ -125,8 +130,9 @@ def align_by_label(reference, labels, *, name="reference"):
     A pandas ``DataFrame`` with one row per group is matched to the groups by its
     index, never by position: a reordered frame gives the same references, and an
     index that misses a group or names an unknown one is an error. A frame whose
-    index carries no labels (``0, 1, ..., n - 1``), a single row and arrays are
-    returned unchanged (read by position).
+    index carries no labels (``0, 1, ..., n - 1``), a frame of one row (one
+    reference for every group), a frame for groups without labels (its index
+    then names them) and arrays are returned unchanged (read by position).
 
     Parameters
     ----------
@@ -144,14 +150,15 @@ def align_by_label(reference, labels, *, name="reference"):
         label.
     """
     index = getattr(reference, "index", None)
-    if index is None or getattr(reference, "ndim", 1) != 2 or _is_default_index(index):
+    if (
+        index is None
+        or getattr(reference, "ndim", 1) != 2
+        or len(index) == 1
+        or is_default_index(index)
+    ):
         return reference
-    if labels is None:
-        raise ValueError(
-            f"{name} is a DataFrame indexed by group labels, but the groups have no "
-            f"labels to match them with. Pass the counts as a DataFrame indexed by "
-            f"the same labels, or pass {name} as an array in the groups' order."
-        )
+    if labels is None:  # the counts have no labels: the frame's index names them
+        return reference
     import pandas as pd
 
     if index.has_duplicates:

@@ -342,3 +342,16 @@ def test_barnard_shortfall_of_scipy_is_as_documented():
     theirs = barnard_exact([[10, 800], [0, 200]], pooled=True).pvalue
     assert ours == pytest.approx(0.151194, abs=5e-7)
     assert ours - theirs == pytest.approx(3.4e-3, abs=5e-5)
+
+
+def test_smoothing_matches_a_reference_frame_by_label():
+    from sklearn_smallfair.smoothing import CrossPriorSmoothing
+
+    for lam in (10, "auto"):
+        a = CrossPriorSmoothing(lam=lam).fit_transform(COUNTS, REFERENCE * 10)
+        b = CrossPriorSmoothing(lam=lam).fit_transform(
+            COUNTS, (REFERENCE * 10).loc[["C", "A", "B"]]
+        )
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="unknown group"):
+        CrossPriorSmoothing(lam=10).transform(COUNTS, REFERENCE.set_axis(list("ABZ")))

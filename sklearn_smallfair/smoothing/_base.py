@@ -5,7 +5,17 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from .._references import align_by_label, is_default_index
 from .._validation import check_counts
+
+
+def _row_labels(counts):
+    """The group labels of counts given as a DataFrame indexed by them, else
+    ``None``."""
+    index = getattr(counts, "index", None)
+    if index is None or getattr(counts, "ndim", 1) != 2 or is_default_index(index):
+        return None
+    return np.asarray(index, dtype=object)
 
 
 class MatrixSource(NamedTuple):
@@ -105,7 +115,7 @@ class BaseSmoothing(BaseEstimator):
         if counts is not None:
             check_counts(counts)
         if reference_counts is not None:
-            self._check_reference(reference_counts)
+            self._check_reference(reference_counts, counts)
         return self
 
     def _fit_checks_references(self):
@@ -135,7 +145,7 @@ class BaseSmoothing(BaseEstimator):
         """Validate, then :meth:`_transform` (``stacklevel``: see :meth:`_fit`)."""
         self._check_params()
         checked = check_counts(counts).astype(np.float64)
-        ref = self._check_reference(reference_counts)
+        ref = self._check_reference(reference_counts, counts)
         return self._transform(
             checked,
             ref,
@@ -251,8 +261,11 @@ class BaseSmoothing(BaseEstimator):
         )
         return out.reshape(*out.shape[:-1], k, k)
 
-    def _check_reference(self, reference_counts):
+    def _check_reference(self, reference_counts, counts=None):
         if reference_counts is not None:
+            reference_counts = align_by_label(
+                reference_counts, _row_labels(counts), name="reference_counts"
+            )
             return check_counts(reference_counts, name="reference_counts").astype(
                 np.float64
             )

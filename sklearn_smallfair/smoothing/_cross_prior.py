@@ -239,7 +239,7 @@ class CrossPriorSmoothing(BaseSmoothing):
             if counts is not None:
                 check_counts(counts)
             if reference_counts is not None:
-                self._check_reference(reference_counts)
+                self._check_reference(reference_counts, counts)
             self.lam_ = float(self.lam)
             self._auto_fitted = False
             return self
@@ -251,7 +251,7 @@ class CrossPriorSmoothing(BaseSmoothing):
                 )
             return self
         checked = check_counts(counts).astype(np.float64)
-        ref = self._check_reference(reference_counts)
+        ref = self._check_reference(reference_counts, counts)
         self.lam_ = self._learn(checked, ref)
         self._auto_fitted = True
         self._warn_references(ref, (counts, reference_counts), stacklevel + 1)
