@@ -196,7 +196,14 @@ def _reference_names(shape, labels):
                 f"labels must hold one label per reference matrix, shape {shape}; "
                 f"got shape {labels.shape}."
             )
-        return lambda index: f"group {format_label(labels[index])}"
+
+        def named(index):
+            label = labels[index]
+            if isinstance(label, str):
+                return f"group {format_label(label)}"
+            return f"group labelled {format_label(label)}"
+
+        return named
     if len(shape) == 1:
         return lambda index: f"group at position {index[0]}"
     return lambda index: f"reference at position {index}"
@@ -286,7 +293,7 @@ def warn_small_references(
     array([ True,  True])
     >>> for w in caught:
     ...     print(str(w.message)[:72], "...")
-    Cross-Prior Smoothing: the reference of group 'a' (60 people) has fewer ...
+    Cross-Prior Smoothing: the reference of group 'a' (60 people in the refe ...
     Cross-Prior Smoothing: the reference of group 'b' (FN = 0) has an empty ...
     """
     import warnings
@@ -316,8 +323,10 @@ def warn_small_references(
     def listing(mask, describe):
         """``(subject, verb)``: the references in ``mask``, described."""
         where = [tuple(int(i) for i in index) for index in np.argwhere(mask)]
-        if not shape:  # a single reference matrix
-            return f"the reference{describe(())}", "has"
+        if not shape:  # a single reference matrix: its own size is the one shown
+            return f"the reference{describe(())}".replace(
+                " in the reference", ""
+            ), "has"
         parts = [f"{name(index)}{describe(index)}" for index in where[:5]]
         more = f", ... ({len(where)} in all)" if len(where) > 5 else ""
         if len(where) == 1:
@@ -326,7 +335,8 @@ def warn_small_references(
 
     if small.any():
         which, verb = listing(
-            small, lambda index: f" ({_people(totals[index])} people)"
+            small,
+            lambda index: f" ({_people(totals[index])} people in the reference)",
         )
         threshold = f"{parameter}={min_reference}" if parameter else min_reference
         silence = (

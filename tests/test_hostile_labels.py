@@ -355,3 +355,14 @@ def test_smoothing_matches_a_reference_frame_by_label():
         np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match="unknown group"):
         CrossPriorSmoothing(lam=10).transform(COUNTS, REFERENCE.set_axis(list("ABZ")))
+
+
+def test_reference_warning_names_integer_labels_as_labels_and_sizes_as_references():
+    counts = pd.DataFrame(
+        {"tp": [5, 10], "fn": [5, 10], "fp": [3, 5], "tn": [7, 15]}, index=[0, 1]
+    )
+    with pytest.warns(Warning) as record:
+        match_test(counts=counts, null="fixed-reference")
+    message = " ".join(str(w.message) for w in record)
+    # group 1 has 40 people; its reference (group 0) has 20
+    assert "group labelled 1 (20 people in the reference)" in message

@@ -354,13 +354,15 @@ def test_small_reference_warning_names_groups_and_fix():
     _, caught = _caught(lambda: CrossPriorSmoothing(10).transform(counts, refs))
     assert len(caught) == 1
     message = str(caught[0].message)
-    assert "group 'Ainu' (75 people)" in message and "Sami" not in message
+    assert (
+        "group 'Ainu' (75 people in the reference)" in message and "Sami" not in message
+    )
     assert "min_reference=100" in message
     assert "a larger reference" in message and "a smaller lam" in message
     assert caught[0].filename == __file__  # shown at the caller
     # by position without labels
     _, caught = _caught(lambda: CrossPriorSmoothing(10).transform(counts, refs.values))
-    assert "group at position 0 (75 people)" in str(caught[0].message)
+    assert "group at position 0 (75 people in the reference)" in str(caught[0].message)
     # min_reference decides; 0 disables the size check
     _, caught = _caught(
         lambda: CrossPriorSmoothing(10, min_reference=50).transform(counts, refs)
@@ -369,8 +371,9 @@ def test_small_reference_warning_names_groups_and_fix():
     _, caught = _caught(
         lambda: CrossPriorSmoothing(10, min_reference=1001).transform(counts, refs)
     )
-    assert "the references of group 'Ainu' (75 people), group 'Sami'" in str(
-        caught[0].message
+    assert (
+        "the references of group 'Ainu' (75 people in the reference), group 'Sami'"
+        in str(caught[0].message)
     )
 
 
@@ -413,7 +416,9 @@ def test_references_checked_once_per_call_and_shown_at_the_caller(lam, method):
         assert caught == []  # a fixed lam learns nothing from the references
         return
     assert len(caught) == 1
-    assert "the references of group at position 0 (26 people)" in str(caught[0].message)
+    assert "the references of group at position 0 (26 people in the reference)" in str(
+        caught[0].message
+    )
     assert caught[0].filename == __file__
 
 
@@ -423,14 +428,16 @@ def test_warn_small_references_helper():
     )
     flagged, caught = _caught(lambda: warn_small_references(refs, min_reference=50))
     assert flagged.tolist() == [[True, False], [True, True]]
-    assert "reference at position (0, 0) (40 people)" in str(caught[0].message)
+    assert "reference at position (0, 0) (40 people in the reference)" in str(
+        caught[0].message
+    )
     assert "reference at position (1, 0) (TP = 0)" in str(caught[1].message)
     labels = np.array([["a", "b"], ["c", "d"]])
     _, caught = _caught(
         lambda: warn_small_references(refs, labels, 50, what="The MATCH test")
     )
     assert str(caught[0].message).startswith(
-        "The MATCH test: the references of group 'a' (40 people), group 'd' (4 people)"
+        "The MATCH test: the references of group 'a' (40 people in the reference), group 'd' (4 people in the reference)"
     )
     _, caught = _caught(
         lambda: warn_small_references(refs[1, 1], what="The MATCH test", parameter=None)
@@ -483,7 +490,9 @@ def test_downsampling_auto_names_groups_with_small_references():
     )
     assert len(caught) == 1  # once, when lam is fitted
     message = str(caught[0].message)
-    assert "the reference of group 'c' (53 people) has fewer" in message
+    assert (
+        "the reference of group 'c' (53 people in the reference) has fewer" in message
+    )
     assert "'a'" not in message and "'b'" not in message  # 224 and 227 people
 
 
