@@ -366,3 +366,14 @@ def test_reference_warning_names_integer_labels_as_labels_and_sizes_as_reference
     message = " ".join(str(w.message) for w in record)
     # group 1 has 40 people; its reference (group 0) has 20
     assert "group labelled 1 (20 people in the reference)" in message
+
+
+@pytest.mark.parametrize("train_as, predict_as", [(int, str), (str, int)])
+def test_dyadic_ids_of_another_type_at_predict_are_refused(train_as, predict_as):
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.integers(0, 30, 300), rng.integers(0, 20, 300)]
+    y = rng.normal(size=300)
+    model = MatrixFactorizationRegressor(n_components=2).fit(X.astype(train_as), y)
+    with pytest.raises(ValueError, match="every pair would be read as unseen"):
+        model.predict(X[:3].astype(predict_as))
+    assert np.isfinite(model.predict(X[:3].astype(train_as))).all()

@@ -103,6 +103,30 @@ def _factorize(ids):
     return pd.factorize(ids, size_hint=_HASH_HINT)
 
 
+def _id_family(values):
+    """``"numbers"``, ``"text"`` or ``None`` (a mix, or other objects) for ids."""
+    kind = values.dtype.kind
+    if kind == "O":
+        kind = {"string": "U", "integer": "i", "floating": "f"}.get(
+            pd.api.types.infer_dtype(values, skipna=False), "O"
+        )
+    return "numbers" if kind in "biuf" else "text" if kind in "US" else None
+
+
+def _check_same_kind(before, ids):
+    """Refuse ids of another type than the training ids (numbers against text):
+    none of them could match, and every pair would be read as unseen."""
+    now = _id_family(ids)
+    if before is None or now is None or before == now:
+        return
+    raise ValueError(
+        f"the ids to evaluate are {now} but the model was fitted on ids that are "
+        f"{before}: no id could match one seen in training, so every pair would be "
+        f"read as unseen. Convert the ids to the training type (e.g. "
+        f"X.astype(int) or X.astype(str)) before predicting."
+    )
+
+
 class _Codes:
     """Dense integer codes of entity ids seen in training.
 
@@ -114,6 +138,7 @@ class _Codes:
 
     def __init__(self, ids, factorized=None):
         self.dense = False
+        self.family = _id_family(ids if ids is not None else factorized[1])
         if factorized is None:
             size = _dense_size(ids)
             if size is not None:
@@ -129,6 +154,7 @@ class _Codes:
 
     def encode(self, ids, seen):
         """Codes of ``ids``; ``-1`` for ids without a training rating."""
+        _check_same_kind(self.family, ids)
         if self.dense:
             if ids.dtype.kind not in "iu":
                 if ids.dtype.kind == "O":  # e.g. mixed ids
