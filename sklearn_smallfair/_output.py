@@ -11,6 +11,9 @@ shown to a person (HTML, CSV, terminal, figures) goes through
   on screen;
 - :func:`csv_text` and :func:`csv_safe` also put a single quote before text
   cells that a spreadsheet would run as a formula (OWASP's CSV injection rule);
+- :func:`json_text` writes strict JSON that keeps every value (floats with all
+  their digits, ``null`` for a non-finite number, text for labels JSON has no
+  type for);
 - :func:`write_atomic` writes to a temporary file of the destination's folder and
   renames it over the destination, so that a failed or killed write leaves the
   old file or the new one, never part of one; it refuses an empty path, a
@@ -20,6 +23,10 @@ The labels used for computation and lookups are never changed: only what is
 shown is escaped.
 """
 
+import datetime
+import json
+import math
+import numbers
 import os
 import re
 import secrets
@@ -33,8 +40,11 @@ __all__ = [
     "check_destination",
     "csv_safe",
     "csv_text",
+    "cut_label",
     "display_frame",
     "display_label",
+    "json_text",
+    "jsonable",
     "write_atomic",
 ]
 
@@ -42,11 +52,78 @@ __all__ = [
 # controls, the bidirectional marks (LRM, RLM, ALM), embeddings and overrides
 # (LRE, RLE, PDF, LRO, RLO) and isolates (LRI, RLI, FSI, PDI), and the line and
 # paragraph separators, which break lines like a newline.
+# Also the invisible formatting characters: the soft hyphen, the Mongolian vowel
+# separator, zero-width spaces and joiners, the word joiner and invisible
+# operators, the deprecated format characters and the byte-order mark.
 _UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+    "[\x00-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028\u2029"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]"
 )
+# white space at either end of a label, which a table would not show
+_EDGE_SPACE = re.compile(r"^\s+|\s+$")
+_SPACE = re.compile(r"\s")
 # a cell starting with one of these is a formula to spreadsheet programs
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def jsonable(value):
+    """``value`` as a JSON value that keeps it exactly where JSON can.
+
+    Floats keep all their digits (JSON numbers round-trip a float), and a
+    non-finite float becomes ``null``; integers of any size stay integers;
+    booleans, strings and ``None`` are themselves; numpy scalars are read as
+    their Python values; tuples and arrays become lists; dates and times become
+    ISO 8601 text; a missing value (``pd.NA``, ``NaT``) is ``null``. Anything else
+    (bytes, objects) is written as its ``str``.
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.generic):
+        return jsonable(value.item())
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    if isinstance(value, (tuple, list, np.ndarray)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    import pandas as pd
+
+    if value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, (datetime.date, datetime.time, pd.Timestamp)):
+        return value.isoformat()
+    if isinstance(value, (pd.Timedelta, datetime.timedelta)):
+        return pd.Timedelta(value).isoformat()
+    return str(value)
+
+
+def json_text(data, *, indent=2):
+    """``data`` as strict JSON text that keeps its values (:func:`jsonable`).
+
+    The one writer of the package's JSON: no ``NaN`` or ``Infinity`` (a strict
+    parser refuses them; they are written ``null``), floats with every digit.
+
+    Parameters
+    ----------
+    data : object
+        Dicts, lists and scalars (numpy and pandas values too).
+    indent : int or None, default=2
+        Indentation of the text.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> print(json_text({"p": 2.1e-12, "q": np.nan, "n": np.int64(3)}, indent=None))
+    {"p": 2.1e-12, "q": null, "n": 3}
+    """
+    return json.dumps(jsonable(data), indent=indent, allow_nan=False)
 
 
 def _escape_char(match):
@@ -54,20 +131,64 @@ def _escape_char(match):
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def display_label(value):
+#: Characters of a label shown on a page or a terminal; a longer label is cut
+#: there (the CSV and JSON files keep it whole).
+LABEL_LIMIT = 1000
+
+
+def cut_label(value, limit=LABEL_LIMIT):
+    """``str(value)``, cut after ``limit`` characters with ``"… (+N characters)"``.
+
+    Parameters
+    ----------
+    value : object
+        The label.
+    limit : int or None, default=LABEL_LIMIT
+        The most characters kept; ``None`` keeps every one.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> cut_label("x" * 1005, limit=10)
+    'xxxxxxxxxx… (+995 characters)'
+    """
+    if isinstance(value, np.generic):
+        value = value.item()
+    text = str(value)
+    if limit is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}\u2026 (+{len(text) - limit:,} characters)"
+
+
+def display_label(value, *, limit=None):
     """A label as text to show, with invisible and reordering characters escaped.
 
     Control characters (C0, including NUL, tab and newline; DEL; C1), the
     Unicode bidirectional marks, embeddings, overrides and isolates (U+200E,
     U+200F, U+061C, U+202A to U+202E, U+2066 to U+2069) and the line and
-    paragraph separators (U+2028, U+2029) are replaced by their escapes
-    (``\\x00``, ``\\u202e``); everything else is kept, so ordinary non-ASCII
-    labels read as written. A numpy scalar shows as its value.
+    paragraph separators (U+2028, U+2029), the invisible formatting characters
+    (the soft hyphen U+00AD, zero-width spaces and joiners U+200B to U+200D, the
+    word joiner and invisible operators U+2060 to U+2064, the byte-order mark
+    U+FEFF) and white space at either end are replaced by their escapes
+    (``\\x00``, ``\\u202e``, ``\\x20``), so that ``"A"``, ``"A "`` and
+    ``"A\\u200b"`` read as three labels; everything else is kept, so ordinary
+    non-ASCII labels read as written. A numpy scalar shows as its value.
+
+    A label longer than ``limit`` characters is cut after ``limit`` of them
+    and ends with ``"… (+N characters)"``, so that one huge label cannot fill a
+    page or stall its drawing; the files meant for programs (CSV, JSON) keep
+    labels whole.
 
     Parameters
     ----------
     value : object
         The label (any type; ``str`` of it is shown).
+    limit : int or None, default=None
+        The most characters shown; ``None`` shows every one. The pages and
+        the terminal show labels cut at ``LABEL_LIMIT`` (1,000) characters.
 
     Returns
     -------
@@ -79,10 +200,21 @@ def display_label(value):
     admin\\u202egnp.exe
     >>> print(display_label("a\\x00b\\tc"), display_label("Zoë"))
     a\\x00b\\x09c Zoë
+    >>> print(display_label("A "), display_label("A\\u200b"))
+    A\\x20 A\\u200b
+    >>> print(display_label("x" * 1005, limit=10))
+    xxxxxxxxxx… (+995 characters)
     """
     if isinstance(value, np.generic):
         value = value.item()
-    return _UNSAFE.sub(_escape_char, str(value))
+    text = str(value)
+    cut = ""
+    if limit is not None and len(text) > limit:
+        cut = cut_label(text, limit)[limit:]
+        text = text[:limit]
+    text = _UNSAFE.sub(_escape_char, text)
+    text = _EDGE_SPACE.sub(lambda m: _SPACE.sub(_escape_char, m.group()), text)
+    return text + cut
 
 
 def csv_text(value, *, escape_formulas=True):
@@ -264,7 +396,7 @@ def write_atomic(path, data, *, what="output", force=False, name="path"):
     to disk, and renamed over the destination (``os.replace``). If writing fails
     or the process is killed, the destination keeps its old content and the
     temporary file is removed (or, if the process was killed, left as a hidden
-    ``.NAME.*.tmp`` file). A new file gets the usual permissions (``0o666``
+    ``.sf*.tmp`` file). A new file gets the usual permissions (``0o666``
     less the umask); a replaced file keeps its own. A destination that is a
     device or a pipe (``/dev/null``) is written to directly.
 
@@ -354,11 +486,16 @@ def write_atomic(path, data, *, what="output", force=False, name="path"):
 
 
 def _temporary(folder, name):
-    """Create a new hidden file in ``folder``; return its descriptor and path."""
+    """Create a new hidden file in ``folder``; return its descriptor and path.
+
+    Its name is short (``.sfXXXXXXXXXXXX.tmp``) whatever ``name`` is, so that a
+    destination whose name is as long as the file system allows is written.
+    """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     flags |= getattr(os, "O_NOFOLLOW", 0)
     for _ in range(100):
-        tmp = folder / f".{name}.{secrets.token_hex(4)}.tmp"
+        # short, so that any name the folder takes can be written
+        tmp = folder / f".sf{secrets.token_hex(6)}.tmp"
         try:
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:

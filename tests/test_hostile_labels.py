@@ -377,3 +377,17 @@ def test_dyadic_ids_of_another_type_at_predict_are_refused(train_as, predict_as)
     with pytest.raises(ValueError, match="every pair would be read as unseen"):
         model.predict(X[:3].astype(predict_as))
     assert np.isfinite(model.predict(X[:3].astype(train_as))).all()
+
+
+def test_a_defined_rate_against_an_undefined_reference_is_not_called_undefined():
+    y = [1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
+    p = [1, 0, 1, 0, 1, 0, 0, 1, 0, 0]
+    g = ["a"] * 5 + ["b"] * 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = audit_predictions(y, p, sensitive_features=g)
+    text = report.cell("a", "tpr")["text"]
+    assert text.startswith("a (n = 5): TPR = 0.667")
+    assert "everyone else's TPR is undefined" in text
+    assert "reference 0/0" in report.to_html()
+    assert report.cell("b", "tpr")["text"].startswith("b (n = 5): TPR is undefined")

@@ -127,10 +127,13 @@ def _verdict_class(cell):
 def _matrix_cell(cell, compact):
     v = cell["verdict"]
     p = cell["p_adjusted"]
+    own = v == "undefined" and np.isnan(cell["value"])
     return {
         "cls": _verdict_class(cell),
         "text": cell["text"],
         "undefined": v == "undefined",
+        "undefined_big": "0/0" if own else f"{cell['value']:.2f}",
+        "undefined_small": "undefined" if own else "reference 0/0",
         "big": f"{cell['difference']:+.2f}",
         "outside": cell["outside"],
         "p": None if np.isnan(p) else fmt_p(p),

@@ -17,7 +17,7 @@ from ._report import _groups_line, _n_flagged, _repr_text
 from ._templates import macro as _macro
 from ._templates import page, render_template
 from ._templates import table as _table
-from ._writers import records, write_csv, write_json
+from ._writers import records, with_labels, write_csv, write_json
 
 __all__ = ["MulticlassAuditReport"]
 
@@ -512,11 +512,11 @@ class MulticlassAuditReport:
             "reference": str(self.reference),
             "findings": {str(label): r.findings() for label, r in self.reports.items()},
             "separation_violated": self.separation_violated,
-            "groups": records(self.frame.reset_index()),
+            "groups": records(with_labels(self.frame)),
             "confusion_matrices": records(self.counts.to_frame()),
             "whole_matrix": None
             if self.matrix is None
-            else records(self.matrix.reset_index()),
+            else records(with_labels(self.matrix)),
             "match": records(self.match),
             "separation": records(self.separation),
         }

@@ -74,11 +74,19 @@ def cell(report, group, row, metric):
             if not np.isnan(s_low)
             else ""
         )
+        if np.isnan(value):
+            text = (
+                f"{who}: {label} is undefined (0/0: no one in its denominator); "
+                f"the smoothed value is {_fmt(smoothed)}{s_ci}."
+            )
+            return {**out, "text": text, "short": "undefined (0/0)"}
         text = (
-            f"{who}: {label} is undefined (0/0: no one in its denominator); the "
-            f"smoothed value is {_fmt(smoothed)}{s_ci}."
+            f"{who}: {label} = {_fmt(value)}{interval.rstrip(',')}, but "
+            f"{report._ref_word()}'s "
+            f"{label} is undefined (0/0: no one in its denominator), so there is "
+            f"nothing to compare it with."
         )
-        return {**out, "text": text, "short": "undefined (0/0)"}
+        return {**out, "text": text, "short": "reference undefined (0/0)"}
     if verdict == "not tested":
         return {**out, "text": f"{head} (not tested).", "short": "not tested"}
     test = f"{adjusted}p = {_fmt_p(p_adj)}"

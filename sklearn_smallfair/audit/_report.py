@@ -14,7 +14,7 @@ from ._html import _cells, _orders, figure, render
 from ._plot import AuditDisplay
 from ._prose import headline
 from ._templates import macro, table
-from ._writers import plot_png, records, write_csv, write_json
+from ._writers import plot_png, records, with_labels, write_csv, write_json
 
 __all__ = ["AuditReport"]
 
@@ -415,12 +415,12 @@ class AuditReport:
             "reference": str(self.reference),
             "findings": self.findings(),
             "separation_violated": self.separation_violated,
-            "groups": records(self.frame.reset_index()),
+            "groups": records(with_labels(self.frame)),
             "match": records(self.match),
             "separation": records(self.separation),
             "marginals": None
             if self.marginals is None
-            else {str(a): records(t.reset_index()) for a, t in self.marginals.items()},
+            else {str(a): records(with_labels(t)) for a, t in self.marginals.items()},
         }
 
     def to_html(self, path=None, *, include_plots=True, force=False):

@@ -1,51 +1,31 @@
 """The audit reports' files: CSV, JSON and the plots embedded in the page."""
 
 import base64
-import datetime
 import io
-import json
-import math
-import numbers
 
-import numpy as np
+from .._output import check_destination, csv_safe, json_text, jsonable, write_atomic
 
-from .._output import check_destination, csv_safe, write_atomic
-
-__all__ = ["plot_png", "records", "write_csv", "write_json"]
+__all__ = ["plot_png", "records", "with_labels", "write_csv", "write_json"]
 
 
-def jsonable(value):
-    """``value`` as a JSON value that keeps it exactly where JSON can.
+def with_labels(frame):
+    """``frame`` with its row labels as its first column(s), for a file.
 
-    Floats keep all their digits (JSON numbers round-trip a float), and a
-    non-finite float becomes ``null``; integers of any size stay integers;
-    booleans, strings and ``None`` are themselves; numpy scalars are read as
-    their Python values; tuples and arrays become lists; dates and times become
-    ISO 8601 text; a missing value (``pd.NA``, ``NaT``) is ``null``. Anything else
-    (bytes, objects) is written as its ``str``.
+    An index level named like one of the columns (a group column called
+    ``"n"``) is written as ``"n (group)"``, so that every column of the file has
+    its own name.
     """
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, np.generic):
-        return jsonable(value.item())
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    if isinstance(value, (tuple, list, np.ndarray)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    import pandas as pd
-
-    if value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, (datetime.date, datetime.time, pd.Timestamp)):
-        return value.isoformat()
-    if isinstance(value, (pd.Timedelta, datetime.timedelta)):
-        return pd.Timedelta(value).isoformat()
-    return str(value)
+    names = list(frame.index.names)
+    taken = {str(c) for c in frame.columns}
+    free = []
+    for level, name in enumerate(names):
+        name = "group" if name is None and len(names) == 1 else name
+        name = f"level_{level}" if name is None else name
+        while str(name) in taken:
+            name = f"{name} (group)"
+        taken.add(str(name))
+        free.append(name)
+    return frame.rename_axis(free).reset_index()
 
 
 def records(frame):
@@ -61,7 +41,9 @@ def records(frame):
 
 def write_csv(frame, path, *, escape_formulas, force):
     """``frame`` as spreadsheet-safe CSV text, written to ``path`` when given."""
-    text = csv_safe(frame, escape_formulas=escape_formulas).to_csv()
+    text = csv_safe(with_labels(frame), escape_formulas=escape_formulas).to_csv(
+        index=False
+    )
     if path is not None:
         write_atomic(path, text, what="the CSV", force=force)
     return text
@@ -75,7 +57,7 @@ def write_json(payload, path, *, force):
     """
     if path is not None:
         check_destination(path, force=force)
-    text = json.dumps(jsonable(payload()), indent=2, allow_nan=False)
+    text = json_text(payload())
     if path is not None:
         write_atomic(path, text, what="the JSON", force=force)
     return text

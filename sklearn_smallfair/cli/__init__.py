@@ -12,9 +12,13 @@ Subcommands:
 User mistakes (missing files or columns, bad labels, bad option values) end with
 one line on stderr, ``smallfair: error: ...``, and exit code 2 (usage) or 1
 (data); with ``--debug``, errors raised by the library propagate with their
-traceback. Outputs are written whole (temporary file, then rename), never over
-an input file and never through a symbolic link without ``--force``; labels are
-printed with control and bidirectional characters escaped. SIGTERM stops a run
+traceback; a warning is one line, ``smallfair: warning: ...``. The outputs of a
+run are written all or none (each to a temporary file, then all renamed), never
+over an input file and never through a symbolic link without ``--force``; their
+JSON never holds ``NaN`` or ``Infinity`` (``null`` instead); labels are printed
+with control and bidirectional characters escaped. An input is read once, so it
+may be a pipe or the standard input (``-``); group labels are read as the text
+written. SIGTERM stops a run
 like Ctrl-C, worker processes included (exit code 143).
 
 Layout: ``_main`` builds the parser from the subcommand modules (``_demo``,

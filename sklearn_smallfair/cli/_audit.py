@@ -38,6 +38,16 @@ _AUDIT_EPILOG = textwrap.dedent(
     --chunksize rows at a time and only these columns, so its size is not
     limited by the memory. With more than two classes (or --labels), each class
     is audited one-vs-rest and the p-values are adjusted over every class.
+    A file is read once, so it may be a pipe (--csv - reads the standard input).
+
+    How a CSV file is read, the same at any --chunksize: a group label is the
+    text written (01, 1 and 1.0 are three groups; NA, null and None are
+    groups), and an empty field is missing, an error. A label column holds
+    numbers when every value is a number (1 and 1.0 are one class), booleans
+    when every value is true or false, else text; a few numbers among text
+    (or text among numbers) are an error naming them. Booleans beside a
+    column of 0 and 1 read as 1 (true) and 0 (false). A group column named
+    like a column of the results (e.g. n) is listed as "n (group)".
 
     examples:
       smallfair audit --csv predictions.csv --target y --prediction y_pred \\
@@ -82,9 +92,13 @@ def add_parser(subparsers):
         epilog=_AUDIT_EPILOG,
     )
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--csv", metavar="FILE", help="input CSV file")
     source.add_argument(
-        "--parquet", metavar="FILE", help="input Parquet file (needs pyarrow)"
+        "--csv", metavar="FILE", help="input CSV file (- for the standard input)"
+    )
+    source.add_argument(
+        "--parquet",
+        metavar="FILE",
+        help="input Parquet file (needs pyarrow; - for the standard input)",
     )
     parser.add_argument(
         "--target", required=True, metavar="COL", help="column of true labels"

@@ -6,14 +6,15 @@ from pathlib import Path
 
 from sklearn.exceptions import UndefinedMetricWarning
 
-from ._file_counts import _count_classes, _count_file, _Multiclass
+from ._file_counts import _check_columns, _count_file
 from ._io import (
     _agg_backend,
     _check_distinct,
     _check_output,
+    _input_name,
     _show,
     _summary,
-    _write,
+    _write_all,
 )
 from ._options import (
     EXIT_OK,
@@ -47,10 +48,7 @@ def run(args, out, err=None):
 
     err = sys.stderr if err is None else err
     metrics = _check_metrics(args.metrics)
-    groups = list(args.group)
-    twice = sorted({g for g in groups if groups.count(g) > 1})
-    if twice:
-        raise _UsageError(f"--group lists column(s) {twice} more than once")
+    groups = _check_columns(args)
     outputs = [
         ("--out", args.out),
         ("--csv-out", args.csv_out),
@@ -71,23 +69,9 @@ def run(args, out, err=None):
             "--pos-label names the positive class of binary labels; --labels "
             "audits each class in turn as the positive one, so drop --pos-label"
         )
-    counts = None
     matrix_metrics = getattr(args, "matrix_metrics", None)
-    if args.labels is None:
-        try:
-            counts, _ = _count_file(args, source, fmt, groups, err)
-        except _Multiclass:  # more than two classes: read again, K x K
-            if args.pos_label is not None:
-                raise _UsageError(
-                    f"--pos-label {args.pos_label!r} names the positive class of "
-                    f"binary labels, but {args.target!r} and {args.prediction!r} "
-                    f"hold more than two classes, each audited in turn as the "
-                    f"positive one: drop --pos-label (--labels a,b,c fixes the "
-                    f"classes' order)"
-                ) from None
-    if counts is None:
-        counts, _ = _count_classes(args, source, fmt, groups, err)
-    elif matrix_metrics:
+    counts, _ = _count_file(args, source, fmt, groups, err)
+    if matrix_metrics and not isinstance(counts, tuple):
         raise _UsageError(
             f"--matrix-metrics are metrics of multiclass confusion matrices, but "
             f"{args.target!r} and {args.prediction!r} hold two classes; pass "
@@ -95,45 +79,48 @@ def run(args, out, err=None):
         )
     title = args.title or (
         f"Fairness audit of {args.prediction!r} by {' x '.join(groups)} "
-        f"({Path(source).name})"
+        f"({Path(_input_name(source)).name})"
     )
     names = counts.groups if isinstance(counts, tuple) else counts.index
     if len(names) < 2 and args.reference == "rest":
         raise CLIError(
             f"the group column(s) {', '.join(repr(g) for g in groups)} of "
-            f"{source} hold a single group ({str(names[0])!r}); an audit "
+            f"{_input_name(source)} hold a single group ({str(names[0])!r}); an audit "
             f"compares each group with the others, so it needs at least two groups"
         )
-    with warnings.catch_warnings():
-        # undefined (0/0) values are reported in the summary and the tables
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        report = audit_predictions(
-            counts=counts,
-            metrics=metrics,
-            smoothing=CrossPriorSmoothing(lam=args.lam),
-            reference=args.reference,
-            tests=tests,
-            alpha=args.alpha,
-            confidence_level=args.confidence_level,
-            correction=None if args.correction == "none" else args.correction,
-            family=args.family,
-            tolerance=args.tolerance,
-            separation_pairs=args.separation_pairs,
-            n_resamples=args.n_resamples,
-            random_state=args.random_state,
-            title=title,
-            matrix_metrics=matrix_metrics,
-        )
+
+    def audit(counts):
+        with warnings.catch_warnings():
+            # undefined (0/0) values are reported in the summary and the tables
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            return audit_predictions(
+                counts=counts,
+                metrics=metrics,
+                smoothing=CrossPriorSmoothing(lam=args.lam),
+                reference=args.reference,
+                tests=tests,
+                alpha=args.alpha,
+                confidence_level=args.confidence_level,
+                correction=None if args.correction == "none" else args.correction,
+                family=args.family,
+                tolerance=args.tolerance,
+                separation_pairs=args.separation_pairs,
+                n_resamples=args.n_resamples,
+                random_state=args.random_state,
+                title=title,
+                matrix_metrics=matrix_metrics,
+            )
+
+    report = audit(counts)
     _agg_backend()
-    force = args.force
-    path = _write(report.to_html(), args.out, "the HTML report", force=force)
-    written = [("HTML report", path)]
+    # every output is made before any is written: a failure writes nothing
+    outputs = [(report.to_html(), args.out, "the HTML report", "HTML report")]
     if args.csv_out:
-        path = _write(report.to_csv(), args.csv_out, "the CSV", force=force)
-        written.append(("CSV table", path))
+        outputs.append((report.to_csv(), args.csv_out, "the CSV", "CSV table"))
     if args.json_out:
-        path = _write(report.to_json(), args.json_out, "the JSON", force=force)
-        written.append(("JSON", path))
+        outputs.append((report.to_json(), args.json_out, "the JSON", "JSON"))
+    paths = _write_all([o[:3] for o in outputs], force=args.force)
+    written = [(o[3], path) for o, path in zip(outputs, paths)]
     print(_summary(report), file=out)
     print(file=out)
     for what, path in written:

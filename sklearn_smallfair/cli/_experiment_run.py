@@ -1,5 +1,6 @@
 """The work of ``smallfair experiment`` (its parser is in ``_experiment``)."""
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ from ._io import (
     _check_distinct,
     _check_output,
     _show,
-    _write,
+    _write_all,
     read_group_counts,
 )
 from ._options import (
@@ -45,9 +46,8 @@ def _experiment_data(dataset):
     return counts, reference, dataset
 
 
-def _plot_experiment(
-    results, metrics, statistic, path, *, confidence_level=0.95, force=False
-):
+def _plot_experiment(results, metrics, statistic, path, *, confidence_level=0.95):
+    """The image of the experiment's curves, as bytes in the format of ``path``."""
     import matplotlib.pyplot as plt
 
     from ..model_selection import DownsamplingDisplay
@@ -75,12 +75,9 @@ def _plot_experiment(
         for ax in axes.ravel()[k:]:
             ax.set_visible(False)
         fmt = Path(path).suffix.lower().lstrip(".")
-        return _write(
-            lambda fh: fig.savefig(fh, format=fmt, dpi=120),
-            path,
-            "the plot",
-            force=force,
-        )
+        image = io.BytesIO()
+        fig.savefig(image, format=fmt, dpi=120)
+        return image.getvalue()
     finally:
         plt.close(fig)
 
@@ -183,18 +180,20 @@ def run(args, out):
         progress=progress,
     )
     text = csv_safe(results).to_csv(index=False)  # group labels from the dataset
-    path = _write(text, args.out, "the results CSV", force=args.force)
-    print(file=out)
-    _overview(results, out)
-    print(f"\nResults ({len(results):,} rows): {_show(path)}", file=out)
+    outputs = [(text, args.out, "the results CSV")]
     if args.plot:
-        plot = _plot_experiment(
+        image = _plot_experiment(
             results,
             metrics,
             args.statistic,
             args.plot,
             confidence_level=args.confidence_level,
-            force=args.force,
         )
-        print(f"Plot: {_show(plot)}", file=out)
+        outputs.append((image, args.plot, "the plot"))
+    paths = _write_all(outputs, force=args.force)
+    print(file=out)
+    _overview(results, out)
+    print(f"\nResults ({len(results):,} rows): {_show(paths[0])}", file=out)
+    if args.plot:
+        print(f"Plot: {_show(paths[1])}", file=out)
     return EXIT_OK

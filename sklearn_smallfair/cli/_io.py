@@ -7,8 +7,11 @@ of its outputs are never the same file, and every output is written whole by
 through only with ``--force``).
 """
 
+import contextlib
+import io
 import itertools
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -16,10 +19,15 @@ import numpy as np
 import pandas as pd
 
 from .._confusion import CELLS
+from .._groups import _Coded
 from .._output import display_label, write_atomic
 from ._options import CHUNK_ROWS, CLIError, _one_line, _UsageError
 
 _REF_CELLS = tuple(f"ref_{c}" for c in CELLS)
+
+#: Group labels of a per-group file that name the whole population (any case,
+#: spaces around them ignored): the ``ALL`` row of the published tables.
+_POPULATION = ("all", "total", "overall", "population")
 
 # ---------------------------------------------------------------------------
 # tables
@@ -27,12 +35,17 @@ _REF_CELLS = tuple(f"ref_{c}" for c in CELLS)
 
 
 def _read_csv(path, *, sep=","):
-    """Read a CSV file into a DataFrame, turning every failure into a CLIError.
+    """Read a small CSV file into a DataFrame of text, turning every failure
+    into a CLIError.
+
+    Every value is read as the text written (``01`` stays ``01``, ``NA`` is the
+    text ``NA``); only an empty field is missing (NaN). The columns are the
+    names of the header as written, repeated names included.
 
     Parameters
     ----------
     path : str
-        The file.
+        The file, or ``-`` for the standard input.
     sep : str, default=","
         Field delimiter.
 
@@ -40,40 +53,71 @@ def _read_csv(path, *, sep=","):
     -------
     pandas.DataFrame
     """
-    p = Path(path)
-    if not p.exists():
-        raise CLIError(f"file not found: {path}")
-    if p.is_dir():
-        raise CLIError(f"{path} is a directory, not a CSV file")
-    try:
-        frame = pd.read_csv(p, sep=sep)
-    except pd.errors.EmptyDataError:
-        raise CLIError(f"{path} is empty (no header and no rows)") from None
-    except UnicodeDecodeError:
-        raise CLIError(f"cannot read {path}: it is not a UTF-8 text CSV file") from None
-    except pd.errors.ParserError as exc:
-        raise CLIError(f"cannot parse {path} as CSV: {_one_line(exc)}") from None
-    except OSError as exc:
-        raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
+    name = _input_name(path)
+    with _open_input(path, "CSV") as handle:
+        _csv_call(name, lambda: pd.read_csv(handle, sep=sep, nrows=0))
+        handle.seek(0)
+        frame = _csv_call(
+            name,
+            lambda: pd.read_csv(
+                handle,
+                sep=sep,
+                header=None,
+                dtype=str,
+                keep_default_na=False,
+                na_values=[""],
+            ),
+        )
+    frame.columns = ["" if pd.isna(v) else str(v) for v in frame.iloc[0].tolist()]
+    frame = frame.iloc[1:].reset_index(drop=True)
     if frame.shape[0] == 0:
-        raise CLIError(f"{path} has a header but no data rows")
+        raise CLIError(f"{name} has a header but no data rows")
     return frame
 
 
-def _require_columns(frame, columns, path):
-    missing = [c for c in dict.fromkeys(columns) if c not in frame.columns]
-    if missing:
-        available = [str(c) for c in frame.columns]
-        shown = ", ".join(available[:40]) + (" ..." if len(available) > 40 else "")
-        names = ", ".join(repr(c) for c in missing)
-        hint = ""
-        if frame.shape[1] == 1:
-            found = [d for d in (";", "\t", "|") if d in str(frame.columns[0])]
-            if found:
-                hint = f" (is the delimiter {found[0]!r}? pass --sep {found[0]!r})"
-        raise CLIError(
-            f"column(s) {names} not found in {path}; available columns: {shown}{hint}"
+def _column_name(name):
+    """A column name as listed in messages: plain, or with ``repr`` when it has
+    spaces at either end, a comma or an invisible character."""
+    plain = name and name == name.strip() and "," not in name
+    return name if plain and display_label(name) == name else repr(name)
+
+
+def _require_columns(names, columns, path):
+    """Refuse columns that are not among ``names`` (the header), with a hint.
+
+    A name with spaces at either end is shown with ``repr`` (``' p'``) so that
+    its spaces are visible, and a column that the header spells with spaces
+    around it or in another case is suggested: the header is not stripped.
+    """
+    names = [str(c) for c in names]
+    missing = [c for c in dict.fromkeys(columns) if c not in names]
+    if not missing:
+        return
+    shown = ", ".join(_column_name(c) for c in names[:40])
+    shown += " ..." if len(names) > 40 else ""
+    hints = []
+    for column in missing:
+        near = [n for n in names if n.strip().casefold() == column.strip().casefold()]
+        if near:
+            hints.append(f"did you mean {near[0]!r}?")
+    hint = ""
+    if hints:
+        spaces = any(n != n.strip() for n in names)
+        hint = " (" + " ".join(hints)
+        hint += (
+            " the header has spaces around its names: remove them from the file "
+            "or quote the name with its spaces)"
+            if spaces
+            else ")"
         )
+    elif len(names) == 1:
+        found = [d for d in (";", "\t", "|") if d in names[0]]
+        if found:
+            hint = f" (is the delimiter {found[0]!r}? pass --sep {found[0]!r})"
+    raise CLIError(
+        f"column(s) {', '.join(repr(c) for c in missing)} not found in {path}; "
+        f"available columns: {shown}{hint}"
+    )
 
 
 def _line_of(frame, mask):
@@ -92,6 +136,8 @@ def read_group_counts(path):
       matrix (e.g. everyone else in the population); or
     - rows whose group is ``ALL``: the whole population, so that each group's
       reference is ``ALL`` minus the group (the layout of the published tables);
+      ``Total``, ``Overall`` and ``Population`` name it too, in any case and
+      with spaces around them: such a row is never audited as a group;
     - a ``dataset`` column: several populations in one file, each with its own
       ``ALL`` row; groups are then labelled ``"dataset|group"``.
 
@@ -131,7 +177,17 @@ def read_group_counts(path):
     B      32  22  121  245
     """
     frame = _read_csv(path)
-    lower = {str(c).lower(): c for c in frame.columns}
+    path = _input_name(path)
+    lower = {}
+    used = {c.lower() for c in ("group", "dataset", *CELLS, *_REF_CELLS)}
+    for column in frame.columns:
+        if column.lower() in lower and column.lower() in used:
+            raise CLIError(
+                f"{path} has two columns named {lower[column.lower()]!r} and "
+                f"{column!r} (names are case-insensitive); give each column its "
+                f"own name"
+            )
+        lower[column.lower()] = column
     wanted = ["group", *CELLS]
     missing = [c for c in wanted if c.lower() not in lower]
     if missing:
@@ -169,7 +225,7 @@ def read_group_counts(path):
     group = group.astype(str)
     dataset = frame[lower["dataset"]].astype(str) if "dataset" in lower else None
     labels = group if dataset is None else dataset + "|" + group
-    is_all = (group == "ALL").to_numpy()
+    is_all = group.str.strip().str.casefold().isin(_POPULATION).to_numpy()
     keep = ~is_all
     if not keep.any():
         raise CLIError(f"{path} has no group rows besides ALL")
@@ -222,56 +278,105 @@ def read_group_counts(path):
 # rows, chunk by chunk
 # ---------------------------------------------------------------------------
 
-#: Rows read at a time by ``smallfair audit`` (bounds its memory).
+#: The input file name that means the standard input.
+STDIN = "-"
 
 
-def _check_file(path, what):
+def _input_name(path):
+    """The input as named in messages and titles (``stdin`` for ``-``)."""
+    return "stdin" if path == STDIN else path
+
+
+def _open_input(path, what):
+    """A binary file object over the input, positioned at its start.
+
+    A regular file is opened once and read from it as often as needed (it is
+    seekable); the standard input (``-``), a pipe or ``/dev/stdin`` is read
+    once into memory, so that it is not found empty on a second read.
+
+    Parameters
+    ----------
+    path : str
+        The file, or ``-`` for the standard input.
+    what : str
+        The format, for messages (``"CSV"``, ``"Parquet"``).
+
+    Returns
+    -------
+    file object
+        Binary, seekable; the caller closes it.
+    """
+    if path == STDIN:
+        try:
+            return io.BytesIO(sys.stdin.buffer.read())
+        except (OSError, AttributeError, ValueError) as exc:
+            raise CLIError(f"cannot read the standard input: {exc}") from None
     p = Path(path)
     if not p.exists():
         raise CLIError(f"file not found: {path}")
     if p.is_dir():
         raise CLIError(f"{path} is a directory, not a {what} file")
+    try:
+        handle = open(p, "rb")  # closed by the caller
+        if handle.seekable():
+            return handle
+        with handle:  # a pipe: read it once
+            return io.BytesIO(handle.read())
+    except OSError as exc:
+        raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def _chunk_column(values):
-    """A column of a chunk as a numpy array, or codes and labels (categorical)."""
-    from .._groups import _category_column
+def _check_header(names, columns, path):
+    """Refuse a needed column that the header misses or names more than once."""
+    for column in dict.fromkeys(columns):
+        places = [k + 1 for k, name in enumerate(names) if name == column]
+        if len(places) > 1:
+            raise CLIError(
+                f"column {column!r} appears {len(places)} times in the header of "
+                f"{path} (columns {', '.join(map(str, places))}); give each column "
+                f"its own name"
+            )
+    _require_columns(names, columns, path)
 
-    coded = _category_column(values, as_object=False)
-    return coded if coded is not None else values.to_numpy()
 
+def _csv_chunks(handle, path, columns, *, sep, chunksize):
+    """``(None, chunks)`` of a CSV file; see :func:`read_chunks`.
 
-#: Rows read first to tell text columns from numbers.
-_SNIFF_ROWS = 10_000
-
-
-def _csv_chunks(path, columns, *, sep, chunksize, categorical=()):
-    """``(n_rows_total, chunks)``; chunks are ``(first_row, {column: values})``.
-
-    The ``categorical`` columns that hold text in the first rows are parsed as
-    categories (codes and labels: no Python string per row), the others as
-    pandas infers them.
+    Every column is read as text exactly as written (``01`` stays ``01``, ``NA``
+    is the text ``NA``); only an empty field is missing.
     """
-    _check_file(path, "CSV")
-    header = _csv_call(path, lambda: pd.read_csv(path, sep=sep, nrows=0))
-    _require_columns(header, columns, path)
+    _csv_call(path, lambda: pd.read_csv(handle, sep=sep, nrows=0))
+    handle.seek(0)
+    first = _csv_call(
+        path,
+        lambda: pd.read_csv(
+            handle,
+            sep=sep,
+            header=None,
+            nrows=1,
+            dtype=str,
+            keep_default_na=False,
+            skip_blank_lines=True,
+        ),
+    )
+    names = [str(v) for v in first.iloc[0].tolist()] if len(first) else []
+    _check_header(names, columns, path)
     wanted = list(dict.fromkeys(columns))
-    dtype = {}
-    if categorical:
-        first = _csv_call(
-            path, lambda: pd.read_csv(path, sep=sep, usecols=wanted, nrows=_SNIFF_ROWS)
-        )
-        dtype = {
-            c: "category"
-            for c in dict.fromkeys(categorical)
-            if first[c].dtype.kind == "O" or pd.api.types.is_string_dtype(first[c])
-        }
+    positions = sorted(names.index(c) for c in wanted)
+    handle.seek(0)
 
     def chunks():
         reader = _csv_call(
             path,
             lambda: pd.read_csv(
-                path, sep=sep, usecols=wanted, chunksize=chunksize, dtype=dtype
+                handle,
+                sep=sep,
+                header=0,
+                usecols=positions,
+                dtype=str,
+                keep_default_na=False,
+                na_values=[""],
+                chunksize=chunksize,
             ),
         )
         start = 0
@@ -282,7 +387,10 @@ def _csv_chunks(path, columns, *, sep, chunksize, categorical=()):
                 break
             if frame.shape[0] == 0:
                 continue
-            yield start, {c: _chunk_column(frame[c]) for c in columns}
+            values = {}
+            for k, position in enumerate(positions):
+                values[names[position]] = _coded(frame.iloc[:, k])
+            yield start, values
             start += frame.shape[0]
         if start == 0:
             raise CLIError(f"{path} has a header but no data rows")
@@ -305,13 +413,22 @@ def _csv_call(path, read):
         raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def _parquet_chunks(path, columns, *, chunksize):
+def _coded(values):
+    """A column of a batch (numpy array or :class:`_Coded`) as :class:`_Coded`;
+    missing values (None, NaN) get the code -1."""
+    if isinstance(values, _Coded):
+        return values
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    return _Coded(codes, np.asarray(uniques, dtype=object))
+
+
+def _parquet_chunks(handle, path, columns, *, chunksize):
     """``(n_rows_total, chunks)`` of a Parquet file, read batch by batch
-    (``pyarrow``); only ``columns`` are read, text as codes and labels."""
+    (``pyarrow``); see :func:`read_chunks`."""
     from .._dataframes import _arrow_column
 
-    _check_file(path, "Parquet")
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise CLIError(
@@ -319,12 +436,22 @@ def _parquet_chunks(path, columns, *, chunksize):
             "'sklearn-smallfair[parquet]' (or pip install pyarrow)"
         ) from None
     try:
-        parquet = pq.ParquetFile(path)
+        parquet = pq.ParquetFile(handle)
     except Exception as exc:  # pyarrow's errors: ArrowInvalid, OSError
         raise CLIError(f"cannot read {path} as Parquet: {_one_line(exc)}") from None
-    names = parquet.schema_arrow.names
-    _require_columns(pd.DataFrame(columns=names), columns, path)
+    schema = parquet.schema_arrow
+    _check_header(list(schema.names), columns, path)
     wanted = list(dict.fromkeys(columns))
+    for column in wanted:
+        kind = schema.field(column).type
+        if pa.types.is_dictionary(kind):
+            kind = kind.value_type
+        if pa.types.is_nested(kind):
+            raise CLIError(
+                f"column {column!r} of {path} holds nested values ({kind}); a "
+                f"label or group column needs one plain value (text, number or "
+                f"boolean) per row: flatten it into its own column first"
+            )
     n_rows = parquet.metadata.num_rows
     if n_rows == 0:
         raise CLIError(f"{path} has columns but no data rows")
@@ -336,24 +463,35 @@ def _parquet_chunks(path, columns, *, chunksize):
                 if batch.num_rows == 0:
                     continue
                 values = {
-                    c: _arrow_column(batch.column(batch.schema.get_field_index(c)))
+                    c: _coded(
+                        _arrow_column(batch.column(batch.schema.get_field_index(c)))
+                    )
                     for c in wanted
                 }
                 yield start, values
                 start += batch.num_rows
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, TypeError) as exc:
             raise CLIError(f"cannot read {path}: {_one_line(exc)}") from None
 
     return n_rows, chunks()
 
 
-def read_chunks(path, columns, *, fmt, sep=",", chunksize=CHUNK_ROWS, categorical=()):
+@contextlib.contextmanager
+def read_chunks(path, columns, *, fmt, sep=",", chunksize=CHUNK_ROWS):
     """Read the ``columns`` of a CSV or Parquet file, ``chunksize`` rows at a time.
+
+    The one reader of the command's tables: the input is opened once (the
+    standard input, ``-``, and pipes are read once into memory), the header is
+    checked first (a missing or repeated column is an error), and every column
+    comes as codes and labels. In a CSV file every value is the text written
+    (``01``, ``1`` and ``1.0`` are three labels; ``NA``, ``null`` and ``None``
+    are labels); only an empty field is missing. A Parquet column keeps its
+    type; a nested column (list, struct, map) is an error.
 
     Parameters
     ----------
     path : str
-        The file.
+        The file, or ``-`` for the standard input.
     columns : list of str
         The columns to read (checked before any row is read).
     fmt : {"csv", "parquet"}
@@ -362,22 +500,24 @@ def read_chunks(path, columns, *, fmt, sep=",", chunksize=CHUNK_ROWS, categorica
         CSV field delimiter.
     chunksize : int, default=1_000_000
         Rows per chunk.
-    categorical : sequence of str, default=()
-        Columns of labels (groups): text in a CSV file is read as categories.
 
-    Returns
-    -------
+    Yields
+    ------
     n_rows : int or None
         Rows in the file when known without reading it (Parquet), else None.
     chunks : iterator of (int, dict)
-        ``(index of the chunk's first row, {column: values})``; values are numpy
-        arrays, or codes and labels for categorical and text Parquet columns.
+        ``(index of the chunk's first row, {column: _Coded})``; missing values
+        have the code -1.
     """
-    if fmt == "parquet":
-        return _parquet_chunks(path, columns, chunksize=chunksize)
-    return _csv_chunks(
-        path, columns, sep=sep, chunksize=chunksize, categorical=categorical
-    )
+    name = _input_name(path)
+    handle = _open_input(path, "Parquet" if fmt == "parquet" else "CSV")
+    try:
+        if fmt == "parquet":
+            yield _parquet_chunks(handle, name, columns, chunksize=chunksize)
+        else:
+            yield _csv_chunks(handle, name, columns, sep=sep, chunksize=chunksize)
+    finally:
+        handle.close()
 
 
 class Progress:
@@ -505,6 +645,91 @@ def _check_distinct(inputs, outputs):
                 f"{first} {first_path} and {second} {second_path} name the same "
                 f"file; give each output its own file"
             )
+
+
+def _write_all(outputs, *, force=False):
+    """Write every output of a run, or none of them.
+
+    Each output is first written whole to a temporary file of its folder (a
+    short hidden name, so that any name the folder takes can be written); only
+    when every one is written are they renamed over their destinations. When
+    one fails, the temporary files are removed and no destination is touched.
+    A destination that is a device or a pipe (``/dev/null``) is written to
+    directly, after the others.
+
+    Parameters
+    ----------
+    outputs : list of (data, str, str)
+        ``(content, path, what)``: the content (str, bytes, or a function
+        writing to a binary file object, as for
+        :func:`~sklearn_smallfair._output.write_atomic`), the file, and what it
+        is for messages (e.g. "the CSV").
+    force : bool, default=False
+        The value of ``--force``.
+
+    Returns
+    -------
+    list of str
+        The absolute paths written, in the order of ``outputs``.
+    """
+    from .._output import _put, _temporary, check_destination
+
+    staged, direct = [], []
+    try:
+        for data, path, what in outputs:
+            try:
+                dest = check_destination(path, force=force)
+            except ValueError as exc:  # a link or a folder that appeared meanwhile
+                raise CLIError(f"cannot write {what} to {path}: {exc}") from None
+            try:
+                info = os.stat(dest)
+            except OSError:
+                info = None
+            if info is not None and not stat.S_ISREG(info.st_mode):
+                direct.append((data, dest, path, what))
+                continue
+            if info is not None and not os.access(dest, os.W_OK):
+                raise CLIError(f"cannot write {what} to {path}: the file is read-only")
+            try:
+                fd, tmp = _temporary(dest.parent, dest.name)
+            except OSError as exc:
+                raise CLIError(
+                    f"cannot write {what} to {path}: {exc.strerror or exc}"
+                ) from None
+            staged.append((tmp, dest, path, what))
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    _put(fh, data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                if info is not None:
+                    os.chmod(tmp, stat.S_IMODE(info.st_mode))
+            except OSError as exc:
+                raise CLIError(
+                    f"cannot write {what} to {path}: {exc.strerror or exc}"
+                ) from None
+        while staged:
+            tmp, dest, path, what = staged[0]
+            try:
+                os.replace(tmp, dest)
+            except OSError as exc:
+                raise CLIError(
+                    f"cannot write {what} to {path}: {exc.strerror or exc}"
+                ) from None
+            staged.pop(0)
+    finally:
+        for tmp, *_ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    for data, dest, path, what in direct:
+        try:
+            with open(dest, "wb") as fh:
+                _put(fh, data)
+        except OSError as exc:
+            raise CLIError(
+                f"cannot write {what} to {path}: {exc.strerror or exc}"
+            ) from None
+    return [os.path.abspath(path) for _, path, _ in outputs]
 
 
 def _write(data, path, what, *, force=False):

@@ -13,8 +13,10 @@ import os
 import signal
 import sys
 import textwrap
+import warnings
 
 from .. import __version__
+from .._output import display_label
 from . import _audit, _demo, _experiment, _plan
 from ._options import (
     _DEBUG_HELP,
@@ -22,6 +24,7 @@ from ._options import (
     EXIT_OK,
     CLIError,
     _fail,
+    _one_line,
     _Parser,
 )
 
@@ -130,6 +133,25 @@ def _run_command(args, out):
     return run(args, out)
 
 
+@contextlib.contextmanager
+def _tidy_warnings(err, debug):
+    """Within the block, a warning is shown as one line on ``err``,
+    ``smallfair: warning: <message>``, without the file and source line of
+    the code that raised it; with ``debug``, warnings are shown as Python
+    shows them."""
+    if debug:
+        yield
+        return
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = display_label(_one_line(message))
+        print(f"smallfair: warning: {category.__name__}: {text}", file=err)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
+
+
 def main(argv=None, out=None):
     """Run the ``smallfair`` command.
 
@@ -171,7 +193,7 @@ def main(argv=None, out=None):
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     debug = getattr(args, "debug", False)
     try:
-        with _sigterm_as_interrupt():
+        with _sigterm_as_interrupt(), _tidy_warnings(err, debug):
             return args.func(args, out)
     except _Terminated:
         print("smallfair: terminated", file=err)

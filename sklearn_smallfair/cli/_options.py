@@ -112,7 +112,11 @@ def _add_force(parser):
 
 
 def _number(text):
-    """A real number, or an error that argparse reports with the option.
+    """A finite real number, or an error that argparse reports with the option.
+
+    ``nan`` and ``inf`` are refused: no option of the command takes them, and
+    they would reach the results (and their JSON) as values no strict parser
+    reads.
 
     Parameters
     ----------
@@ -131,23 +135,30 @@ def _number(text):
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: must be in (0, 1), got 1
+    >>> _number("nan")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a finite number, got 'nan'
     """
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not np.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
 
 
 def _non_negative_float(text):
     value = _number(text)
-    if not np.isfinite(value) or value < 0:
+    if value < 0:
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
     return value
 
 
 def _positive_float(text):
     value = _number(text)
-    if not np.isfinite(value) or value <= 0:
+    if value <= 0:
         raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
     return value
 

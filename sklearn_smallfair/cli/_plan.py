@@ -83,9 +83,15 @@ def add_parser(subparsers):
         epilog=_PLAN_EPILOG,
     )
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--csv", metavar="FILE", help="input CSV file of predictions")
     source.add_argument(
-        "--parquet", metavar="FILE", help="input Parquet file (needs pyarrow)"
+        "--csv",
+        metavar="FILE",
+        help="input CSV file of predictions (- for the standard input)",
+    )
+    source.add_argument(
+        "--parquet",
+        metavar="FILE",
+        help="input Parquet file (needs pyarrow; - for the standard input)",
     )
     source.add_argument(
         "--counts",

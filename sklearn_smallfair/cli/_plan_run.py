@@ -1,13 +1,19 @@
 """The work of ``smallfair plan`` (its parser is in ``_plan``)."""
 
-import json
 import sys
 import warnings
 
 import numpy as np
 import pandas as pd
 
-from ._io import _check_distinct, _check_output, _show, _write
+from .._output import json_text
+from ._io import (
+    _check_distinct,
+    _check_output,
+    _input_name,
+    _show,
+    _write_all,
+)
 from ._options import (
     EXIT_OK,
     CLIError,
@@ -78,7 +84,7 @@ def _check_planned_metrics(names):
 def _groups_from_file(args, err):
     """``(labels, sizes, reference counts)`` of the groups of a table."""
     from .._references import reference_counts
-    from ._file_counts import _count_file
+    from ._file_counts import _check_columns, _count_file
 
     missing = [
         option
@@ -96,21 +102,19 @@ def _groups_from_file(args, err):
         )
     if args.n:
         raise _UsageError("--n goes with --counts; a table gives the group sizes")
-    groups = list(args.group)
-    twice = sorted({g for g in groups if groups.count(g) > 1})
-    if twice:
-        raise _UsageError(f"--group lists column(s) {twice} more than once")
+    groups = _check_columns(args)
     fmt = "csv" if args.csv is not None else "parquet"
     source = args.csv if fmt == "csv" else args.parquet
     _check_distinct(
         [(f"--{fmt}", source)],
         [("--csv-out", args.csv_out), ("--json-out", args.json_out)],
     )
-    counts, _ = _count_file(args, source, fmt, groups, err)
+    counts, _ = _count_file(args, source, fmt, groups, err, multiclass=False)
     cms = counts.to_numpy(dtype=np.float64)
     if len(cms) < 2 and args.reference == "rest":
         raise CLIError(
-            f"the group column(s) {', '.join(repr(g) for g in groups)} of {source} "
+            f"the group column(s) {', '.join(repr(g) for g in groups)} of "
+            f"{_input_name(source)} "
             f"hold a single group ({str(counts.index[0])!r}); with --reference rest "
             f"each group is compared with the others, so at least two are needed"
         )
@@ -250,8 +254,8 @@ def _json(table, args):
         "max_n": int(args.max_n),
         "reference": "counts" if args.counts else args.reference,
     }
-    records = json.loads(table.to_json(orient="records"))
-    return json.dumps({"settings": settings, "plan": records}, indent=2) + "\n"
+    records = table.to_dict(orient="records")
+    return json_text({"settings": settings, "plan": records}) + "\n"
 
 
 def _text(table):
@@ -312,15 +316,14 @@ def run(args, out, err=None):
         file=out,
     )
     print(_text(table), file=out)
-    written = []
+    outputs = []
     if args.csv_out:
-        path = _write(
-            table.to_csv(index=False), args.csv_out, "the CSV", force=args.force
-        )
-        written.append(("CSV table", path))
+        outputs.append((table.to_csv(index=False), args.csv_out, "the CSV"))
     if args.json_out:
-        path = _write(_json(table, args), args.json_out, "the JSON", force=args.force)
-        written.append(("JSON", path))
+        outputs.append((_json(table, args), args.json_out, "the JSON"))
+    paths = _write_all(outputs, force=args.force)
+    names = ["CSV table"] * bool(args.csv_out) + ["JSON"] * bool(args.json_out)
+    written = list(zip(names, paths))
     if written:
         print(file=out)
     for what, path in written:
