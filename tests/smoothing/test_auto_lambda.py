@@ -437,7 +437,8 @@ def test_warn_small_references_helper():
         lambda: warn_small_references(refs, labels, 50, what="The MATCH test")
     )
     assert str(caught[0].message).startswith(
-        "The MATCH test: the references of group 'a' (40 people in the reference), group 'd' (4 people in the reference)"
+        "The MATCH test: the references of group 'a' (40 people in the reference), "
+        "group 'd' (4 people in the reference)"
     )
     _, caught = _caught(
         lambda: warn_small_references(refs[1, 1], what="The MATCH test", parameter=None)
