@@ -391,3 +391,24 @@ def test_a_defined_rate_against_an_undefined_reference_is_not_called_undefined()
     assert "everyone else's TPR is undefined" in text
     assert "reference 0/0" in report.to_html()
     assert report.cell("b", "tpr")["text"].startswith("b (n = 5): TPR is undefined")
+
+
+def test_the_report_figure_draws_the_first_sixty_groups():
+    rng = np.random.default_rng(0)
+    g = np.array([f"g{i:03d}" for i in range(70)])[rng.integers(0, 70, 2800)]
+    y = rng.integers(0, 2, g.size)
+    p = np.where(rng.random(g.size) < 0.8, y, 1 - y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = audit_predictions(y, p, sensitive_features=g, tests=("match",))
+    from sklearn_smallfair.audit import AuditDisplay
+
+    display = AuditDisplay.from_report(report, max_groups=60)
+    assert len(display.frame) == 60
+    assert list(display.frame.index) == report._group_order("evidence")[:60]
+    assert "the 60 groups with the strongest evidence of 70" in report.to_html()
+    with pytest.raises(ValueError, match="max_groups"):
+        AuditDisplay.from_report(report, max_groups=0)
+    import matplotlib.pyplot as plt
+
+    plt.close("all")

@@ -502,12 +502,14 @@ def _separation_section(report, prefix=""):
 # =====================================================================================
 # page
 # =====================================================================================
-def figure(data, *, level, smoothing, range_level):
+def figure(data, *, level, smoothing, range_level, shown=None):
     """The plots' ``<figure>``: a base64 PNG ``data`` and its caption (a note
-    that plots need matplotlib when ``data`` is None)."""
+    that plots need matplotlib when ``data`` is None); ``shown`` says which
+    groups are drawn when not all are."""
     return macro("figure")(
         {
             "data": data,
+            "shown": shown,
             "level": level,
             "smoothing": smoothing,
             "range_level": range_level,

@@ -1,5 +1,7 @@
 """Plot of an audit: per-group values with their intervals and the reference ranges."""
 
+import numbers
+
 import numpy as np
 
 from .._plotting import _check_matplotlib
@@ -288,7 +290,14 @@ class AuditDisplay:
 
     @classmethod
     def from_report(
-        cls, report, *, metrics=None, order="evidence", ax=None, figsize=None
+        cls,
+        report,
+        *,
+        metrics=None,
+        order="evidence",
+        max_groups=None,
+        ax=None,
+        figsize=None,
     ):
         """Plot an audit report.
 
@@ -306,6 +315,9 @@ class AuditDisplay:
             largest absolute difference from the reference over the drawn
             metrics first (undefined last); ``"size"``, the smallest group
             first; ``"name"``, by label.
+        max_groups : int, default=None
+            Draw only the first ``max_groups`` groups of the order (a figure of
+            hundreds of rows cannot be read); ``None`` draws every group.
         ax : matplotlib Axes or array-like of Axes, default=None
             Where to draw; see :meth:`plot`.
         figsize : tuple of float, default=None
@@ -353,8 +365,17 @@ class AuditDisplay:
             )
         if not isinstance(order, str) or order not in ORDERS:
             raise ValueError(f"order must be one of {list(ORDERS)}; got {order!r}.")
+        if max_groups is not None and (
+            isinstance(max_groups, bool)
+            or not isinstance(max_groups, numbers.Integral)
+            or max_groups < 1
+        ):
+            raise ValueError(
+                f"max_groups must be a positive integer or None; got {max_groups!r}."
+            )
+        rows = _row_order(report, metrics, order)[:max_groups]
         display = cls(
-            frame=report.frame.loc[_row_order(report, metrics, order)],
+            frame=report.frame.loc[rows],
             metrics=metrics,
             confidence_level=report.confidence_level,
             alpha=report.alpha,

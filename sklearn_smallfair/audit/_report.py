@@ -295,7 +295,9 @@ class AuditReport:
         return _prose.verdict_counts(self)
 
     # -- plots ---------------------------------------------------------------------
-    def plot(self, *, metrics=None, order="evidence", figsize=None, ax=None):
+    def plot(
+        self, *, metrics=None, order="evidence", max_groups=None, figsize=None, ax=None
+    ):
         """Per-group raw and smoothed values with the reference's MATCH ranges.
 
         One panel per metric, one row per group in the summary's order (the
@@ -312,6 +314,9 @@ class AuditReport:
             Metrics to draw; default all.
         order : {"evidence", "gap", "size", "name"}, default="evidence"
             The order of the rows (see :meth:`AuditDisplay.from_report`).
+        max_groups : int, default=None
+            Draw only the first ``max_groups`` groups of the order; ``None``
+            draws every group. The HTML report draws the first 60.
         figsize : tuple, default=None
             Size of the figure created when ``ax`` is None; default grows with
             the number of panels.
@@ -326,7 +331,12 @@ class AuditReport:
             drawn artists use :meth:`AuditDisplay.from_report`.
         """
         display = AuditDisplay.from_report(
-            self, metrics=metrics, order=order, ax=ax, figsize=figsize
+            self,
+            metrics=metrics,
+            order=order,
+            max_groups=max_groups,
+            ax=ax,
+            figsize=figsize,
         )
         return display.figure_
 
@@ -459,14 +469,21 @@ class AuditReport:
     def _plots_html(self):
         """:meth:`plot` as an embedded PNG with its caption (a note without
         matplotlib)."""
+        n_groups = len(self.frame)
         return figure(
-            plot_png(self),
+            plot_png(self, max_groups=PLOT_GROUPS),
+            shown=None
+            if n_groups <= PLOT_GROUPS
+            else f"the {PLOT_GROUPS} groups with the strongest evidence of "
+            f"{n_groups:,} (every group is in the tables)",
             level=f"{self.confidence_level:.0%}",
             smoothing=self.smoothing,
             range_level=f"{1 - self.alpha:.0%}",
         )
 
 
+#: Groups drawn in the HTML report's figure (the first of the summary's order).
+PLOT_GROUPS = 60
 #: Groups named in the text representation; rows of the notebook's table.
 REPR_GROUPS = 8
 REPR_ROWS = 20

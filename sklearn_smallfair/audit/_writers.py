@@ -63,10 +63,10 @@ def write_json(payload, path, *, force):
     return text
 
 
-def plot_png(report):
-    """``report.plot()`` as base64 PNG text; ``None`` without matplotlib."""
+def plot_png(report, **kwargs):
+    """``report.plot(**kwargs)`` as base64 PNG text; ``None`` without matplotlib."""
     try:
-        fig = report.plot()
+        fig = report.plot(**kwargs)
     except ImportError:
         return None
     buf = io.BytesIO()
