@@ -189,7 +189,16 @@ def column_interval(
         return form.apply(low), form.apply(high)
     if method == "posterior" and form is not None and metric.n_groups == 1:
         # Aggregation property: the proportion's posterior is exactly a Beta.
-        params = counts + (JEFFREYS_PRIOR if prior is None else prior)
+        params = np.asarray(
+            counts + (JEFFREYS_PRIOR if prior is None else prior), dtype=np.float64
+        )
+        # a huge pseudo-count: scale each matrix by a power of 2 so that its
+        # sums stay finite (the Beta law is then a point mass at its mean)
+        top = params.max(axis=-1, keepdims=True)
+        huge = np.isfinite(top) & (top > 2.0**900)
+        if huge.any():
+            _, exponent = np.frexp(np.where(huge, top, 1.0))
+            params = np.ldexp(params, -np.where(huge, exponent - 900, 0))
         a, m = form.split(params)
         low, high = beta_interval(a, m - a, alpha)
         return form.apply(low), form.apply(high)

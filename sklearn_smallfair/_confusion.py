@@ -16,6 +16,8 @@ from ._dataframes import dask_grouped_counts, is_dask_collection, to_local
 from ._params import COUNTS, POS_LABEL, validate_params
 from ._validation import (
     _asarray,
+    _match_names,
+    _numeric_cells,
     check_binary_targets,
     check_counts,
     check_sample_weight,
@@ -31,6 +33,7 @@ __all__ = [
     "ConfusionCounts",
     "check_group_counts",
     "confusion_counts",
+    "counts_have_labels",
     "from_sklearn_order",
     "rows_or_counts",
 ]
@@ -226,6 +229,31 @@ def confusion_counts(
     return ConfusionCounts(groups, counts)
 
 
+def _check_labels_not_in_columns(counts, found):
+    """Refuse a counts frame whose group labels sit in a column (a frame after
+    ``reset_index()``): its groups would silently be the row numbers."""
+    import pandas as pd
+
+    index = counts.index
+    if not (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1):
+        return
+    cells = {str(c) for c in found.values()}
+    text = [
+        c
+        for c in counts.columns
+        if str(c) not in cells
+        and not pd.api.types.is_numeric_dtype(counts[c].dtype)
+        and not pd.api.types.is_bool_dtype(counts[c].dtype)
+    ]
+    if text:
+        raise ValueError(
+            f"counts has the label column(s) {[str(c) for c in text]} besides the "
+            f"cells, and no labels in its index, so its groups would be the row "
+            f"numbers 0 .. {len(counts) - 1}. Set the group column as the index, "
+            f"e.g. counts.set_index({str(text[0])!r}), or name it 'group'."
+        )
+
+
 @validate_params({"counts": COUNTS})
 def check_group_counts(counts):
     """Validate per-group counts given as a table instead of rows.
@@ -233,10 +261,16 @@ def check_group_counts(counts):
     Parameters
     ----------
     counts : pandas.DataFrame, mapping or array-like of shape (n_groups, 4)
-        - a DataFrame with columns ``TP, FN, FP, TN`` (any case); group labels from
-          a ``group`` column if present, else from the index;
+        - a DataFrame with columns ``TP, FN, FP, TN`` (any case, but two columns
+          that differ only in case, such as ``TP`` and ``tp``, are an error);
+          group labels from a ``group`` column if present, else from the index.
+          pandas nullable columns (``Int64``, ``Float64``) are accepted; a
+          missing count is an error naming its column and row;
         - a mapping ``{group: (TP, FN, FP, TN)}``;
         - an array of shape (n_groups, 4), groups labelled ``0 .. n_groups - 1``.
+
+        Integer counts must total less than ``2**62`` (their sums are formed
+        in int64), float counts less than the largest float64.
 
     Returns
     -------
@@ -261,20 +295,31 @@ def check_group_counts(counts):
 
     name = "group"
     if isinstance(counts, pd.DataFrame):
-        lower = {str(c).lower(): c for c in counts.columns}
-        missing = [c for c in CELLS if c.lower() not in lower]
+        found = _match_names(counts.columns, (*CELLS, "GROUP"), "counts")
+        repeated = counts.columns[counts.columns.duplicated()]
+        repeated = sorted({str(c) for c in repeated if str(c).upper() in found})
+        if repeated:
+            raise ValueError(
+                f"counts has the column(s) {repeated} more than once; pass one "
+                f"column per cell (TP, FN, FP, TN)."
+            )
+        missing = [c for c in CELLS if c not in found]
         if missing:
             raise ValueError(
                 f"counts is a DataFrame without the column(s) {missing}; it needs "
                 f"columns {list(CELLS)} (one row per group)."
             )
-        if "group" in lower:
-            groups = counts[lower["group"]].to_numpy()
+        if "GROUP" in found:
+            groups = counts[found["GROUP"]].to_numpy()
         else:
+            _check_labels_not_in_columns(counts, found)
             groups = counts.index.to_numpy()
             if counts.index.name is not None:
                 name = str(counts.index.name)
-        values = counts[[lower[c.lower()] for c in CELLS]].to_numpy()
+        cells = counts[[found[c] for c in CELLS]]
+        if "GROUP" in found:  # name the rows by their group in messages
+            cells = cells.set_axis(pd.Index(groups, dtype=object), axis=0)
+        values = _numeric_cells(cells, "counts")
     elif isinstance(counts, Mapping):
         groups = np.array(list(counts.keys()), dtype=object)
         values = _asarray(list(counts.values()), "counts")
@@ -282,6 +327,15 @@ def check_group_counts(counts):
         values = _asarray(counts, "counts")
         groups = np.arange(values.shape[0]) if values.ndim == 2 else None
     values = check_counts(values)
+    with np.errstate(over="ignore"):
+        total = values.sum(dtype=np.float64)
+    if values.dtype.kind == "f" and not np.isfinite(total):
+        raise ValueError(
+            "counts total more than the largest float64 "
+            f"({np.finfo(np.float64).max:.3g}), so the groups' sizes and the "
+            "references summed from them would overflow. Divide the counts by a "
+            "common factor (rates do not depend on their scale)."
+        )
     if values.ndim != 2:
         raise ValueError(
             f"counts must hold one (TP, FN, FP, TN) row per group, shape "
@@ -303,6 +357,29 @@ def check_group_counts(counts):
             f"them."
         )
     return groups, values, name
+
+
+def counts_have_labels(counts):
+    """Whether per-group ``counts`` name their groups (a mapping's keys, a
+    DataFrame's ``group`` column or labelled index), so that messages name the
+    groups by label; an array, or a DataFrame with a default index
+    (``0, 1, ...``) and no ``group`` column, has positions only. Rows
+    (``counts=None``) are labelled by ``sensitive_features``."""
+    import pandas as pd
+
+    if counts is None or isinstance(counts, Mapping):
+        return True
+    if isinstance(counts, pd.DataFrame):
+        if any(str(c).lower() == "group" for c in counts.columns):
+            return True
+        index = counts.index
+        return not (
+            isinstance(index, pd.RangeIndex)
+            and index.start == 0
+            and index.step == 1
+            and index.name is None
+        )
+    return False
 
 
 def rows_or_counts(

@@ -19,6 +19,8 @@ from ._enumeration import MAX_ENUMERATION_BYTES
 from ._groups import check_sensitive_features
 from ._params import validate_params
 from ._validation import (
+    _match_names,
+    _numeric_cells,
     _sorted_labels,
     check_paired_targets,
     check_sample_weight,
@@ -435,7 +437,10 @@ def ovr_multiplicity(binary, n, k):
 # --------------------------------------------------------------------------
 def long_table(frame, labels):
     """:class:`MulticlassCounts` from a long table (the layout of ``to_frame``)."""
-    lower = {str(c).lower(): c for c in frame.columns}
+    found = _match_names(
+        frame.columns, ("GROUP", "TRUE", "PREDICTED", "COUNT"), "counts"
+    )
+    lower = {k.lower(): v for k, v in found.items()}
     missing = [c for c in ("true", "predicted", "count") if c not in lower]
     if missing:
         raise ValueError(
@@ -460,7 +465,7 @@ def long_table(frame, labels):
             f"counts has class(es) {format_labels(pd.unique(unknown.astype(object)))} "
             f"that are not in labels={format_labels(labels)}; add them to labels."
         )
-    cells = frame[lower["count"]].to_numpy()
+    cells = _numeric_cells(frame[[lower["count"]]], "counts")[:, 0]
     if cells.dtype.kind not in "biuf":
         raise TypeError(f"counts' 'count' column must hold numbers, got {cells.dtype}.")
     cells = cells.astype(np.float64)

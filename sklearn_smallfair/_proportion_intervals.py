@@ -23,10 +23,26 @@ def _z(alpha):
     return norm.ppf(1.0 - alpha / 2.0)
 
 
+#: Largest Beta parameter passed to scipy: beyond, ``a + b`` may overflow, and
+#: the law is a point mass at ``a / (a + b)`` to double precision anyway.
+_MAX_BETA_EXPONENT = 900
+
+
 def _beta_quantile(q, a, b):
-    """``beta.ppf(q, a, b)`` where ``a, b > 0``; NaN elsewhere (masked by callers)."""
+    """``beta.ppf(q, a, b)`` where ``a, b > 0``; NaN elsewhere (masked by callers).
+
+    Parameters above ``2**900`` (a huge pseudo-count) are scaled down together by
+    a power of 2: the law's spread, about ``(a + b)**-0.5``, stays far below
+    double precision, so the quantiles are still ``a / (a + b)``.
+    """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
+    top = np.maximum(a, b)
+    huge = np.isfinite(top) & (top > 2.0**_MAX_BETA_EXPONENT)
+    if huge.any():
+        _, exponent = np.frexp(np.where(huge, top, 1.0))
+        shift = np.where(huge, exponent - _MAX_BETA_EXPONENT, 0)
+        a, b = np.ldexp(a, -shift), np.ldexp(b, -shift)
     ok = (a > 0) & (b > 0)
     out = np.full(np.broadcast(a, b).shape, np.nan)
     if ok.any():
@@ -106,7 +122,7 @@ SCORE_FUNCTIONS = {
 }
 
 
-def mover_mean_interval(k, m, alpha, method="wilson"):
+def mover_mean_interval(k, m, alpha, method="wilson", fill=np.nan):
     """Interval of the mean of independent proportions ``k / m`` over the last axis.
 
     Zou and Donner's MOVER (method of variance estimates recovery, the
@@ -115,15 +131,24 @@ def mover_mean_interval(k, m, alpha, method="wilson"):
     or Jeffreys) and weights ``w = 1 / K'`` over the ``K'`` proportions with
     ``m > 0``, ``mean - sqrt(sum w^2 (p_i - l_i)^2)`` to ``mean + sqrt(sum w^2
     (u_i - p_i)^2)``. NaN where no proportion has ``m > 0``.
+
+    With a number ``fill``, a proportion with ``m = 0`` is the constant ``fill``
+    instead (the value an undefined rate takes in a macro average under
+    ``zero_division``): the mean is over all ``K`` entries, and the constants
+    add no width.
     """
     k = np.asarray(k, dtype=np.float64)
     m = np.asarray(m, dtype=np.float64)
     low, high = SCORE_FUNCTIONS[method](k, m, alpha)
     present = m > 0
     count = present.sum(axis=-1)
+    constant = 0.0 if np.isnan(fill) else float(fill)
     with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(present, k / np.where(present, m, 1.0), 0.0)
-        w = present / count[..., None]
+        p = np.where(present, k / np.where(present, m, 1.0), constant)
+        if np.isnan(fill):
+            w = present / count[..., None]
+        else:
+            w = np.full(p.shape, 1.0 / p.shape[-1])
         mean = (w * p).sum(axis=-1)
         down = np.sqrt((np.where(present, w * (p - low), 0.0) ** 2).sum(axis=-1))
         up = np.sqrt((np.where(present, w * (high - p), 0.0) ** 2).sum(axis=-1))

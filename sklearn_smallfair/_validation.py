@@ -315,7 +315,8 @@ def _equals(arr, pos_label):
 
 
 def check_sample_weight(sample_weight, n_samples):
-    """Validate ``sample_weight``: 1-D, finite, non-negative, of length n_samples.
+    """Validate ``sample_weight``: 1-D, finite, non-negative, of length n_samples,
+    with a finite sum (else the weighted counts would overflow).
 
     Returns ``None`` when ``sample_weight`` is ``None``, else a float64 array.
     """
@@ -337,10 +338,93 @@ def check_sample_weight(sample_weight, n_samples):
         )
     if (w < 0).any():
         raise ValueError("sample_weight must be non-negative.")
+    with np.errstate(over="ignore"):
+        total = w.sum()
+    if not np.isfinite(total):
+        raise ValueError(
+            f"sample_weight sums to more than the largest float64 "
+            f"({np.finfo(np.float64).max:.3g}, largest weight {w.max():.3g}), so "
+            f"the weighted counts would overflow. Divide sample_weight by a "
+            f"common factor (e.g. its maximum): rates do not depend on the scale "
+            f"of the weights."
+        )
     return w
 
 
 _CELL_NAMES = ("TP", "FN", "FP", "TN")
+
+#: Bound on the total of integer counts: the sums the package forms (a group's
+#: total, the total over groups, ``2 TP + FP + FN``) stay within int64.
+MAX_COUNT_TOTAL = 2**62
+
+
+def _match_names(axis, wanted, name, where="columns"):
+    """``{wanted name: the axis entry}`` for the entries of ``axis`` that name one
+    of ``wanted`` (upper-case names), ignoring case.
+
+    Two entries that differ only in case (``TP`` and ``tp``) are an error that
+    names them: which one holds the counts cannot be guessed. A name repeated
+    as it is keeps its first entry (callers refuse repeated names).
+    """
+    found = {}
+    for entry in axis:
+        key = str(entry).upper()
+        if key in wanted:
+            found.setdefault(key, []).append(entry)
+    clashes = {k: v for k, v in found.items() if len({str(e) for e in v}) > 1}
+    if clashes:
+        shown = "; ".join(
+            " and ".join(repr(e) for e in dict.fromkeys(str(e) for e in entries))
+            for entries in clashes.values()
+        )
+        raise ValueError(
+            f"{name} has {where} that differ only in case ({shown}); names are "
+            f"matched ignoring case, so which one holds the counts is ambiguous. "
+            f"Drop or rename the extra one."
+        )
+    return {k: v[0] for k, v in found.items()}
+
+
+def _numeric_cells(cells, name):
+    """The values of a pandas table (or Series) of cells as a NumPy array.
+
+    Pandas nullable columns (``Int64``, ``Float64``, ...) and the object columns
+    of a mixed-type table are converted to numbers; a missing or non-finite value
+    is an error that names its column and row.
+    """
+    frame = cells.to_frame().T if isinstance(cells, pd.Series) else cells
+    columns = []
+    for column in frame.columns:
+        values = frame[column]
+        extension = isinstance(values.dtype, pd.api.extensions.ExtensionDtype)
+        if extension or values.dtype.kind == "O":
+            try:
+                values = pd.to_numeric(values)
+            except (ValueError, TypeError):
+                return cells.to_numpy()  # not numbers: reported by the caller
+        bad = np.array(values.isna(), dtype=bool)
+        if isinstance(values.dtype, pd.api.extensions.ExtensionDtype):
+            kind = getattr(values.dtype, "kind", "f")
+            values = values.to_numpy(
+                dtype=np.int64 if kind in "biu" and not bad.any() else np.float64,
+                na_value=np.nan,
+            )
+        values = np.asarray(values)
+        if values.dtype.kind == "f":
+            bad |= ~np.isfinite(values)
+        if bad.any():
+            row = frame.index[int(np.flatnonzero(bad)[0])]
+            raise ValueError(
+                f"{name} contains {int(bad.sum())} missing or non-finite value(s) "
+                f"in column {str(column)!r} (first at row {format_label(row)}); "
+                f"confusion-matrix counts must be finite numbers. Fill or drop "
+                f"that row."
+            )
+        columns.append(values)
+    if not columns:
+        return cells.to_numpy()
+    out = np.column_stack(columns)
+    return out[0] if isinstance(cells, pd.Series) else out
 
 
 def _cells_by_name(counts, name):
@@ -357,12 +441,14 @@ def _cells_by_name(counts, name):
     else:
         return counts
     if isinstance(axis, pd.RangeIndex):
-        return counts.to_numpy()
-    keys = {str(c).upper(): c for c in axis}
+        return _numeric_cells(counts, name)
+    where = "columns" if isinstance(counts, pd.DataFrame) else "index"
+    keys = _match_names(
+        axis, _CELL_NAMES, name, "columns" if where == "columns" else "index entries"
+    )
     unknown = [c for c in axis if str(c).upper() not in _CELL_NAMES]
     missing = [c for c in _CELL_NAMES if c not in keys]
     if unknown or missing or len(keys) != len(axis):
-        where = "columns" if isinstance(counts, pd.DataFrame) else "index"
         raise ValueError(
             f"{name} is a pandas {type(counts).__name__} whose {where} "
             f"{[str(c) for c in axis]} are not the four cells: named cells must be "
@@ -370,24 +456,20 @@ def _cells_by_name(counts, name):
             f"{[str(c) for c in unknown]}, missing: {missing}). Rename them, or "
             f"pass a NumPy array ordered (TP, FN, FP, TN)."
         )
-    cells = counts[[keys[c] for c in _CELL_NAMES]]
-    try:  # a row of a mixed-type table is an object Series of numbers
-        cells = (
-            cells.apply(pd.to_numeric)
-            if isinstance(cells, pd.DataFrame)
-            else pd.to_numeric(cells)
-        )
-    except (ValueError, TypeError):
-        pass  # not numbers: reported by the caller
-    return cells.to_numpy()
+    return _numeric_cells(counts[[keys[c] for c in _CELL_NAMES]], name)
 
 
 def check_counts(counts, *, name="counts", n_groups=None):
     """Validate confusion-matrix counts of shape ``(..., 4)``.
 
     Counts may be integer or float (smoothed), must be finite and non-negative.
+    Integer counts must total less than ``MAX_COUNT_TOTAL`` (``2**62``), so that
+    the sums formed from them cannot overflow int64; they are returned as int64.
     With ``n_groups=2`` the shape must be ``(..., 2, 4)``. A pandas DataFrame
-    (columns) or Series (index) whose cells are named is read by name.
+    (columns) or Series (index) whose cells are named is read by name (ignoring
+    case; two names that differ only in case are an error), and its pandas
+    nullable columns are converted, a missing value being an error that names
+    its column and row.
     """
     _reject_mapping(counts, name)
     counts = _cells_by_name(counts, name)
@@ -412,6 +494,18 @@ def check_counts(counts, *, name="counts", n_groups=None):
         raise ValueError(f"{name} contains NaN or inf.")
     if (arr < 0).any():
         raise ValueError(f"{name} must be non-negative.")
+    if arr.dtype.kind in "iu":
+        # summed in float64, which cannot wrap around as int64 does
+        total = arr.sum(dtype=np.float64)
+        if total >= MAX_COUNT_TOTAL:
+            raise ValueError(
+                f"{name} total {total:.4g} people, at or above the bound of "
+                f"2**62 (about 4.6e18) on integer counts: the sums formed from "
+                f"them (a group's size, the total over groups) would overflow "
+                f"int64. Pass fewer or smaller counts (or float counts, whose sums "
+                f"do not wrap around)."
+            )
+        arr = arr.astype(np.int64, copy=False)
     return arr
 
 

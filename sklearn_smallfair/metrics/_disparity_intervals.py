@@ -135,14 +135,21 @@ def _disparity_rows(
         for sl, v, r in _drawn_disparity(
             metric, counts, comparison, use, labels, seed, n_resamples
         ):
-            diff, ratio = to_reference(v, r)
-            d_low[sl], d_high[sl] = draw_quantiles(diff, alpha)
-            r_low[sl], r_high[sl] = draw_quantiles(ratio, alpha)
+            drawn_difference, drawn_ratio = to_reference(v, r)
+            d_low[sl], d_high[sl] = draw_quantiles(drawn_difference, alpha)
+            r_low[sl], r_high[sl] = draw_quantiles(drawn_ratio, alpha)
         d_method = r_method = use
     same = comparison.itself  # a group against itself: no difference, ratio 1
     d_low, d_high = np.where(same, 0.0, d_low), np.where(same, 0.0, d_high)
     r_low = np.where(same & (value > 0), 1.0, r_low)
     r_high = np.where(same & (value > 0), 1.0, r_high)
+    # Each interval holds its point: Katz's interval adds 1/2 to the cells of a
+    # table with an empty cell, and draws come from posteriors with a prior, so
+    # a ratio of 0 (or 1 / reference at a rate of 1) may fall outside them; the
+    # interval is widened to it. An undefined ratio (reference value 0) or
+    # difference has no interval.
+    d_low, d_high = np.minimum(d_low, difference), np.maximum(d_high, difference)
+    r_low, r_high = np.minimum(r_low, ratio), np.maximum(r_high, ratio)
     out.update(
         difference_low=d_low,
         difference_high=d_high,
@@ -307,7 +314,10 @@ def disparity_intervals(
         ``difference_high``, ``ratio``, ``ratio_low``, ``ratio_high``,
         ``undefined`` (the group's or the reference's value is undefined: all
         NaN), ``difference_method`` and ``ratio_method`` (the methods used). For
-        ``equalized_odds`` only the difference columns are filled.
+        ``equalized_odds`` only the difference columns are filled. Every
+        interval holds its point (see the Notes); the ratio is the uncorrected
+        ``group / reference``, NaN where the reference's value is 0 (or
+        negative), and a NaN ratio has NaN bounds.
 
     See Also
     --------
@@ -320,6 +330,13 @@ def disparity_intervals(
     (``p_g - p_total = m_rest / (m_g + m_rest) (p_g - p_rest)``, and the ratio is
     an increasing function of ``p_g / p_rest``), and the draws combine a draw of
     the group with one of the rest.
+
+    Katz's interval adds 1/2 to every cell of a 2 x 2 table with an empty cell
+    (Haldane's correction), and the drawn intervals come from posteriors with a
+    prior, so their ends need not reach the observed ratio (a group with no
+    numerator count has ratio 0, below a Katz interval starting at 0.03, say);
+    each interval is then widened to its point, so that it always holds the
+    reported, uncorrected ratio (or difference).
 
     The equalized-odds interval is the range of ``max(|x|, |y|)`` over the
     rectangle of the two gaps' intervals, each at level

@@ -13,7 +13,7 @@ from .._column_intervals import (
     column_interval,
     resolve_interval_method,
 )
-from .._confusion import FN, FP, TN, TP, rows_or_counts
+from .._confusion import FN, FP, TN, TP, counts_have_labels, rows_or_counts
 from .._draws import DEFAULT_N_RESAMPLES, MAX_N_RESAMPLES, Comparison
 from .._params import (
     COUNTS,
@@ -40,8 +40,9 @@ __all__ = ["group_metrics"]
 class _GroupCounts:
     """Per-group counts with lazily computed references and smoothed matrices."""
 
-    def __init__(self, groups, counts, reference, smoothing):
+    def __init__(self, groups, counts, reference, smoothing, labelled=True):
         self.groups = groups
+        self.labelled = labelled  # else groups are positions, named so
         self.counts = counts
         self.reference = reference
         self.smoothing = smoothing
@@ -76,7 +77,7 @@ class _GroupCounts:
         if not self.smoothing.requires_reference:
             return None
         ref = np.asarray(self.ref, dtype=np.float64)
-        if ref.ndim != 2 or ref.shape[0] != len(self.groups):
+        if ref.ndim != 2 or ref.shape[0] != len(self.groups) or not self.labelled:
             return ref
         named = pd.DataFrame(ref, index=pd.Index(self.groups, dtype=object))
         if isinstance(self.reference, str):  # not suggested again by warnings
@@ -431,7 +432,14 @@ def group_metrics(
     average : {"macro", "weighted", "micro"} or None, default=None
         Multiclass targets: average the one-vs-rest metrics over the classes, as
         in scikit-learn (:func:`multiclass_metric`), one row per group, and allow
-        the whole-matrix metrics.
+        the whole-matrix metrics. A class whose metric is undefined in a group
+        (e.g. its TPR where it is never true) enters the macro and weighted
+        averages as scikit-learn's
+        :func:`~sklearn.metrics.precision_recall_fscore_support` has it: as
+        ``zero_division`` (0.0 or 1.0), as 0 under ``"warn"`` (with an
+        :class:`~sklearn_smallfair.exceptions.UndefinedGroupMetricWarning`
+        naming the classes and groups), left out under ``np.nan``; the
+        ``<metric>_undefined`` column flags the groups where no class has one.
 
     Returns
     -------
@@ -589,10 +597,13 @@ def group_metrics(
     if confidence_level is not None:
         check_interval_method(resolved, interval_method)
         seed = resolve_seed(random_state)
+    counts_in = counts
     groups, counts, name = rows_or_counts(
         y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
     )
-    gc = _GroupCounts(groups, counts, reference, smoothing)
+    gc = _GroupCounts(
+        groups, counts, reference, smoothing, labelled=counts_have_labels(counts_in)
+    )
     if smoothing is not None and smoothing.requires_reference:
         gc.ref  # noqa: B018 - fail early on a bad reference
     columns = {

@@ -11,6 +11,7 @@ matrix: accuracy, balanced accuracy, the multiclass Matthews correlation
 (Gorodkin's R_K) and Cohen's kappa.
 """
 
+import warnings
 from math import comb
 
 import numpy as np
@@ -23,7 +24,9 @@ from .._multiclass_counts import (
 )
 from .._params import ZERO_DIVISION, StrOptions, validate_params
 from .._validation import check_zero_division
-from ._registry import _apply_zero_division, get_metric
+from ..exceptions import UndefinedGroupMetricWarning
+from ._registry import _MAX_CELL_EXPONENT, _apply_zero_division, get_metric
+from ._warn import user_stacklevel
 
 __all__ = ["multiclass_metric"]
 
@@ -33,6 +36,16 @@ _AVERAGES = ("macro", "weighted", "micro")
 def _whole_matrix_metric(name, c):
     """accuracy, balanced accuracy, Gorodkin's R_K and Cohen's kappa; NaN if 0/0."""
     c = np.asarray(c, dtype=np.float64)
+    if c.size:
+        # each metric is a ratio of forms of one degree: an exact power-of-2
+        # scale keeps its sums and products finite and the value unchanged
+        top = c.max(axis=(-2, -1), keepdims=True)
+        out_of_range = (top > 2.0**_MAX_CELL_EXPONENT) | (
+            (top > 0) & (top < 2.0**-_MAX_CELL_EXPONENT)
+        )
+        if out_of_range.any():
+            _, exponent = np.frexp(top)
+            c = np.ldexp(c, -np.where(out_of_range & np.isfinite(top), exponent, 0))
     diag = np.diagonal(c, axis1=-2, axis2=-1)
     t = c.sum(axis=-1)  # true-class totals
     p = c.sum(axis=-2)  # predicted-class totals
@@ -51,7 +64,7 @@ def _whole_matrix_metric(name, c):
             cov_tp = diag.sum(axis=-1) * n - (t * p).sum(axis=-1)
             cov_pp = n * n - (p * p).sum(axis=-1)
             cov_tt = n * n - (t * t).sum(axis=-1)
-            den = np.sqrt(cov_pp * cov_tt)
+            den = np.sqrt(cov_pp) * np.sqrt(cov_tt)
             return np.where(den > 0, cov_tp / den, np.nan)
         if name == "kappa":
             po = diag.sum(axis=-1) / n
@@ -68,18 +81,48 @@ def _resolve(metric):
     return None, get_metric(metric)
 
 
-def _substitutes(zero_division):
-    return not isinstance(zero_division, str) and not np.isnan(zero_division)
-
-
 def _nan_average(values, weights, axis=-1):
-    """Average ignoring NaN entries; NaN where every entry is NaN or weights sum 0."""
+    """Average ignoring NaN entries, as scikit-learn's ``_nanaverage``: NaN where
+    every entry is NaN, the plain mean of the defined entries where their weights
+    sum to 0."""
     ok = ~np.isnan(values)
     w = np.where(ok, weights, 0.0)
     total = w.sum(axis=axis)
+    count = ok.sum(axis=axis)
+    kept = np.where(ok, values, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = (np.where(ok, values, 0.0) * w).sum(axis=axis) / total
-    return np.where(total > 0, out, np.nan)
+        out = (kept * w).sum(axis=axis) / total
+        plain = kept.sum(axis=axis) / count
+    return np.where(total > 0, out, np.where(count > 0, plain, np.nan))
+
+
+def average_fill(zero_division):
+    """The value an undefined per-class metric takes in a macro or weighted
+    average: ``zero_division``, 0 under ``"warn"`` (scikit-learn's rule), NaN
+    (left out of the average) under ``nan``."""
+    return 0.0 if isinstance(zero_division, str) else zero_division
+
+
+def warn_undefined_classes(metric, undefined, classes, *, where=""):
+    """Warn that per-class values undefined under ``undefined`` (``(..., K)``)
+    entered an average as 0 (``zero_division="warn"``, scikit-learn's rule)."""
+    undefined = np.asarray(undefined, dtype=bool)
+    if not undefined.any():
+        return
+    absent = np.asarray(classes, dtype=object)[
+        undefined.reshape(-1, len(classes)).any(0)
+    ]
+    shown = ", ".join(
+        repr(c.item() if isinstance(c, np.generic) else c) for c in absent
+    )
+    warnings.warn(
+        f"{metric} is undefined (0/0) for class(es) {shown}{where}; they enter the "
+        f"average as 0, as in scikit-learn with zero_division='warn'. Pass "
+        f"zero_division=np.nan to leave them out of the average, or 0.0/1.0 to "
+        f"choose their value.",
+        UndefinedGroupMetricWarning,
+        stacklevel=user_stacklevel(),
+    )
 
 
 @validate_params(
@@ -110,14 +153,17 @@ def multiclass_metric(metric, counts, *, average=None, zero_division=np.nan):
         class (shape ``(..., K)``); ``"macro"`` the unweighted mean over classes,
         ``"weighted"`` the mean weighted by each class's support (its number of
         true samples), ``"micro"`` the metric of the summed one-vs-rest matrices.
-        Undefined per-class values are left out of the macro and weighted means
-        when ``zero_division`` is ``nan`` or ``"warn"`` (as scikit-learn does with
-        ``zero_division=np.nan``) and enter them as ``zero_division`` otherwise
-        (as scikit-learn does with ``0.0`` or ``1.0``).
+        Undefined per-class values enter the macro and weighted means as
+        scikit-learn's :func:`~sklearn.metrics.precision_recall_fscore_support`
+        has them: left out with ``zero_division=np.nan``, as ``zero_division``
+        with ``0.0`` or ``1.0``, and as 0 with ``"warn"`` (with an
+        :class:`~sklearn_smallfair.exceptions.UndefinedGroupMetricWarning`
+        naming the classes, by position).
         Ignored (must be ``None`` or the metric's own) for whole-matrix metrics.
     zero_division : {"warn", nan, 0.0, 1.0}, default=nan
-        The value of an undefined metric (0/0), after averaging, with the same
-        policy as :func:`~sklearn_smallfair.metrics.compute_metric`.
+        The value of an undefined metric (0/0), with the same policy as
+        :func:`~sklearn_smallfair.metrics.compute_metric`; for the macro and
+        weighted averages, of each undefined per-class value (see ``average``).
 
     Returns
     -------
@@ -160,9 +206,18 @@ def multiclass_metric(metric, counts, *, average=None, zero_division=np.nan):
         else:
             per_class = np.asarray(reg.func(ovr), dtype=np.float64)
             per_class = np.where(np.isfinite(per_class), per_class, np.nan)
-            if average is not None and _substitutes(zero_division):
+            if average is not None:
                 # a substituted value enters the mean, as in scikit-learn
-                per_class = np.where(np.isnan(per_class), zero_division, per_class)
+                if zero_division == "warn":
+                    warn_undefined_classes(
+                        reg.name,
+                        np.isnan(per_class),
+                        list(range(per_class.shape[-1])),
+                        where=" (positions in the matrix)",
+                    )
+                per_class = np.where(
+                    np.isnan(per_class), average_fill(zero_division), per_class
+                )
             if average is None:
                 values = per_class
             elif average == "macro":

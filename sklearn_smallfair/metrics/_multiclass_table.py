@@ -26,7 +26,12 @@ from .._multiclass_counts import (
 from .._proportion_intervals import SCORE_FUNCTIONS, beta_interval, mover_mean_interval
 from .._random import resolve_seed
 from ..exceptions import UndefinedGroupMetricWarning
-from ._multiclass import _resolve, multiclass_metric
+from ._multiclass import (
+    _resolve,
+    average_fill,
+    multiclass_metric,
+    warn_undefined_classes,
+)
 from ._registry import get_metric
 from ._warn import user_stacklevel
 
@@ -313,7 +318,31 @@ def multiclass_table(
                 metric, matrices, average=avg, zero_division=np.nan
             ).reshape(-1)
             undefined = np.isnan(values)
-            if undefined.any():
+            if reg is not None and avg in ("macro", "weighted"):
+                # undefined classes enter the average as scikit-learn has them
+                classes_undefined = np.isnan(
+                    multiclass_metric(metric, matrices, zero_division=np.nan)
+                )
+                if classes_undefined.any():
+                    values = multiclass_metric(
+                        metric,
+                        matrices,
+                        average=avg,
+                        zero_division=average_fill(zero_division),
+                    ).reshape(-1)
+                    if zero_division == "warn":
+                        groups_of = index[classes_undefined.any(axis=-1)].tolist()
+                        shown = ", ".join(map(repr, groups_of[:10]))
+                        more = (
+                            f" ({len(groups_of)} in all)" if len(groups_of) > 10 else ""
+                        )
+                        warn_undefined_classes(
+                            column,
+                            classes_undefined,
+                            classes,
+                            where=f" in group(s) {shown}{more}",
+                        )
+            elif undefined.any():
                 where = index[undefined].tolist()
                 if zero_division == "warn":
                     shown = ", ".join(map(str, where[:10]))
@@ -336,7 +365,15 @@ def multiclass_table(
                 ):
                     score = "wilson" if interval_method == "auto" else interval_method
                     k, m = _row_or_column_rates(mover, counts)
-                    low, high = mover_mean_interval(k, m, 1.0 - confidence_level, score)
+                    low, high = mover_mean_interval(
+                        k,
+                        m,
+                        1.0 - confidence_level,
+                        score,
+                        # balanced accuracy leaves out absent classes, as
+                        # scikit-learn's does; a macro mean has them filled
+                        fill=np.nan if reg is None else average_fill(zero_division),
+                    )
                     columns[f"{column}_low"] = np.where(undefined, np.nan, low)
                     columns[f"{column}_high"] = np.where(undefined, np.nan, high)
                     methods[column] = f"mover-{score}"

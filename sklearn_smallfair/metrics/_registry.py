@@ -88,8 +88,29 @@ class Metric:
         return _compute_metric(self, counts, zero_division)
 
 
+#: Largest (smallest) cell the metrics compute with: a product of two sums of
+#: two cells (MCC) then stays within float64's range.
+_MAX_CELL_EXPONENT = 480
+
+
 def _as_float(counts):
-    return np.asarray(counts, dtype=np.float64)
+    """Counts as float64; a matrix whose largest cell is above ``2**480`` or
+    below ``2**-480`` is scaled by a power of 2 (exactly) to a largest cell near
+    1, which leaves every metric unchanged (each is a ratio of forms of the same
+    degree in the cells) and keeps its sums and products from overflowing or
+    underflowing (counts smoothed with a huge pseudo-count, huge or tiny
+    weights)."""
+    c = np.asarray(counts, dtype=np.float64)
+    if c.ndim == 0 or c.size == 0:
+        return c
+    top = c.max(axis=-1, keepdims=True)
+    out_of_range = (top > 2.0**_MAX_CELL_EXPONENT) | (
+        (top > 0) & (top < 2.0**-_MAX_CELL_EXPONENT)
+    )
+    if out_of_range.any():
+        _, exponent = np.frexp(top)
+        c = np.ldexp(c, -np.where(out_of_range & np.isfinite(top), exponent, 0))
+    return c
 
 
 def _safe_divide(num, den):
@@ -581,6 +602,10 @@ def compute_metric(metric, counts, *, zero_division=np.nan):
     counts : array-like of shape (..., 4), or (..., 2, 4) for two-group metrics
         Cells ``(TP, FN, FP, TN)``, integer or float (smoothed), non-negative. For
         two-group metrics (``ofi``, ``te``) axis ``-2`` holds the two groups.
+        Every metric is a ratio of forms of one degree in the cells, so a matrix
+        whose largest cell is above ``2**480`` or below ``2**-480`` (a huge
+        pseudo-count, huge or tiny weights) is first scaled by a power of 2,
+        exactly: its value is that of the scaled matrix, never an overflow.
     zero_division : {"warn", np.nan, 0.0, 1.0}, default=np.nan
         Value for undefined results (0/0 or any other non-finite value).
         ``np.nan`` returns NaN silently, ``"warn"`` returns NaN with an

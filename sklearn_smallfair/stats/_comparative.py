@@ -35,6 +35,7 @@ from ._allpairs import (
 )
 from ._comparative_result import ComparativeSeparationResult
 from ._comparative_tests import _class_frame, _comparisons, _permutation_frame
+from ._match_result import check_draws_can_reject
 from ._multitest import CORRECTION, check_correction, group_pairs
 from ._pairs import (
     LABEL_HINT,
@@ -271,7 +272,10 @@ def comparative_separation_test(
         default 9,999 resamples); with labels that are all distinct there is
         nothing to permute, and a warning says so.
     n_resamples : int, default=9999
-        Resamples of the permutation test (100 to 1,000,000).
+        Resamples of the permutation test (100 to 1,000,000). A permutation
+        p-value is at least ``1 / (n_resamples + 1)``: fewer than
+        ``ceil(1 / alpha) - 1`` resamples, with which no test can reject at
+        ``alpha``, are an error.
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
             default=0
         Seed (``None`` for fresh entropy) of the pair draws (``n_pairs``) and of
@@ -374,6 +378,14 @@ def comparative_separation_test(
     source = _pair_source(pairs, judgments, n_pairs)
     requested = variance
     variance = _resolve_variance(variance, source)
+    # a permutation p-value is at least 1 / (n_resamples + 1)
+    check_draws_can_reject(
+        [method],
+        int(n_resamples),
+        float(alpha),
+        two_sided=False,
+        simulated=("permutation",),
+    )
     if method == "permutation" and source != "all":
         raise ValueError(
             f"method='permutation' permutes the group labels of all pairs of items; "

@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 
-from .._confusion import rows_or_counts
+from .._confusion import counts_have_labels, rows_or_counts
 from .._params import (
     BOOLEAN,
     COUNTS,
@@ -38,7 +38,7 @@ from .._params import (
 )
 from .._random import resolve_seed
 from .._references import reference_counts, warn_small_references
-from .._validation import check_smoothing
+from .._validation import MAX_COUNT_TOTAL, check_smoothing
 from ..exceptions import ReferenceWarning
 from ..metrics import Metric, get_metric, get_metrics
 from ..smoothing import BaseSmoothing
@@ -168,6 +168,13 @@ def _interval_inputs(metrics, cms, refs, smoothing, groups, seed):
 
 def _check_integer_counts(counts):
     if counts.dtype.kind == "f":
+        if counts.sum() >= MAX_COUNT_TOTAL:  # int64 would wrap around
+            raise ValueError(
+                f"counts total {counts.sum():.4g} people, at or above the bound "
+                f"of 2**62 (about 4.6e18) on the MATCH test's integer counts: "
+                f"the sums formed from them would overflow int64. Pass fewer or "
+                f"smaller counts."
+            )
         if not np.array_equal(counts, np.round(counts)):
             raise ValueError(
                 "the MATCH test needs integer confusion-matrix counts (one per "
@@ -369,7 +376,9 @@ def match_test(
         shown with its uncertainty by default; ``None`` leaves the columns out.
     n_resamples : int in [1, MAX_N_RESAMPLES], default=100_000
         Number of Monte Carlo draws per group; at most ``MAX_N_RESAMPLES`` (10^8,
-        about a minute per group).
+        about a minute per group). Where a group's p-value is drawn, fewer than
+        ``ceil(1 / alpha) - 1`` draws (``ceil(2 / alpha) - 1`` two-sided), with
+        which no p-value can reach ``alpha``, are an error.
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
             default=0
         Seed for Monte Carlo; ``None`` for fresh entropy. Each (metric, group)
@@ -459,7 +468,8 @@ def match_test(
     if null == "fixed-reference":  # the two-sample law counts the reference's noise
         warn_small_references(
             refs,
-            groups,
+            # groups named by label; counts without labels by position
+            groups if counts_have_labels(counts) else None,
             what="The MATCH test",
             hint="reference_uncertainty=True",
             parameter=None,
@@ -487,7 +497,15 @@ def match_test(
             )
             for m in metrics
         ]
-        return _finish(frames, correction, family, alpha, inputs)
+        return _finish(
+            frames,
+            correction,
+            family,
+            alpha,
+            inputs,
+            n_resamples=int(n_resamples),
+            alternative=alternative,
+        )
     base = Batch(
         counts=cms,
         reference=refs,
@@ -504,4 +522,12 @@ def match_test(
         _test_metric(m, methods, base, groups, alternative, confidence_level)
         for m, methods in plans
     ]
-    return _finish(frames, correction, family, alpha, inputs)
+    return _finish(
+        frames,
+        correction,
+        family,
+        alpha,
+        inputs,
+        n_resamples=int(n_resamples),
+        alternative=alternative,
+    )

@@ -22,7 +22,9 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from .._confusion import counts_have_labels
 from .._multiclass_counts import (
+    MulticlassCounts,
     enumerate_multiclass_matrices,
     n_multiclass_matrices,
     one_vs_rest,
@@ -46,7 +48,7 @@ from ..exceptions import ReferenceWarning, UndefinedGroupMetricWarning
 from ..metrics import get_metric, multiclass_metric
 from ._match import ALTERNATIVES, MAX_N_RESAMPLES, METHODS
 from ._match import match_test as _binary_match_test
-from ._match_result import COLUMNS, MatchResult
+from ._match_result import COLUMNS, MatchResult, check_draws_can_reject
 from ._multitest import CORRECTION, adjust_pvalues, check_correction
 
 __all__ = [
@@ -125,8 +127,17 @@ class MulticlassMatchResult(MatchResult):
 # =====================================================================================
 # Data: the groups' matrices, their classes and references
 # =====================================================================================
-def _warn_references(refs, groups, labels):
-    """A :class:`ReferenceWarning` for empty reference rows and cells."""
+def _group_names(groups, where, named):
+    """The groups at ``where`` as messages name them: by label, or by position
+    when the counts carry no labels."""
+    if named:
+        return f"group(s) {format_labels(groups[where])}"
+    return f"the group(s) at position(s) {format_labels(where)}"
+
+
+def _warn_references(refs, groups, labels, named=True):
+    """A :class:`ReferenceWarning` for empty reference rows and cells; ``named``:
+    whether the groups have labels (else they are named by position)."""
     groups = np.asarray(groups, dtype=object)
     rows = refs.sum(axis=-1) == 0  # (G, K): a class that is never true
     cells = refs == 0
@@ -134,7 +145,7 @@ def _warn_references(refs, groups, labels):
         where = np.flatnonzero(rows.any(axis=1))
         absent = format_labels(np.asarray(labels)[rows.any(axis=0)])
         warnings.warn(
-            f"the reference of group(s) {format_labels(groups[where])} has no case "
+            f"the reference of {_group_names(groups, where, named)} has no case "
             f"of true class(es) {absent}: under H0 those classes never occur, so "
             f"their per-class metrics are undefined and any such case in the group "
             f"is impossible. Use reference='rest' or 'total', or add a pseudo-count "
@@ -145,7 +156,7 @@ def _warn_references(refs, groups, labels):
     elif cells.any():
         where = np.flatnonzero(cells.any(axis=(1, 2)))
         warnings.warn(
-            f"the reference of group(s) {format_labels(groups[where])} has empty "
+            f"the reference of {_group_names(groups, where, named)} has empty "
             f"cells: under H0 those cells have probability 0, so the null law is "
             f"degenerate there (a group with cases in them is judged against a law "
             f"that cannot produce it). Use a larger reference (reference='rest' or "
@@ -575,7 +586,9 @@ def multiclass_match_test(
         equal-tailed interval of the score under the posterior
         ``Dirichlet(C + 1/2)``, from 2,000 draws). ``None`` leaves them out.
     n_resamples : int in [1, MAX_N_RESAMPLES], default=100_000
-        Monte Carlo draws per (metric, group).
+        Monte Carlo draws per (metric, group). Where a p-value is drawn, fewer
+        than ``ceil(1 / alpha) - 1`` draws (``ceil(2 / alpha) - 1`` two-sided),
+        with which no p-value can reach ``alpha``, are an error.
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
             default=0
         Seed of the Monte Carlo draws and intervals (``None`` for fresh
@@ -652,7 +665,12 @@ def multiclass_match_test(
         y_true, y_pred, sensitive_features, counts, labels
     )
     refs = _reference_matrices(cms, reference, groups)
-    _warn_references(refs, groups, labels)
+    _warn_references(
+        refs,
+        groups,
+        labels,
+        named=isinstance(counts, MulticlassCounts) or counts_have_labels(counts),
+    )
     options = {
         "alternative": alternative,
         "alpha": float(alpha),
@@ -675,6 +693,13 @@ def multiclass_match_test(
                 _matrix_rows(m, average, label, method, groups, cms, refs, options)
             )
     frame = pd.concat(frames, ignore_index=True)
+    check_draws_can_reject(
+        frame["method"],
+        int(n_resamples),
+        float(alpha),
+        two_sided=alternative == "two-sided",
+        pvalues=frame["p_value"],
+    )
     frame["class"] = frame["class"].astype(object)
     frame["p_adjusted"] = np.nan
     for label in frame["metric"].unique():

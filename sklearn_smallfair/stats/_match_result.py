@@ -1,5 +1,6 @@
 """The result of the MATCH test: one row per group (and metric)."""
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -152,9 +153,69 @@ class MatchResult(TestResult):
         )
 
 
-def _finish(frames, correction, family, alpha, interval_inputs=None):
-    """The metrics' rows together, adjusted over the family, as a result."""
+def smallest_draws(alpha, tails=1):
+    """Fewest Monte Carlo draws ``n`` whose smallest p-value, ``tails / (n + 1)``
+    (a tail ``(count + 1) / (draws + 1)``, doubled when two-sided), is at most
+    ``alpha``: ``ceil(tails / alpha) - 1``."""
+    need = max(math.ceil(tails / alpha) - 1, 1)
+    while tails / (need + 1) > alpha:  # rounding of tails / alpha
+        need += 1
+    return need
+
+
+def check_draws_can_reject(
+    methods, n_resamples, alpha, *, two_sided, simulated=_SIMULATED, pvalues=None
+):
+    """Refuse Monte Carlo p-values that can never reach ``alpha``.
+
+    A tail estimated from ``n`` draws is at least ``1 / (n + 1)`` (two-sided
+    p-values: ``2 / (n + 1)``); with too few draws the test cannot reject at
+    ``alpha`` whatever the data, and would say so silently. With ``pvalues``,
+    only the rows with a p-value (a defined observed score) count.
+    """
+    drawn = np.isin(np.asarray(methods, dtype=object), simulated)
+    if pvalues is not None:
+        drawn &= np.isfinite(np.asarray(pvalues, dtype=np.float64))
+    if not drawn.any():
+        return
+    tails = 2 if two_sided else 1
+    if tails / (n_resamples + 1) <= alpha:
+        return
+    need = smallest_draws(alpha, tails)
+    raise ValueError(
+        f"n_resamples={n_resamples} Monte Carlo draws give p-values of at least "
+        f"{tails}/(n_resamples + 1) = {tails / (n_resamples + 1):.3g}"
+        f"{' (two-sided)' if two_sided else ''}, so no test can reject at "
+        f"alpha={alpha:g} whatever the data. Pass n_resamples >= {need} "
+        f"(ceil({tails}/alpha) - 1; many more for a stable p-value), or a method "
+        f"that does not draw."
+    )
+
+
+def _finish(
+    frames,
+    correction,
+    family,
+    alpha,
+    interval_inputs=None,
+    *,
+    n_resamples=None,
+    alternative="two-sided",
+):
+    """The metrics' rows together, adjusted over the family, as a result.
+
+    With ``n_resamples``, Monte Carlo rows whose p-values could never reach
+    ``alpha`` are refused (:func:`check_draws_can_reject`).
+    """
     frame = pd.concat(frames, ignore_index=True)
+    if n_resamples is not None:
+        check_draws_can_reject(
+            frame["method"],
+            n_resamples,
+            alpha,
+            two_sided=alternative == "two-sided",
+            pvalues=frame["p_value"],
+        )
     frame["p_adjusted"] = np.nan
     if family == "all":
         frame["p_adjusted"] = adjust_pvalues(

@@ -35,6 +35,7 @@ from ._exact import (
     barnard_exact_pvalues,
     score_statistic,
 )
+from ._match_result import check_draws_can_reject
 from ._multitest import CORRECTION, _adjust, check_correction, group_pairs
 from ._permutation import two_sample_permutation_pvalues
 from ._results import (
@@ -391,7 +392,9 @@ default=None
         The column ``method`` of the result says which test each row used.
     n_resamples : int, default=9999
         Label permutations per comparison with ``method="permutation"`` (100 to
-        1,000,000).
+        1,000,000). A permutation p-value is at least ``1 / (n_resamples + 1)``:
+        fewer than ``ceil(1 / alpha) - 1`` permutations, with which no test can
+        reject at ``alpha``, are an error.
     random_state : None, int, numpy Generator, RandomState or SeedSequence, \
 default=0
         Seed of the permutations (``method="permutation"`` only); ``None`` for
@@ -519,6 +522,14 @@ default=0
                 stacklevel=user_stacklevel(),
             )
     seed = resolve_seed(random_state) if method == "permutation" else None
+    # a permutation p-value is at least 1 / (n_resamples + 1)
+    check_draws_can_reject(
+        [method],
+        int(n_resamples),
+        float(alpha),
+        two_sided=False,
+        simulated=("permutation",),
+    )
     frames = []
     for metric, hit, miss in (("tpr", 0, 1), ("fpr", 2, 3)):
         x_a, x_b = side_a[:, hit], side_b[:, hit]

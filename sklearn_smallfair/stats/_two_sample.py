@@ -541,12 +541,19 @@ def critical_values(k, m, s, level):
     at ``2 level``) when the pooled count is ``s``; bisection on ``c``. Results
     are memoized per exact arguments (a bounded cache): the rounds of
     :func:`acceptance_range` ask for the same regions again, and so does a
-    second audit of the same counts.
+    second audit of the same counts; repeated tables within one call (groups of
+    one size) are computed once.
     """
     k, m, s, level = (
         np.asarray(v, dtype=np.float64).ravel()
         for v in np.broadcast_arrays(k, m, s, level)
     )
+    rows = np.stack([k, m, s, level], axis=1)
+    distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
+    if distinct.shape[0] < k.size:  # many groups of one size share their tables
+        c_hi, c_lo = critical_values(*distinct.T)
+        inverse = inverse.ravel()
+        return c_hi[inverse], c_lo[inverse]
     if k.size > _CACHE_MAX_TABLES:
         return _critical_values(k, m, s, level)
     c_hi, c_lo = _critical_cached(

@@ -357,13 +357,15 @@ def test_macro_intervals_mover_or_withheld_with_one_warning():
 
 @pytest.mark.parametrize("method", ["auto", "jeffreys", "clopper-pearson"])
 def test_macro_mover_by_hand(method):
-    # a class absent from group 1's truth: its TPR is left out of the mean
+    # a class absent from group 1's truth: with zero_division=nan its TPR is
+    # left out of the mean
     c = np.array([[[6, 2, 1], [1, 5, 2], [0, 2, 7]], [[3, 0, 1], [2, 2, 0], [0, 0, 0]]])
     table = _quiet(
         group_metrics,
         counts=c,
         metrics=["tpr", "ppv", "fdr"],
         average="macro",
+        zero_division=np.nan,
         confidence_level=0.9,
         interval_method=method,
     )
