@@ -205,8 +205,8 @@ def _reference_names(shape, labels):
 
         return named
     if len(shape) == 1:
-        return lambda index: f"group at position {index[0]}"
-    return lambda index: f"reference at position {index}"
+        return lambda index: f"the group at position {index[0]}"
+    return lambda index: f"the reference at position {index}"
 
 
 def _people(total):
