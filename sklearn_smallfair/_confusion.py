@@ -356,7 +356,40 @@ def check_group_counts(counts):
             f"(all cells 0); drop "
             f"them."
         )
+    if len(groups) > 1:
+        _warn_population_rows(groups)
     return groups, values, name
+
+
+#: Labels that name everyone in a table of counts rather than a group.
+POPULATION_LABELS = ("all", "total", "overall", "population", "everyone")
+
+
+def _warn_population_rows(groups):
+    """Warn when a row of a counts table is labelled like the whole population
+    (``"All"``, ``"Total"``): audited as a group, it would also be counted in
+    every other group's reference."""
+    rows = [
+        g
+        for g in groups.tolist()
+        if isinstance(g, str) and g.strip().casefold() in POPULATION_LABELS
+    ]
+    if not rows:
+        return
+    import warnings
+
+    from ._stacklevel import user_stacklevel
+    from .exceptions import SensitiveFeaturesWarning
+
+    warnings.warn(
+        f"counts has the row(s) {format_labels(np.asarray(rows, dtype=object))}, "
+        f"labelled like everyone rather than a group: it is audited as a group "
+        f"and its people are counted again in every other group's reference. If "
+        f"it is a population total, drop it from the groups (and pass it as "
+        f"reference= if it is the reference).",
+        SensitiveFeaturesWarning,
+        stacklevel=user_stacklevel(),
+    )
 
 
 def counts_have_labels(counts):

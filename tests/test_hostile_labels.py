@@ -412,3 +412,17 @@ def test_the_report_figure_draws_the_first_sixty_groups():
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+@pytest.mark.parametrize("label", ["All", "TOTAL ", " overall", "Population"])
+def test_a_counts_row_labelled_like_everyone_is_warned_about(label):
+    counts = pd.DataFrame(
+        {"tp": [5, 6, 11], "fn": [1, 2, 3], "fp": [3, 3, 6], "tn": [9, 9, 18]},
+        index=["a", "b", label],
+    )
+    with pytest.warns(SensitiveFeaturesWarning, match="labelled like everyone"):
+        group_metrics(counts=counts, metrics=["tpr"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SensitiveFeaturesWarning)
+        group_metrics(counts=counts.iloc[:2], metrics=["tpr"])
+        group_metrics(counts=counts.iloc[2:], metrics=["tpr"])  # one row: no others

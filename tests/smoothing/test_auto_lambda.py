@@ -416,9 +416,8 @@ def test_references_checked_once_per_call_and_shown_at_the_caller(lam, method):
         assert caught == []  # a fixed lam learns nothing from the references
         return
     assert len(caught) == 1
-    assert "the references of the group at position 0 (26 people in the reference)" in str(
-        caught[0].message
-    )
+    expected = "the references of the group at position 0 (26 people in the reference)"
+    assert expected in str(caught[0].message)
     assert caught[0].filename == __file__
 
 
