@@ -37,6 +37,7 @@ try:  # imported as part of the ``benchmarks`` package
         bench_eauc,
         bench_enumeration,
         bench_group_metrics,
+        bench_many_groups,
         bench_match,
         bench_multiclass,
         bench_separation,
@@ -52,6 +53,7 @@ except ImportError:  # run as a script, or imported from the benchmarks folder
     import bench_eauc
     import bench_enumeration
     import bench_group_metrics
+    import bench_many_groups
     import bench_match
     import bench_multiclass
     import bench_separation
@@ -66,6 +68,7 @@ BENCHMARKS = {
     bench_eauc.NAME: bench_eauc,
     bench_coverage.NAME: bench_coverage,
     bench_audit_detectable.NAME: bench_audit_detectable,
+    bench_many_groups.NAME: bench_many_groups,
     bench_audit_counting.NAME: bench_audit_counting,
     bench_counting.NAME: bench_counting,
     bench_multiclass.NAME: bench_multiclass,

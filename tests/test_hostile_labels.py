@@ -426,3 +426,18 @@ def test_a_counts_row_labelled_like_everyone_is_warned_about(label):
         warnings.simplefilter("error", SensitiveFeaturesWarning)
         group_metrics(counts=counts.iloc[:2], metrics=["tpr"])
         group_metrics(counts=counts.iloc[2:], metrics=["tpr"])  # one row: no others
+
+
+def test_the_report_names_lookalike_labels_first():
+    g = np.repeat(["A", "\u0410", "B"], 20)
+    y = np.tile([0, 1], 30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = audit_predictions(y, y, sensitive_features=g)
+    first = report.findings()[0]
+    assert first.startswith("Labels that look alike") and "'\\u0410'" in first
+    assert "Labels that look alike" in report.to_html()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = audit_predictions(y, y, sensitive_features=np.repeat(list("ABC"), 20))
+    assert not any(f.startswith("Labels") for f in plain.findings())

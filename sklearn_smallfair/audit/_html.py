@@ -41,6 +41,7 @@ TOP_PAIRS = 8
 FOLD_GROUPS = 12
 
 _KINDS = {
+    "labels": "Labels that look alike",
     "gap": "Gaps",
     "outside": "Outside the reference's range, not significant after adjustment",
     "separation": "Separation (equalized odds)",

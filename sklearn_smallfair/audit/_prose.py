@@ -3,6 +3,7 @@ findings and the summary."""
 
 import numpy as np
 
+from .._lookalike import lookalike_sets
 from .._output import display_label
 from ._detectable import POWER, VERDICTS
 from ._detectable import plannable as _plannable
@@ -191,11 +192,25 @@ def ranked(report):
                 f"a large p-value as 'not enough data', not as 'fair'.",
             )
         )
-    # the separation verdict ranks after the gaps and the values outside
-    # their range, before the undefined and inconclusive ones
-    first = [x for x in out if x[0] in ("gap", "outside")]
+    lookalike = lookalike_sets([g for g in f.index.tolist() if isinstance(g, str)])
+    if lookalike:
+        sets = "; ".join(" and ".join(ascii(v) for v in same) for same in lookalike)
+        out.append(
+            (
+                "labels",
+                0.0,
+                f"Labels that look alike are different groups here: {sets} "
+                f"(written with escapes to show how they differ). If they name one "
+                f"group, clean the labels and audit again.",
+            )
+        )
+    # a caveat on the labels comes first; the separation verdict ranks after
+    # the gaps and the values outside their range, before the undefined and
+    # inconclusive ones
+    first = [x for x in out if x[0] == "labels"]
+    first += [x for x in out if x[0] in ("gap", "outside")]
     sep = [x for x in out if x[0] == "separation"]
-    rest = [x for x in out if x[0] not in ("gap", "outside", "separation")]
+    rest = [x for x in out if x[0] not in ("labels", "gap", "outside", "separation")]
     return first + sep + rest
 
 
