@@ -201,10 +201,10 @@ def _class_labels(y_true, y_pred, labels):
             )
         if pd.unique(labels.astype(object)).shape[0] != labels.shape[0]:
             raise ValueError(f"labels has repeated values: {format_labels(labels)}.")
-    index = pd.Index(labels.astype(object))
+    index = pd.Index(labels.astype(object), dtype=object)
     codes = []
     for name, uniques, code in (("y_true", u_true, c_true), ("y_pred", u_pred, c_pred)):
-        position = index.get_indexer(pd.Index(uniques.astype(object)))
+        position = index.get_indexer(pd.Index(uniques.astype(object), dtype=object))
         if (position < 0).any():
             raise ValueError(
                 f"{name} has class(es) {format_labels(uniques[position < 0])} that "
@@ -456,9 +456,9 @@ def long_table(frame, labels):
         both = pd.unique(np.concatenate([true, pred]).astype(object))
         labels = _sorted_labels(both, "counts' 'true' and 'predicted' columns")
     labels = np.asarray(labels)
-    index = pd.Index(labels.astype(object))
-    ti = index.get_indexer(pd.Index(true.astype(object)))
-    pi = index.get_indexer(pd.Index(pred.astype(object)))
+    index = pd.Index(labels.astype(object), dtype=object)
+    ti = index.get_indexer(pd.Index(true.astype(object), dtype=object))
+    pi = index.get_indexer(pd.Index(pred.astype(object), dtype=object))
     unknown = np.concatenate([true[ti < 0], pred[pi < 0]])
     if unknown.shape[0]:
         raise ValueError(

@@ -23,32 +23,42 @@ def _z(alpha):
     return norm.ppf(1.0 - alpha / 2.0)
 
 
-#: Largest Beta parameter passed to scipy: beyond, ``a + b`` may overflow, and
-#: the law is a point mass at ``a / (a + b)`` to double precision anyway.
-_MAX_BETA_EXPONENT = 900
+#: Beyond a Beta parameter of ``2**40``, the quantiles are the normal law's of
+#: the same mean and variance (see :func:`_beta_quantile`).
+_NORMAL_BETA_EXPONENT = 40
 
 
 def _beta_quantile(q, a, b):
     """``beta.ppf(q, a, b)`` where ``a, b > 0``; NaN elsewhere (masked by callers).
 
-    Parameters above ``2**900`` (a huge pseudo-count) are scaled down together by
-    a power of 2: the law's spread, about ``(a + b)**-0.5``, stays far below
-    double precision, so the quantiles are still ``a / (a + b)``.
+    Where ``a + b`` exceeds ``2**40`` (a huge pseudo-count, or counts of huge
+    weights) the law's spread, about ``(a + b)**-0.5``, is below ``1e-6`` and its
+    skewness below ``1e-6`` too, so the normal law of the same mean and variance
+    gives the quantile to about ``1e-12``; it is used there, computed from
+    ``a / (a + b)`` so that no parameter overflows (scipy's ``beta.ppf`` fails on
+    such parameters in some releases).
     """
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    top = np.maximum(a, b)
-    huge = np.isfinite(top) & (top > 2.0**_MAX_BETA_EXPONENT)
-    if huge.any():
-        _, exponent = np.frexp(np.where(huge, top, 1.0))
-        shift = np.where(huge, exponent - _MAX_BETA_EXPONENT, 0)
-        a, b = np.ldexp(a, -shift), np.ldexp(b, -shift)
+    q, a, b = np.broadcast_arrays(
+        np.asarray(q, dtype=np.float64),
+        np.asarray(a, dtype=np.float64),
+        np.asarray(b, dtype=np.float64),
+    )
+    out = np.full(a.shape, np.nan)
     ok = (a > 0) & (b > 0)
-    out = np.full(np.broadcast(a, b).shape, np.nan)
-    if ok.any():
-        out[ok] = beta.ppf(
-            q, np.broadcast_to(a, ok.shape)[ok], np.broadcast_to(b, ok.shape)[ok]
+    top = np.maximum(a, b)
+    huge = ok & np.isfinite(top) & (top > 2.0**_NORMAL_BETA_EXPONENT)
+    exact = ok & ~huge
+    if exact.any():
+        out[exact] = beta.ppf(q[exact], a[exact], b[exact])
+    if huge.any():
+        _, exponent = np.frexp(top[huge])  # scaled: a + b cannot overflow
+        ah, bh = np.ldexp(a[huge], -exponent), np.ldexp(b[huge], -exponent)
+        total = ah + bh
+        mean = ah / total
+        sd = np.sqrt(mean * (bh / total)) * np.sqrt(
+            np.ldexp(1.0, -exponent) / (total + np.ldexp(1.0, -exponent))
         )
+        out[huge] = np.clip(mean + norm.ppf(q[huge]) * sd, 0.0, 1.0)
     return out
 
 

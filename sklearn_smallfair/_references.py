@@ -167,7 +167,7 @@ def align_by_label(reference, labels, *, name="reference"):
             f"{format_labels(np.asarray(index[index.duplicated()].unique()))} more "
             f"than once; pass one reference row per group."
         )
-    labels = pd.Index(np.asarray(labels, dtype=object))
+    labels = pd.Index(np.asarray(labels, dtype=object), dtype=object)
     position = index.get_indexer(labels)
     unknown = index.difference(labels, sort=False)
     if (position < 0).any() or len(unknown):

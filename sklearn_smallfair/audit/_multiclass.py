@@ -120,8 +120,8 @@ def _from_counts(counts, labels):
         groups = np.asarray(counts.groups)
         given, matrices = np.asarray(counts.labels), np.asarray(counts.counts)
         if labels is not None:
-            position = pd.Index(given.astype(object)).get_indexer(
-                pd.Index(labels.astype(object))
+            position = pd.Index(given.astype(object), dtype=object).get_indexer(
+                pd.Index(labels.astype(object), dtype=object)
             )
             if (position < 0).any() or labels.shape[0] != given.shape[0]:
                 raise ValueError(
