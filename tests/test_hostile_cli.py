@@ -395,3 +395,23 @@ def test_experiment_population_row_is_not_a_group(tmp_path, capsys, spelled):
     assert code == 0, capsys.readouterr().err
     results = pd.read_csv(tmp_path / "r.csv")
     assert set(results["group"]) == {"A", "B"}
+
+
+def test_progress_names_the_audits_stages(tmp_path, capsys):
+    records = ["1,1,a", "1,0,a", "0,0,a", "0,1,b", "1,1,b", "0,0,b"]
+    path = write(tmp_path, "in.csv", rows("y,p,g", records))
+    code, _, err = run(audit(path, tmp_path, "--progress"), capsys)
+    assert code == 0, err
+    assert "smallfair: auditing 2 groups x 3 metrics (tests: none)" in err
+    assert "smallfair: audited in " in err
+    code, _, err = run(audit(path, tmp_path, "--no-progress"), capsys)
+    assert code == 0 and "auditing" not in err
+
+
+def test_an_output_named_dash_is_refused(tmp_path, capsys):
+    path = write(tmp_path, "in.csv", rows("y,p,g", ["1,1,a", "0,0,b", "1,0,a"]))
+    argv = audit(path, tmp_path)
+    argv[argv.index("--out") + 1] = "-"
+    code, _, err = run(argv, capsys)
+    assert_error(code, err, 2, "--out - would write a file named '-'")
+    assert not (tmp_path / "-").exists()

@@ -251,8 +251,8 @@ def add_parser(subparsers):
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="show the rows read on stderr (tqdm when installed); default: when "
-        "stderr is a terminal",
+        help="show the rows read (tqdm when installed) and the audit's stages on "
+        "stderr; default: when stderr is a terminal",
     )
     _add_force(parser)
     return parser

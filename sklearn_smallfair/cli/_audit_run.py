@@ -1,6 +1,7 @@
 """The work of ``smallfair audit`` (its parser is in ``_audit``)."""
 
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -111,7 +112,27 @@ def run(args, out, err=None):
                 matrix_metrics=matrix_metrics,
             )
 
+    show = (
+        args.progress
+        if args.progress is not None
+        else getattr(err, "isatty", lambda: False)()
+    )
+    start = time.perf_counter()
+    if show:
+        print(
+            f"smallfair: auditing {len(names):,} groups x {len(metrics)} metrics "
+            f"(tests: {', '.join(tests) or 'none'})",
+            file=err,
+            flush=True,
+        )
     report = audit(counts)
+    if show:
+        print(
+            f"smallfair: audited in {time.perf_counter() - start:.1f} s; writing "
+            f"the outputs",
+            file=err,
+            flush=True,
+        )
     _agg_backend()
     # every output is made before any is written: a failure writes nothing
     outputs = [(report.to_html(), args.out, "the HTML report", "HTML report")]

@@ -593,6 +593,11 @@ def _check_output(path, option, *, force=False):
         return
     if not str(path):
         raise _UsageError(f"{option} is empty; give the name of the file to write")
+    if str(path) == "-":
+        raise _UsageError(
+            f"{option} - would write a file named '-'; the outputs are files: give "
+            f"a file name (standard output carries the summary)"
+        )
     p = Path(path)
     if p.is_symlink():
         if not force:
