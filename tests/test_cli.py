@@ -662,7 +662,9 @@ def test_audit_progress_line_without_tqdm(
     path, _ = predictions_csv
     argv = [*_audit(path), "--chunksize", "150", "--progress", "--tests", "none"]
     _, _, err = _audit_table(argv, tmp_path, capsys, "progress")
-    assert err.endswith("smallfair: 400 rows read\n")
-    assert err.count("rows read") == 3  # one update per chunk, on one line
+    reading, auditing = err.split("\n", 1)
+    assert reading.endswith("smallfair: 400 rows read")
+    assert reading.count("rows read") == 3  # one update per chunk, on one line
+    assert auditing.startswith("smallfair: auditing 3 groups x 3 metrics")
     _, _, err = _audit_table([*argv, "--no-progress"], tmp_path, capsys, "quiet")
     assert err == ""
