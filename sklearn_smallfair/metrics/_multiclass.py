@@ -25,7 +25,7 @@ from .._multiclass_counts import (
 from .._params import ZERO_DIVISION, StrOptions, validate_params
 from .._validation import check_zero_division
 from ..exceptions import UndefinedGroupMetricWarning
-from ._registry import _MAX_CELL_EXPONENT, _apply_zero_division, get_metric
+from ._registry import _apply_zero_division, get_metric, scale_cells
 from ._warn import user_stacklevel
 
 __all__ = ["multiclass_metric"]
@@ -39,13 +39,7 @@ def _whole_matrix_metric(name, c):
     if c.size:
         # each metric is a ratio of forms of one degree: an exact power-of-2
         # scale keeps its sums and products finite and the value unchanged
-        top = c.max(axis=(-2, -1), keepdims=True)
-        out_of_range = (top > 2.0**_MAX_CELL_EXPONENT) | (
-            (top > 0) & (top < 2.0**-_MAX_CELL_EXPONENT)
-        )
-        if out_of_range.any():
-            _, exponent = np.frexp(top)
-            c = np.ldexp(c, -np.where(out_of_range & np.isfinite(top), exponent, 0))
+        c = scale_cells(c, axis=(-2, -1))
     diag = np.diagonal(c, axis1=-2, axis2=-1)
     t = c.sum(axis=-1)  # true-class totals
     p = c.sum(axis=-2)  # predicted-class totals

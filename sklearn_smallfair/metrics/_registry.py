@@ -103,14 +103,21 @@ def _as_float(counts):
     c = np.asarray(counts, dtype=np.float64)
     if c.ndim == 0 or c.size == 0:
         return c
-    top = c.max(axis=-1, keepdims=True)
+    return scale_cells(c, axis=-1)
+
+
+def scale_cells(c, axis):
+    """``c`` with each matrix (the cells along ``axis``) whose largest cell is
+    above ``2**480`` or below ``2**-480`` scaled by a power of 2 to a largest
+    cell near 1 (exactly: ``ldexp``); other matrices unchanged."""
+    top = c.max(axis=axis, keepdims=True)
     out_of_range = (top > 2.0**_MAX_CELL_EXPONENT) | (
         (top > 0) & (top < 2.0**-_MAX_CELL_EXPONENT)
     )
-    if out_of_range.any():
-        _, exponent = np.frexp(top)
-        c = np.ldexp(c, -np.where(out_of_range & np.isfinite(top), exponent, 0))
-    return c
+    if not out_of_range.any():
+        return c
+    _, exponent = np.frexp(top)
+    return np.ldexp(c, -np.where(out_of_range & np.isfinite(top), exponent, 0))
 
 
 def _safe_divide(num, den):
