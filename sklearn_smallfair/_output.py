@@ -45,6 +45,7 @@ __all__ = [
     "display_label",
     "json_text",
     "jsonable",
+    "stage",
     "write_atomic",
 ]
 
@@ -469,7 +470,39 @@ def write_atomic(path, data, *, what="output", force=False, name="path"):
         raise FileNotFoundError(
             2, f"cannot write {what}: folder {display_label(folder)} does not exist"
         )
-    fd, tmp = _temporary(folder, dest.name)
+    tmp = stage(dest, data, info)
+    try:
+        os.replace(tmp, dest)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return dest.absolute()
+
+
+def stage(dest, data, info=None):
+    """Write ``data`` whole to a new temporary file beside ``dest``; return its path.
+
+    The temporary file has a short hidden name in ``dest``'s folder, is synced
+    to disk, and takes the permissions of the file it will replace (``info``,
+    its ``os.stat``, or ``None`` for a new file); renaming it over ``dest`` is
+    the caller's. On failure no temporary file is left.
+
+    Parameters
+    ----------
+    dest : pathlib.Path
+        The file the temporary will replace.
+    data : str, bytes or callable
+        The content, as for :func:`write_atomic`.
+    info : os.stat_result, default=None
+        The destination's status, when it exists.
+
+    Returns
+    -------
+    pathlib.Path
+        The temporary file.
+    """
+    fd, tmp = _temporary(dest.parent, dest.name)
     try:
         with os.fdopen(fd, "wb") as fh:
             _put(fh, data)
@@ -477,12 +510,11 @@ def write_atomic(path, data, *, what="output", force=False, name="path"):
             os.fsync(fh.fileno())
         if info is not None:
             os.chmod(tmp, stat.S_IMODE(info.st_mode))
-        os.replace(tmp, dest)
     except BaseException:
         with suppress(OSError):
             os.unlink(tmp)
         raise
-    return dest.absolute()
+    return tmp
 
 
 def _temporary(folder, name):

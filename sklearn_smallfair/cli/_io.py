@@ -677,7 +677,7 @@ def _write_all(outputs, *, force=False):
     list of str
         The absolute paths written, in the order of ``outputs``.
     """
-    from .._output import _put, _temporary, check_destination
+    from .._output import _put, check_destination, stage
 
     staged, direct = [], []
     try:
@@ -696,19 +696,7 @@ def _write_all(outputs, *, force=False):
             if info is not None and not os.access(dest, os.W_OK):
                 raise CLIError(f"cannot write {what} to {path}: the file is read-only")
             try:
-                fd, tmp = _temporary(dest.parent, dest.name)
-            except OSError as exc:
-                raise CLIError(
-                    f"cannot write {what} to {path}: {exc.strerror or exc}"
-                ) from None
-            staged.append((tmp, dest, path, what))
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    _put(fh, data)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                if info is not None:
-                    os.chmod(tmp, stat.S_IMODE(info.st_mode))
+                staged.append((stage(dest, data, info), dest, path, what))
             except OSError as exc:
                 raise CLIError(
                     f"cannot write {what} to {path}: {exc.strerror or exc}"

@@ -497,31 +497,23 @@ def match_test(
             )
             for m in metrics
         ]
-        return _finish(
-            frames,
-            correction,
-            family,
-            alpha,
-            inputs,
+    else:
+        base = Batch(
+            counts=cms,
+            reference=refs,
+            score=np.full(cms.shape[0], np.nan),
+            smoothing=smoothing,
+            dirichlet=_dirichlet(refs, reference_uncertainty, reference_prior),
+            conditional=bool(conditional),
             n_resamples=int(n_resamples),
-            alternative=alternative,
+            labels=tuple(groups),
+            seed=seed,
         )
-    base = Batch(
-        counts=cms,
-        reference=refs,
-        score=np.full(cms.shape[0], np.nan),
-        smoothing=smoothing,
-        dirichlet=_dirichlet(refs, reference_uncertainty, reference_prior),
-        conditional=bool(conditional),
-        n_resamples=int(n_resamples),
-        labels=tuple(groups),
-        seed=seed,
-    )
-    plans = [(m, _choose_method(m, method, base, groups)) for m in metrics]
-    frames = [
-        _test_metric(m, methods, base, groups, alternative, confidence_level)
-        for m, methods in plans
-    ]
+        plans = [(m, _choose_method(m, method, base, groups)) for m in metrics]
+        frames = [
+            _test_metric(m, methods, base, groups, alternative, confidence_level)
+            for m, methods in plans
+        ]
     return _finish(
         frames,
         correction,
