@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._counting import _finish, _partial_counts
-from ._dataframes import dask_grouped_counts, is_dask_collection, to_local
+from ._frames import count_dask, from_data, is_dask_collection, to_local
 from ._params import COUNTS, POS_LABEL, validate_params
 from ._validation import (
     _asarray,
@@ -22,6 +22,7 @@ from ._validation import (
     check_counts,
     check_sample_weight,
     format_labels,
+    integer_counts,
 )
 
 __all__ = [
@@ -82,11 +83,11 @@ def _grouped_counts(y_true, y_pred, sensitive_features, sample_weight, pos_label
     ``sensitive_features`` is ``None`` (then ``counts`` has shape ``(4,)``).
     dask collections are counted partition by partition and the tables added
     by label; polars and pyarrow columns are read one column at a time
-    (:mod:`sklearn_smallfair._dataframes`).
+    (:mod:`sklearn_smallfair._frames`).
     """
     data = (y_true, y_pred, sensitive_features, sample_weight)
     if any(is_dask_collection(v) for v in data):
-        return dask_grouped_counts(*data, pos_label=pos_label)
+        return count_dask(*data, pos_label=pos_label)
     y_true, y_pred, sensitive_features, sample_weight = (
         to_local(y_true, "y_true"),
         to_local(y_pred, "y_pred"),
@@ -101,6 +102,7 @@ def _grouped_counts(y_true, y_pred, sensitive_features, sample_weight, pos_label
         counts = np.bincount(cell, weights=w, minlength=4)
         if w is not None and counts.sum() == 0:
             raise ValueError("sample_weight sums to zero; no sample carries weight.")
+        counts = integer_counts(counts, sample_weight)
         return None, counts, None
     partial, name = _partial_counts(y_true, y_pred, sensitive_features, sample_weight)
     groups, counts = _finish(partial, pos_label)
@@ -162,15 +164,22 @@ class ConfusionCounts(NamedTuple):
 
 @validate_params(
     {
-        "y_true": ["array-like"],
-        "y_pred": ["array-like"],
-        "sensitive_features": ["array-like", None],
-        "sample_weight": ["array-like", None],
+        "y_true": ["array-like", str],
+        "y_pred": ["array-like", str],
+        "sensitive_features": ["array-like", str, None],
+        "sample_weight": ["array-like", str, None],
         "pos_label": POS_LABEL,
+        "data": "no_validation",
     }
 )
 def confusion_counts(
-    y_true, y_pred, *, sensitive_features=None, sample_weight=None, pos_label=None
+    y_true,
+    y_pred,
+    *,
+    sensitive_features=None,
+    data=None,
+    sample_weight=None,
+    pos_label=None,
 ):
     """Binary confusion-matrix counts, overall or per group.
 
@@ -186,6 +195,10 @@ def confusion_counts(
             default=None
         Group label of each sample. A 2-D array or DataFrame defines intersectional
         groups labelled ``"a|b"``. ``None`` counts all samples together.
+    data : DataFrame or table, default=None
+        A table whose columns the row arguments then name (pandas, polars,
+        pyarrow, dask, DuckDB, PySpark, ...), counted by its own engine in
+        one grouped aggregation; see :ref:`data_sources`.
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative sample weights; counts are then weighted sums (float).
     pos_label : int, float, bool, str or None, default=None
@@ -223,6 +236,9 @@ def confusion_counts(
     a       1   1   0   1
     b       1   0   1   1
     """
+    y_true, y_pred, sensitive_features, sample_weight = from_data(
+        data, y_true, y_pred, sensitive_features, sample_weight
+    )
     groups, counts, _ = _grouped_counts(
         y_true, y_pred, sensitive_features, sample_weight, pos_label
     )

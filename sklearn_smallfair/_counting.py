@@ -36,6 +36,7 @@ from ._validation import (
     check_paired_targets,
     check_sample_weight,
     format_labels,
+    integer_counts,
 )
 
 #: Rows per block of the counting loop: the block's ids stay in the CPU cache.
@@ -241,6 +242,7 @@ def _partial_counts(y_true, y_pred, sensitive_features, sample_weight=None):
         ranks = [r[order] for r in ranks]
     n = n[present]
     weighted = None if weighted is None else weighted[present]
+    weighted = integer_counts(weighted, sample_weight)
     group_labels = tuple(e[0][r] for e, r in zip(encoded, ranks))
     return _Partial(group_labels, true_labels, pred_labels, n, weighted), name
 
@@ -297,7 +299,7 @@ def _merge(partials):
             n_new[:, dest[src]] += p.n[:, src]
         n_parts.append(n_new)
         if weighted:
-            w_new = np.zeros(p.n.shape, dtype=np.float64)
+            w_new = np.zeros(p.n.shape, dtype=p.weighted.dtype)
             for src in range(4):
                 w_new[:, dest[src]] += p.weighted[:, src]
             w_parts.append(w_new)
@@ -314,7 +316,7 @@ def _merge(partials):
     np.add.at(n, row, np.concatenate(n_parts))
     w = None
     if weighted:
-        w = np.zeros((present.shape[0], 4), dtype=np.float64)
+        w = np.zeros((present.shape[0], 4), dtype=np.result_type(*w_parts))
         np.add.at(w, row, np.concatenate(w_parts))
     parts = np.unravel_index(present, shape)
     labels = tuple(u[p] for u, p in zip(uniques, parts))

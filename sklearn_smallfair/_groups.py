@@ -25,11 +25,18 @@ __all__ = ["check_sensitive_features", "warn_lookalikes"]
 
 
 class _Columns(tuple):
-    """Group columns already taken out of a data frame: ``(columns, name)``.
+    """Group columns already taken out of a data frame: ``(columns, name)`` or
+    ``(columns, name, column_names)``.
 
-    Made by the input adapters (:mod:`sklearn_smallfair._dataframes`) from a
-    polars or pyarrow frame, one column at a time, without converting the frame.
+    Made by the input layer (:mod:`sklearn_smallfair._frames`) from a frame,
+    one column at a time, without converting the frame.
     """
+
+
+class _Tallied(_Columns):
+    """The group columns of a table of counts (one row per distinct group and
+    labels, counted by an engine): its rows are not people, so the checks that
+    count rows per label were made on the people counts already."""
 
 
 class _Coded:
@@ -137,7 +144,7 @@ def _feature_columns(sensitive_features, n_samples, *, warn=True):
         elif col.dtype.kind != "O":
             _check_no_missing(col, "sensitive_features")
         # text and object labels: checked on their codes when they are encoded
-        if warn:
+        if warn and not isinstance(sensitive_features, _Tallied):
             _warn_mistaken_labels(col, col_name)
     return columns, name
 
@@ -172,6 +179,8 @@ def _column_names(sensitive_features, name, n_columns):
     """The name of each group column, for messages."""
     if isinstance(sensitive_features, pd.DataFrame):
         return [str(c) for c in sensitive_features.columns]
+    if isinstance(sensitive_features, _Columns) and len(sensitive_features) > 2:
+        return list(sensitive_features[2])
     if n_columns == 1:
         return [name]
     return [f"column {j}" for j in range(n_columns)]
@@ -211,6 +220,14 @@ def _warn_mistaken_labels(col, name):
         held = held[held > 0]
     else:
         held = np.unique(values, return_counts=True)[1]
+    warn_continuous(held, name)
+
+
+def warn_continuous(held, name):
+    """Warn that the numeric group column ``name`` looks continuous when it has
+    more than ``_MAX_LEVELS`` levels; ``held`` counts the rows of each level."""
+    from .exceptions import SensitiveFeaturesWarning
+
     n_levels = held.size
     if n_levels <= _MAX_LEVELS:
         return

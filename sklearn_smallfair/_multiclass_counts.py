@@ -16,6 +16,7 @@ import pandas as pd
 
 from ._confusion import FN, FP, TN, TP
 from ._enumeration import MAX_ENUMERATION_BYTES
+from ._frames import from_data
 from ._groups import check_sensitive_features
 from ._params import validate_params
 from ._validation import (
@@ -25,6 +26,7 @@ from ._validation import (
     check_paired_targets,
     check_sample_weight,
     format_labels,
+    integer_counts,
 )
 
 __all__ = [
@@ -225,15 +227,22 @@ def _class_labels(y_true, y_pred, labels):
 
 @validate_params(
     {
-        "y_true": ["array-like"],
-        "y_pred": ["array-like"],
-        "sensitive_features": ["array-like", None],
+        "y_true": ["array-like", str],
+        "y_pred": ["array-like", str],
+        "sensitive_features": ["array-like", str, None],
         "labels": ["array-like", None],
-        "sample_weight": ["array-like", None],
+        "sample_weight": ["array-like", str, None],
+        "data": "no_validation",
     }
 )
 def multiclass_confusion_counts(
-    y_true, y_pred, *, sensitive_features=None, labels=None, sample_weight=None
+    y_true,
+    y_pred,
+    *,
+    sensitive_features=None,
+    data=None,
+    labels=None,
+    sample_weight=None,
 ):
     """Multiclass confusion matrices, overall or per group, in one pass.
 
@@ -249,6 +258,10 @@ def multiclass_confusion_counts(
             default=None
         Group label of each sample (a 2-D array or DataFrame defines intersectional
         groups labelled ``"a|b"``). ``None`` counts all samples together.
+    data : DataFrame or table, default=None
+        A table whose columns the row arguments then name (pandas, polars,
+        pyarrow, dask, DuckDB, PySpark, ...), counted by its own engine in
+        one grouped aggregation; see :ref:`data_sources`.
     labels : array-like of shape (n_classes,), default=None
         The class order of the rows and columns, as in
         :func:`sklearn.metrics.confusion_matrix`. By default the sorted union of
@@ -284,6 +297,9 @@ def multiclass_confusion_counts(
            [0, 0, 1],
            [0, 0, 1]])
     """
+    y_true, y_pred, sensitive_features, sample_weight = from_data(
+        data, y_true, y_pred, sensitive_features, sample_weight
+    )
     t, p = check_paired_targets(y_true, y_pred)
     labels, ti, pi = _class_labels(t, p, labels)
     k = labels.shape[0]
@@ -299,6 +315,7 @@ def multiclass_confusion_counts(
         key += ti * k
     key += pi
     counts = np.bincount(key, weights=w, minlength=g * k * k)
+    counts = integer_counts(counts, sample_weight)
     if groups is None:
         return MulticlassCounts(None, labels, counts.reshape(k, k))
     return MulticlassCounts(groups, labels, counts.reshape(g, k, k))
@@ -487,9 +504,19 @@ def long_table(frame, labels):
     return MulticlassCounts(groups, labels, counts)
 
 
-def group_matrices(y_true, y_pred, sensitive_features, counts, labels, integer=True):
+def group_matrices(
+    y_true,
+    y_pred,
+    sensitive_features,
+    counts,
+    labels,
+    integer=True,
+    *,
+    sample_weight=None,
+):
     """``(groups, class labels, counts (G, K, K))`` from rows or counts; int64
-    counts (fractional counts refused) when ``integer``, else float64."""
+    counts (fractional counts refused) when ``integer``, else float64; rows are
+    weighted by ``sample_weight``."""
     if counts is not None:
         given = [
             name
@@ -545,7 +572,11 @@ def group_matrices(y_true, y_pred, sensitive_features, counts, labels, integer=T
                 "K x K matrices>."
             )
         res = multiclass_confusion_counts(
-            y_true, y_pred, sensitive_features=sensitive_features, labels=labels
+            y_true,
+            y_pred,
+            sensitive_features=sensitive_features,
+            labels=labels,
+            sample_weight=sample_weight,
         )
         groups, labels, cms = res.groups, res.labels, res.counts
     if not integer:

@@ -351,6 +351,29 @@ def check_sample_weight(sample_weight, n_samples):
     return w
 
 
+def integer_counts(counts, sample_weight):
+    """Weighted ``counts`` as integers when ``sample_weight`` holds integers.
+
+    Integer (or boolean) weights are frequency weights, so their counts are
+    whole numbers of people, int64 as :func:`sklearn.metrics.confusion_matrix`
+    gives; float weights leave float counts. ``counts`` were summed in float64,
+    exact for integers below ``2**53``.
+    """
+    if sample_weight is None:
+        return counts
+    kind = getattr(getattr(sample_weight, "dtype", None), "kind", None)
+    if kind is None:
+        kind = np.asarray(sample_weight).dtype.kind
+    if kind not in "biu":
+        return counts
+    if counts.size and counts.sum() >= 2.0**53:
+        raise ValueError(
+            "integer sample_weight totals 2**53 or more, beyond the integers that "
+            "float64 sums hold exactly; divide the weights by a common factor."
+        )
+    return counts.astype(np.int64)
+
+
 _CELL_NAMES = ("TP", "FN", "FP", "TN")
 
 #: Bound on the total of integer counts: the sums the package forms (a group's

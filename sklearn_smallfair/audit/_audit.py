@@ -13,6 +13,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._confusion import rows_or_counts
+from .._frames import from_data
 from .._params import (
     BOOLEAN,
     COUNTS,
@@ -88,15 +89,16 @@ def _resolve_smoothing(smoothing):
 
 @validate_params(
     {
-        "y_true": ["array-like", None],
-        "y_pred": ["array-like", None],
-        "sensitive_features": ["array-like", None],
+        "y_true": ["array-like", str, None],
+        "y_pred": ["array-like", str, None],
+        "sensitive_features": ["array-like", str, None],
         "counts": [*COUNTS, None],
         **_AUDIT_PARAMETERS,
-        "sample_weight": ["array-like", None],
+        "sample_weight": ["array-like", str, None],
         "labels": ["array-like", None],
         "matrix_metrics": [str, list, tuple, None],
         "title": [str],
+        "data": "no_validation",
     }
 )
 def audit_predictions(
@@ -105,6 +107,7 @@ def audit_predictions(
     *,
     sensitive_features=None,
     counts=None,
+    data=None,
     metrics=DEFAULT_METRICS,
     smoothing=_DEFAULT_SMOOTHING,
     reference="rest",
@@ -156,6 +159,10 @@ def audit_predictions(
         mapping from group to ``K x K`` matrix or an array of shape
         ``(n_groups, K, K)``, rows true and columns predicted in the order of
         ``labels``.
+    data : DataFrame or table, default=None
+        A table whose columns the row arguments then name (pandas, polars,
+        pyarrow, dask, DuckDB, PySpark, ...), counted by its own engine in
+        one grouped aggregation; see :ref:`data_sources`.
     metrics : str, Metric or list of them, default=("tpr", "fpr", "ppv")
         The audited metrics: names of
         :func:`~sklearn_smallfair.metrics.metric_names` or
@@ -255,6 +262,9 @@ default=0
     >>> report.separation_violated
     True
     """
+    y_true, y_pred, sensitive_features, sample_weight = from_data(
+        data, y_true, y_pred, sensitive_features, sample_weight, counts=counts
+    )
     resolved = [m.name for m in get_metrics(metrics)]
     settings = dict(
         resolved=resolved,
@@ -636,7 +646,14 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         )
 
     def audit_predictions(
-        self, y_true, y_pred, *, sensitive_features, sample_weight=None, title=None
+        self,
+        y_true,
+        y_pred,
+        *,
+        sensitive_features,
+        data=None,
+        sample_weight=None,
+        title=None,
     ):
         """Audit given predictions with this audit's settings.
 
@@ -646,6 +663,12 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
             True and predicted labels.
         sensitive_features : array-like of shape (n_samples,) or (n_samples, k)
             Group labels.
+        data : DataFrame or table, default=None
+            A table whose columns ``y_true``, ``y_pred``,
+            ``sensitive_features`` and ``sample_weight`` then name, counted by
+            its own engine (see :func:`audit_predictions`): predictions
+            already stored beside the labels, in a pandas, polars, dask,
+            DuckDB or Spark table.
         sample_weight : array-like of shape (n_samples,), default=None
             Integer frequency weights.
         title : str, default=None
@@ -663,6 +686,7 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
             y_true,
             y_pred,
             sensitive_features=sensitive_features,
+            data=data,
             sample_weight=sample_weight,
             metrics=self.metrics,
             smoothing=self.smoothing,

@@ -425,7 +425,7 @@ def _coded(values):
 def _parquet_chunks(handle, path, columns, *, chunksize):
     """``(n_rows_total, chunks)`` of a Parquet file, read batch by batch
     (``pyarrow``); see :func:`read_chunks`."""
-    from .._dataframes import _arrow_column
+    from .._frames import _arrow_column
 
     try:
         import pyarrow as pa

@@ -17,6 +17,7 @@ from .._draws import (
     _metric_values,
     draw_quantiles,
 )
+from .._frames import from_data
 from .._params import (
     COUNTS,
     POS_LABEL,
@@ -223,9 +224,9 @@ _DISPARITY_COLUMNS = (
 
 @validate_params(
     {
-        "y_true": ["array-like", None],
-        "y_pred": ["array-like", None],
-        "sensitive_features": ["array-like", None],
+        "y_true": ["array-like", str, None],
+        "y_pred": ["array-like", str, None],
+        "sensitive_features": ["array-like", str, None],
         "counts": [*COUNTS, None],
         "metrics": [str, Metric, list, tuple, np.ndarray, pd.Index, pd.Series],
         "reference": REFERENCE,
@@ -233,8 +234,9 @@ _DISPARITY_COLUMNS = (
         "interval_method": [StrOptions(set(DISPARITY_METHODS))],
         "n_resamples": [Whole(100, MAX_N_RESAMPLES)],
         "random_state": RANDOM_STATE,
-        "sample_weight": ["array-like", None],
+        "sample_weight": ["array-like", str, None],
         "pos_label": POS_LABEL,
+        "data": "no_validation",
     }
 )
 def disparity_intervals(
@@ -243,6 +245,7 @@ def disparity_intervals(
     *,
     sensitive_features=None,
     counts=None,
+    data=None,
     metrics=("tpr", "fpr"),
     reference="rest",
     confidence_level=0.95,
@@ -273,6 +276,10 @@ def disparity_intervals(
     counts : DataFrame, mapping or array-like of shape (n_groups, 4), default=None
         Per-group confusion matrices instead of rows; see
         :func:`~sklearn_smallfair.check_group_counts`.
+    data : DataFrame or table, default=None
+        A table whose columns the row arguments then name (pandas, polars,
+        pyarrow, dask, DuckDB, PySpark, ...), counted by its own engine in
+        one grouped aggregation; see :ref:`data_sources`.
     metrics : str or sequence of str, default=("tpr", "fpr")
         Single-group metrics of :func:`metric_names` (or aliases), and
         ``"equalized_odds"`` (aliases ``"eod"``, ``"equalized_odds_difference"``).
@@ -364,6 +371,9 @@ def disparity_intervals(
     ratio_high    1.267
     Name: (b, tpr), dtype: float64
     """
+    y_true, y_pred, sensitive_features, sample_weight = from_data(
+        data, y_true, y_pred, sensitive_features, sample_weight, counts=counts
+    )
     alpha = 1.0 - float(confidence_level)
     resolved, eod = _resolve_disparity_metrics(metrics)
     if interval_method == "newcombe-katz":

@@ -15,6 +15,7 @@ from .._column_intervals import (
 )
 from .._confusion import FN, FP, TN, TP, counts_have_labels, rows_or_counts
 from .._draws import DEFAULT_N_RESAMPLES, MAX_N_RESAMPLES, Comparison
+from .._frames import from_data
 from .._params import (
     COUNTS,
     POS_LABEL,
@@ -289,15 +290,15 @@ def _warn_undefined(metric_name, groups, undefined, counts, *, what=""):
 
 @validate_params(
     {
-        "y_true": ["array-like", None],
-        "y_pred": ["array-like", None],
-        "sensitive_features": ["array-like", None],
+        "y_true": ["array-like", str, None],
+        "y_pred": ["array-like", str, None],
+        "sensitive_features": ["array-like", str, None],
         "counts": [*COUNTS, None],
         "metrics": [str, Metric, list, tuple, np.ndarray, pd.Index, pd.Series],
         "smoothing": [None, BaseSmoothing],
         "reference": REFERENCE,
         "zero_division": ZERO_DIVISION,
-        "sample_weight": ["array-like", None],
+        "sample_weight": ["array-like", str, None],
         "pos_label": POS_LABEL,
         "confidence_level": [None, Number(0, 1, closed="neither")],
         "interval_method": [StrOptions(set(INTERVAL_METHODS))],
@@ -305,6 +306,7 @@ def _warn_undefined(metric_name, groups, undefined, counts, *, what=""):
         "random_state": RANDOM_STATE,
         "labels": ["array-like", None],
         "average": [StrOptions({"macro", "weighted", "micro"}), None],
+        "data": "no_validation",
     }
 )
 def group_metrics(
@@ -313,6 +315,7 @@ def group_metrics(
     *,
     sensitive_features=None,
     counts=None,
+    data=None,
     metrics=("tpr", "fpr"),
     smoothing=None,
     reference="rest",
@@ -346,6 +349,10 @@ def group_metrics(
         ``to_frame()`` table with columns ``group``, ``true``, ``predicted``,
         ``count``) give the multiclass table; their cells are whole numbers of
         people.
+    data : DataFrame or table, default=None
+        A table whose columns the row arguments then name (pandas, polars,
+        pyarrow, dask, DuckDB, PySpark, ...), counted by its own engine in
+        one grouped aggregation; see :ref:`data_sources`.
     metrics : str or sequence of str, default=("tpr", "fpr")
         Names or aliases from :func:`metric_names`. Two-group metrics (``ofi``,
         ``te``) compare each group (first) with its reference (second). For
@@ -563,6 +570,9 @@ def group_metrics(
     a         0.700  0.545
     b         0.772  0.652
     """
+    y_true, y_pred, sensitive_features, sample_weight = from_data(
+        data, y_true, y_pred, sensitive_features, sample_weight, counts=counts
+    )
     if (
         average is not None
         or (labels is not None and len(labels) > 2)

@@ -25,6 +25,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .._confusion import counts_have_labels, rows_or_counts
+from .._frames import from_data
 from .._params import (
     BOOLEAN,
     COUNTS,
@@ -200,11 +201,12 @@ def _dirichlet(refs, reference_uncertainty, prior):
 
 @validate_params(
     {
-        "y_true": ["array-like", None],
-        "y_pred": ["array-like", None],
-        "sensitive_features": ["array-like", None],
+        "y_true": ["array-like", str, None],
+        "y_pred": ["array-like", str, None],
+        "sensitive_features": ["array-like", str, None],
         "counts": [*COUNTS, None],
         **_OPTIONS,
+        "data": "no_validation",
     }
 )
 def match_test(
@@ -213,6 +215,7 @@ def match_test(
     *,
     sensitive_features=None,
     counts=None,
+    data=None,
     reference="rest",
     metric="tpr",
     null="two-sample",
@@ -281,6 +284,10 @@ def match_test(
         Per-group integer matrices instead of rows; see
         :func:`~sklearn_smallfair.check_group_counts`. Any size: the counts of a
         group of 10^12 people are tested in milliseconds.
+    data : DataFrame or table, default=None
+        A table whose columns the row arguments then name (pandas, polars,
+        pyarrow, dask, DuckDB, PySpark, ...), counted by its own engine in
+        one grouped aggregation; see :ref:`data_sources`.
     reference : {"rest", "total"}, group label or array-like, default="rest"
         The reference of each group; see :func:`~sklearn_smallfair.reference_counts`.
     metric : str, Metric or list or tuple of them, default="tpr"
@@ -455,12 +462,15 @@ def match_test(
     ...     "p_value"].round(3).tolist()
     [0.992, 1.0]
     """
+    y_true, y_pred, sensitive_features, row_weight = from_data(
+        data, y_true, y_pred, sensitive_features, counts=counts
+    )
     correction = check_correction(correction)
     metrics = get_metrics(metric, name="metric")
     _check_options(null, method, metrics, reference_uncertainty, conditional, smoothing)
     smoothing = check_smoothing(smoothing)
     groups, cms, _ = rows_or_counts(
-        y_true, y_pred, sensitive_features, counts, None, pos_label
+        y_true, y_pred, sensitive_features, counts, row_weight, pos_label
     )
     cms = _check_integer_counts(cms)
     seed = resolve_seed(random_state)

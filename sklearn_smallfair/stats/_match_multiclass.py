@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .._confusion import counts_have_labels
+from .._frames import from_data
 from .._multiclass_counts import (
     MulticlassCounts,
     enumerate_multiclass_matrices,
@@ -480,9 +481,9 @@ def _resolve(metric):
 
 @validate_params(
     {
-        "y_true": ["array-like", None],
-        "y_pred": ["array-like", None],
-        "sensitive_features": ["array-like", None],
+        "y_true": ["array-like", str, None],
+        "y_pred": ["array-like", str, None],
+        "sensitive_features": ["array-like", str, None],
         "counts": ["array-like", Mapping, None],
         "labels": ["array-like", None],
         "reference": REFERENCE,
@@ -495,6 +496,7 @@ def _resolve(metric):
         "confidence_level": [Number(0, 1, closed="neither"), None],
         "n_resamples": [Whole(1, MAX_N_RESAMPLES)],
         "random_state": RANDOM_STATE,
+        "data": "no_validation",
     }
 )
 def multiclass_match_test(
@@ -503,6 +505,7 @@ def multiclass_match_test(
     *,
     sensitive_features=None,
     counts=None,
+    data=None,
     labels=None,
     reference="rest",
     metric="tpr",
@@ -547,6 +550,10 @@ def multiclass_match_test(
         Per-group matrices (rows true, columns predicted): an array (groups
         labelled ``0 .. n_groups - 1``), a mapping ``{group: K x K}``, or the
         result of :func:`~sklearn_smallfair.metrics.multiclass_confusion_counts`.
+    data : DataFrame or table, default=None
+        A table whose columns the row arguments then name (pandas, polars,
+        pyarrow, dask, DuckDB, PySpark, ...), counted by its own engine in
+        one grouped aggregation; see :ref:`data_sources`.
     labels : array-like of shape (K,), default=None
         The classes, in the order of the rows and columns. With rows as in
         :func:`~sklearn_smallfair.metrics.multiclass_confusion_counts`; with
@@ -636,6 +643,9 @@ def multiclass_match_test(
     1     b   73  0.608    0.714  montecarlo
     2     c   15  0.112    0.008   enumerate
     """
+    y_true, y_pred, sensitive_features, row_weight = from_data(
+        data, y_true, y_pred, sensitive_features, counts=counts
+    )
     correction = check_correction(correction)
     names = [metric] if isinstance(metric, str) else list(metric)
     if not names:
@@ -662,7 +672,7 @@ def multiclass_match_test(
             f"'auto'."
         )
     groups, labels, cms = _group_matrices(
-        y_true, y_pred, sensitive_features, counts, labels
+        y_true, y_pred, sensitive_features, counts, labels, sample_weight=row_weight
     )
     refs = _reference_matrices(cms, reference, groups)
     _warn_references(

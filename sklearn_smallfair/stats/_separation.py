@@ -14,6 +14,7 @@ import pandas as pd
 from scipy.special import ndtr
 
 from .._confusion import rows_or_counts
+from .._frames import from_data
 from .._params import (
     COUNTS,
     POS_LABEL,
@@ -281,13 +282,14 @@ def _compare(x_a, n_a, x_b, n_b, used, *, n_resamples, seed, keys):
 
 @validate_params(
     {
-        "y_true": ["array-like", None],
-        "y_pred": ["array-like", None],
-        "sensitive_features": ["array-like", None],
+        "y_true": ["array-like", str, None],
+        "y_pred": ["array-like", str, None],
+        "sensitive_features": ["array-like", str, None],
         "counts": [*COUNTS, None],
-        "sample_weight": ["array-like", None],
+        "sample_weight": ["array-like", str, None],
         "reference": [None, str, Real],
         **_PARAMS,
+        "data": "no_validation",
     }
 )
 def separation_test(
@@ -296,6 +298,7 @@ def separation_test(
     *,
     sensitive_features=None,
     counts=None,
+    data=None,
     reference=None,
     alpha=0.05,
     correction="holm",
@@ -337,6 +340,10 @@ default=None
         group labels (see :func:`~sklearn_smallfair.check_group_counts`), as
         :func:`match_test` takes them. The result is the one the rows give.
         Fractional counts are treated like fractional ``sample_weight``.
+    data : DataFrame or table, default=None
+        A table whose columns the row arguments then name (pandas, polars,
+        pyarrow, dask, DuckDB, PySpark, ...), counted by its own engine in
+        one grouped aggregation; see :ref:`data_sources`.
     reference : None, "rest" or a group label, default=None
         What each group is compared with. ``None``: every pair of groups
         (``K (K - 1) / 2`` comparisons per rate). ``"rest"``: each group against
@@ -478,6 +485,9 @@ default=0
     >>> separation_test(counts=counts).frame["p_value"].round(4).tolist()
     [0.0016, 0.0939]
     """
+    y_true, y_pred, sensitive_features, sample_weight = from_data(
+        data, y_true, y_pred, sensitive_features, sample_weight, counts=counts
+    )
     correction = check_correction(correction)
     groups, counts, _ = rows_or_counts(
         y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
