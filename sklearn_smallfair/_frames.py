@@ -42,6 +42,7 @@ __all__ = [
     "count_dask",
     "from_data",
     "is_dask_collection",
+    "lazy_engine",
     "to_local",
 ]
 
@@ -186,6 +187,18 @@ def to_local(value, name, *, frame=False):
     return column.to_numpy() if isinstance(column, _Coded) else column
 
 
+def lazy_engine(value):
+    """The engine of a lazy table or database relation (``"duckdb"``,
+    ``"pyspark"``, ...), or None for anything held in memory (and dask)."""
+    if value is None or isinstance(value, _PLAIN) or is_dask_collection(value):
+        return None
+    nw = _narwhals()
+    if nw is None:
+        return None
+    native = nw.from_native(value, pass_through=True)
+    return _engine(native) if isinstance(native, nw.LazyFrame) else None
+
+
 # ---------------------------------------------------------------------------
 # a frame and column names
 # ---------------------------------------------------------------------------
@@ -310,7 +323,12 @@ def from_data(
             raise ValueError(f"{role} is required: name its column of data.")
     wanted = [(role, c) for role, names in roles for c in names]
     if isinstance(data, pd.DataFrame):
-        return _pandas_rows(data, roles, wanted)
+        _check_names(list(data.columns), wanted)
+        nw = _narwhals() if _has_text(data, wanted) else None
+        if nw is None:
+            return _pandas_rows(data, roles, wanted)
+        # pandas groups text labels faster than they are hashed one by one
+        return _tally(nw.from_native(data, eager_only=True), roles, wanted, nw)
     if isinstance(data, (np.ndarray, list, tuple, dict)):
         raise TypeError(
             f"data must be a data frame or table (pandas, polars, pyarrow, dask, "
@@ -333,13 +351,61 @@ def from_data(
             f"polars, pyarrow, dask, DuckDB, PySpark, Ibis, ...), got "
             f"{type(data).__module__}.{type(data).__name__}."
         )
+    if isinstance(frame, nw.DataFrame):
+        return _eager_rows(frame, roles, wanted, nw)
     return _tally(frame, roles, wanted, nw)
+
+
+def _has_text(data, wanted):
+    """Whether a named column of a pandas frame holds text (or objects)."""
+    return any(
+        pd.api.types.is_object_dtype(data[c].dtype)
+        or (
+            pd.api.types.is_string_dtype(data[c].dtype)
+            and not isinstance(data[c].dtype, pd.CategoricalDtype)
+        )
+        for _, c in wanted
+    )
+
+
+def _eager_rows(frame, roles, wanted, nw):
+    """The named columns of an eager frame (polars, pyarrow, ...), checked for
+    missing values and negative weights by one query of the frame; read one
+    column at a time, which is faster than their grouped aggregation."""
+    schema = frame.collect_schema()
+    _check_names(list(schema.names()), wanted)
+    checks = []
+    for i, (_, c) in enumerate(wanted):
+        missing = nw.col(c).is_null()
+        if schema[c].is_float():
+            missing = missing | nw.col(c).is_nan()
+        checks.append(missing.sum().alias(f"__m{i}"))
+    get = dict(roles)
+    weight = get["sample_weight"][0] if get["sample_weight"] else None
+    if weight is not None and schema[weight].is_numeric():
+        checks.append((nw.col(weight) < 0).sum().alias("__neg"))
+    found = frame.select(*checks).row(0)
+    for (role, c), count in zip(wanted, found):
+        if count:
+            raise _missing_error(c, role, count)
+    if weight is not None and schema[weight].is_numeric() and found[-1]:
+        raise _negative_error(weight)
+    groups = get["sensitive_features"]
+    features = None
+    if groups:
+        features = to_local(frame.select(*groups).to_native(), "data", frame=True)
+    return (
+        to_local(frame.get_column(get["y_true"][0]).to_native(), "y_true"),
+        to_local(frame.get_column(get["y_pred"][0]).to_native(), "y_pred"),
+        features,
+        None
+        if weight is None
+        else to_local(frame.get_column(weight).to_native(), "sample_weight"),
+    )
 
 
 def _pandas_rows(data, roles, wanted):
     """The named columns of a pandas frame, checked for missing values."""
-    columns = list(data.columns)
-    _check_names(columns, wanted)
     for role, column in wanted:
         count = int(data[column].isna().sum())
         if count:

@@ -2,6 +2,8 @@
 table's own engine (pandas, polars eager and lazy, pyarrow, dask, DuckDB,
 PySpark), the same table bit for bit from every engine, and the same errors."""
 
+import importlib
+import os
 import shutil
 import warnings
 
@@ -45,11 +47,27 @@ def _rows(seed=0, n=N):
 ROWS = _rows()
 
 
+#: Set (by the continuous integration) when every engine must run, not skip.
+REQUIRED = bool(os.environ.get("SMALLFAIR_REQUIRE_ENGINES"))
+
+
+def _engine_module(name):
+    """Import an engine's module, or skip (fail when every engine must run)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        if REQUIRED:
+            pytest.fail(f"{name} is not installed but SMALLFAIR_REQUIRE_ENGINES is set")
+        pytest.skip(f"{name} is not installed")
+
+
 @pytest.fixture(scope="module")
 def spark():
-    pytest.importorskip("pyspark")
-    pytest.importorskip("pyarrow")
+    _engine_module("pyspark")
+    _engine_module("pyarrow")
     if shutil.which("java") is None:
+        if REQUIRED:
+            pytest.fail("Spark needs Java, which is not on the PATH")
         pytest.skip("Spark needs Java")
     from pyspark.sql import SparkSession
 
@@ -81,7 +99,7 @@ def _engine_frame(engine, frame, request):
         dd = pytest.importorskip("dask.dataframe")
         return dd.from_pandas(frame, npartitions=3)
     if engine == "duckdb":
-        duckdb = pytest.importorskip("duckdb")
+        duckdb = _engine_module("duckdb")
         con = duckdb.connect()
         con.register("rows", frame)
         return con.sql("SELECT * FROM rows")
@@ -368,3 +386,24 @@ def test_without_narwhals(monkeypatch):
         confusion_counts("y", "y_hat", sensitive_features="race", data=frame)
     # pandas needs nothing more
     confusion_counts("y", "y_hat", sensitive_features="race", data=ROWS)
+
+
+def test_fairness_audit_predicts_in_memory_only():
+    duckdb = pytest.importorskip("duckdb")
+    from sklearn.linear_model import LogisticRegression
+
+    from sklearn_smallfair import FairnessAudit
+
+    X = ROWS[["age"]].to_numpy()
+    audit = FairnessAudit(LogisticRegression()).fit(X, ROWS["y"])
+    relation = duckdb.from_df(ROWS[["age"]])
+    with pytest.raises(TypeError, match=r"X is a duckdb table; .* data=table"):
+        audit.audit(relation, ROWS["y"], sensitive_features=ROWS["race"])
+    table = ROWS.assign(y_pred=audit.predict(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = audit.audit(X, ROWS["y"], sensitive_features=ROWS["race"])
+        b = audit.audit_predictions(
+            "y", "y_pred", sensitive_features="race", data=duckdb.from_df(table)
+        )
+    pd.testing.assert_frame_equal(a.frame, b.frame)

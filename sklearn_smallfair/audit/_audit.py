@@ -13,7 +13,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._confusion import rows_or_counts
-from .._frames import from_data
+from .._frames import from_data, lazy_engine
 from .._params import (
     BOOLEAN,
     COUNTS,
@@ -616,7 +616,10 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Audit data.
+            Audit data, in memory: the model predicts on it. A lazy table
+            (DuckDB, Spark, a polars LazyFrame) is refused; store the
+            predictions in the table and call :meth:`audit_predictions` with
+            ``data=`` instead.
         y : array-like of shape (n_samples,)
             True labels.
         sensitive_features : array-like of shape (n_samples,) or (n_samples, k)
@@ -633,6 +636,16 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
             multiclass targets (or given ``labels``), an :class:`AuditReport`
             otherwise.
         """
+        engine = lazy_engine(X)
+        if engine is not None:
+            raise TypeError(
+                f"X is a {engine} table; FairnessAudit.audit predicts with the "
+                f"model in memory, so it needs X in memory (numpy, pandas, "
+                f"polars). To audit a table where it lives, store the model's "
+                f"predictions in it and audit them there: "
+                f"audit_predictions('y', 'y_pred', sensitive_features=[...], "
+                f"data=table)."
+            )
         est = self._fitted()
         _check_classifier(est)
         y_pred = est.predict(X)
