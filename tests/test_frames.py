@@ -407,3 +407,18 @@ def test_fairness_audit_predicts_in_memory_only():
             "y", "y_pred", sensitive_features="race", data=duckdb.from_df(table)
         )
     pd.testing.assert_frame_equal(a.frame, b.frame)
+
+
+@pytest.mark.parametrize(
+    "column, match",
+    [("g", "sensitive_features mixes text and non-text labels"), ("y", "y_true mixes")],
+)
+def test_mixed_label_types_same_error(column, match):
+    frame = pd.DataFrame(
+        {"y": [0, 1, 0, 1], "p": [1, 1, 0, 0], "g": ["x", "x", "z", "z"]}
+    )
+    frame[column] = [1, "a", 1, "a"] if column == "g" else [0, "1", 0, 1]
+    with pytest.raises((TypeError, ValueError), match=match):
+        confusion_counts(frame["y"], frame["p"], sensitive_features=frame["g"])
+    with pytest.raises((TypeError, ValueError), match=match):
+        confusion_counts("y", "p", sensitive_features="g", data=frame)
