@@ -35,6 +35,7 @@ try:  # imported as part of the ``benchmarks`` package
         bench_coverage,
         bench_downsampling,
         bench_eauc,
+        bench_engines,
         bench_enumeration,
         bench_group_metrics,
         bench_many_groups,
@@ -51,6 +52,7 @@ except ImportError:  # run as a script, or imported from the benchmarks folder
     import bench_coverage
     import bench_downsampling
     import bench_eauc
+    import bench_engines
     import bench_enumeration
     import bench_group_metrics
     import bench_many_groups
@@ -69,6 +71,7 @@ BENCHMARKS = {
     bench_coverage.NAME: bench_coverage,
     bench_audit_detectable.NAME: bench_audit_detectable,
     bench_many_groups.NAME: bench_many_groups,
+    bench_engines.NAME: bench_engines,
     bench_audit_counting.NAME: bench_audit_counting,
     bench_counting.NAME: bench_counting,
     bench_multiclass.NAME: bench_multiclass,

@@ -46,6 +46,11 @@ def _example_params():
         yield pytest.param(path, id=path.name, marks=marks)
 
 
+#: The optional libraries a page's examples import (skipped without them).
+PAGE_REQUIRES = {
+    "data_sources.rst": ("narwhals", "duckdb", "polars", "pyarrow", "dask"),
+    "large_data.rst": ("dask", "polars", "pyarrow"),
+}
 #: Pages whose examples take more than ~10 s (the accuracy tables of the MATCH
 #: test's approximations): run with the slow checks.
 SLOW_PAGES = {"match_test.rst"}
@@ -61,6 +66,8 @@ SLOW_PAGES = {"match_test.rst"}
     ids=[p.name for p in PAGES],
 )
 def test_user_guide_examples(page):
+    for module in PAGE_REQUIRES.get(page.name, ()):
+        pytest.importorskip(module)
     result = doctest.testfile(
         str(page),
         module_relative=False,
