@@ -26,11 +26,12 @@ t`` is ``y <= L_x`` (``z`` is non-increasing in ``y``), so a tail is the sum ove
 the window of ``X`` (:func:`._binomial.window`), however large the reference.
 Where the group's count has a variance above ``NORMAL_MIN_VARIANCE`` (10^6, a
 group of millions of people), or its window holds more than ``MAX_TERMS``
-values, the statistic's normal law with a correction for its skewness is used. The measured size of
-the test over group sizes 5 to 5,000, references of 5 to 100,000 people and
-prevalence differences is in the user guide (calibration page); Berger and Boos'
-exact unconditional test (the separation test's default) bounds the size for
-every common rate but costs about 100 evaluations of this law per table.
+values, the statistic's normal law with a correction for its skewness is used.
+The measured size of the test over group sizes 5 to 5,000, references of 5 to
+100,000 people and prevalence differences is in the user guide (calibration
+page); Berger and Boos' exact unconditional test (the separation test's
+default) bounds the size for every common rate but costs about 100 evaluations
+of this law per table.
 
 Planning uses the same statistic: the region ``|z| >= c`` whose probability at the
 reference's rate is the level (``c`` found by bisection on the exact law), then its
