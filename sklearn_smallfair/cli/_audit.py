@@ -4,7 +4,8 @@ The CSV or Parquet file is read chunk by chunk, only the columns needed: each
 chunk's rows are counted into confusion matrices keyed by the group and class
 labels, the chunks' tables are added by label, and the audit runs on the
 per-group table. The memory used is bounded by the chunk size and the number of
-groups, not by the number of rows.
+groups, not by the number of rows. A folder or a glob of Parquet files and a
+SQL query (``--sql``) are counted by DuckDB (see :mod:`._sources`).
 """
 
 import argparse
@@ -40,6 +41,16 @@ _AUDIT_EPILOG = textwrap.dedent(
     is audited one-vs-rest and the p-values are adjusted over every class.
     A file is read once, so it may be a pipe (--csv - reads the standard input).
 
+    --parquet also takes a folder (every *.parquet below it; folders named
+    key=value are hive partitions, whose key is a column) or a glob of Parquet
+    files (quote it for the shell), and --sql takes a DuckDB query over files.
+    These are counted by DuckDB (pip install 'sklearn-smallfair[duckdb]') in
+    one grouped query; only the counts per group and labels come back. Their
+    columns keep their types: a group column of integers gives the groups 3,
+    10, 200 (integers, in that order), as the Python API does, where a CSV
+    file and a single Parquet file (read chunk by chunk) give group labels as
+    text ('10', '200', '3'). A missing value is an error, as in memory.
+
     How a CSV file is read, the same at any --chunksize: a group label is the
     text written (01, 1 and 1.0 are three groups; NA, null and None are
     groups), and an empty field is missing, an error. A label column holds
@@ -59,6 +70,10 @@ _AUDIT_EPILOG = textwrap.dedent(
           --group age_band --tests none --lam 0
       smallfair audit --parquet predictions.parquet --target y \\
           --prediction y_pred --group race --progress
+      smallfair audit --parquet 'preds/*.parquet' --target y \\
+          --prediction y_pred --group race --group sex
+      smallfair audit --sql "SELECT * FROM 'preds/*.parquet' WHERE year = 2024" \\
+          --target y --prediction y_pred --group race
       smallfair audit --csv triage.csv --target urgency --prediction predicted \\
           --group site --labels low,mid,high
     """
@@ -97,8 +112,16 @@ def add_parser(subparsers):
     )
     source.add_argument(
         "--parquet",
-        metavar="FILE",
-        help="input Parquet file (needs pyarrow; - for the standard input)",
+        metavar="PATH",
+        help="input Parquet file (needs pyarrow; - for the standard input), or a "
+        "folder (every *.parquet below it, hive partitions included) or a quoted "
+        "glob of Parquet files, read by DuckDB",
+    )
+    source.add_argument(
+        "--sql",
+        metavar="QUERY",
+        help='a DuckDB query whose rows are audited, e.g. "SELECT * FROM '
+        "'preds/*.parquet' WHERE year = 2024\" (needs duckdb)",
     )
     parser.add_argument(
         "--target", required=True, metavar="COL", help="column of true labels"
@@ -245,7 +268,8 @@ def add_parser(subparsers):
         type=_positive_int,
         default=CHUNK_ROWS,
         metavar="ROWS",
-        help="rows read at a time; bounds the memory used (default: 1000000)",
+        help="rows read at a time from a CSV or a single Parquet file; bounds "
+        "the memory used (default: 1000000)",
     )
     parser.add_argument(
         "--progress",

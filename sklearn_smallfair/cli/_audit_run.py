@@ -3,7 +3,6 @@
 import sys
 import time
 import warnings
-from pathlib import Path
 
 from sklearn.exceptions import UndefinedMetricWarning
 
@@ -12,7 +11,6 @@ from ._io import (
     _agg_backend,
     _check_distinct,
     _check_output,
-    _input_name,
     _show,
     _summary,
     _write_all,
@@ -23,6 +21,7 @@ from ._options import (
     _check_metrics,
     _UsageError,
 )
+from ._sources import resolve
 
 
 def run(args, out, err=None):
@@ -57,9 +56,8 @@ def run(args, out, err=None):
     ]
     for option, path in outputs:
         _check_output(path, option, force=args.force)
-    fmt = "csv" if args.csv is not None else "parquet"
-    source = args.csv if fmt == "csv" else args.parquet
-    _check_distinct([(f"--{fmt}", source)], outputs)
+    source = resolve(args)
+    _check_distinct(source.inputs, outputs)
     tests = () if args.tests == ["none"] else tuple(dict.fromkeys(args.tests))
     if "none" in tests:
         raise _UsageError("--tests none cannot be combined with other tests")
@@ -71,7 +69,7 @@ def run(args, out, err=None):
             "audits each class in turn as the positive one, so drop --pos-label"
         )
     matrix_metrics = getattr(args, "matrix_metrics", None)
-    counts, _ = _count_file(args, source, fmt, groups, err)
+    counts, _ = _count_file(args, source, source.kind, groups, err)
     if matrix_metrics and not isinstance(counts, tuple):
         raise _UsageError(
             f"--matrix-metrics are metrics of multiclass confusion matrices, but "
@@ -80,13 +78,13 @@ def run(args, out, err=None):
         )
     title = args.title or (
         f"Fairness audit of {args.prediction!r} by {' x '.join(groups)} "
-        f"({Path(_input_name(source)).name})"
+        f"({source.title})"
     )
     names = counts.groups if isinstance(counts, tuple) else counts.index
     if len(names) < 2 and args.reference == "rest":
         raise CLIError(
             f"the group column(s) {', '.join(repr(g) for g in groups)} of "
-            f"{_input_name(source)} hold a single group ({str(names[0])!r}); an audit "
+            f"{source.name} hold a single group ({str(names[0])!r}); an audit "
             f"compares each group with the others, so it needs at least two groups"
         )
 

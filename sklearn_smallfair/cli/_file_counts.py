@@ -15,6 +15,10 @@ read, so that the result does not depend on ``--chunksize``:
   values;
 - a column of booleans beside a column of 0 and 1 is read as 1 (``True``) and
   0 (``False``); any other mix of kinds between the two columns is an error.
+
+A source counted by DuckDB (:mod:`._sources`: a folder or a glob of Parquet
+files, a SQL query) comes as its table of counts, labels typed by the engine:
+its group labels keep their types; its label columns follow the rules above.
 """
 
 import decimal
@@ -281,12 +285,28 @@ class _Table:
         How the labels of the target and the prediction read.
     """
 
-    def __init__(self, args, source, fmt, groups):
+    def __init__(self, args, source, fmt, groups, *, name=None):
         self.args, self.source, self.fmt, self.groups = args, source, fmt, groups
-        self.path = _io._input_name(source)
+        self.path = _io._input_name(source) if name is None else name
         self.counts = {}
         self.rows = 0
         self.seen = ({}, {})
+        # labels of typed sources (DuckDB) keep their types, text otherwise
+        self.typed = fmt == "duckdb"
+
+    def add_counts(self, keys, rows):
+        """Count a table of counts: ``keys`` ``(group labels..., true label,
+        predicted label)`` (distinct, as the engine typed them) and their
+        numbers of ``rows``."""
+        args = self.args
+        for key, count in zip(keys, rows):
+            self.counts[key] = self.counts.get(key, 0) + count
+            for seen, value in zip(self.seen, key[-2:]):
+                seen[value] = seen.get(value, 0) + count
+            self.rows += count
+        for seen, column in zip(self.seen, (args.target, args.prediction)):
+            if len(seen) > _MAX_CLASSES:
+                self._check_classes(_Column(seen, column, self.path))
 
     def add(self, start, chunk):
         """Count a chunk."""
@@ -358,7 +378,19 @@ class _Table:
 
 
 def _read_table(args, source, fmt, groups, err):
-    """Read the file once and count its rows: a finished :class:`_Table`."""
+    """Read the file once and count its rows: a finished :class:`_Table`.
+
+    ``source`` is a path (with ``fmt``) or a :class:`~._sources.Source`; a
+    source read by DuckDB is counted by one query (see :mod:`._sources`).
+    """
+    from ._sources import Source, count_duckdb
+
+    if isinstance(source, Source):
+        if source.kind == "duckdb":
+            table = _Table(args, source.value, "duckdb", groups, name=source.name)
+            count_duckdb(args, source, groups, err, table)
+            return table.finish()
+        source, fmt = source.value, source.kind
     table = _Table(args, source, fmt, groups)
     with _io.read_chunks(
         source,
@@ -459,8 +491,17 @@ def _binary_counts(table):
     )
     counts = np.zeros((len(names), 4), dtype=np.int64)
     np.add.at(counts, (row, cell), n)
-    index = pd.Index(np.array(names, dtype=object), name="|".join(table.groups))
+    index = _group_index(names, table)
     return pd.DataFrame(counts, index=index, columns=["TP", "FN", "FP", "TN"])
+
+
+def _group_index(names, table):
+    """The groups' index: text labels (objects), or the labels in their type
+    for a typed source of one group column (integers stay integers)."""
+    name = "|".join(table.groups)
+    if table.typed and len(table.groups) == 1:
+        return pd.Index(names, name=name)
+    return pd.Index(np.array(names, dtype=object), name=name)
 
 
 def _class_counts(table):
@@ -484,7 +525,7 @@ def _class_counts(table):
         ),
         n,
     )
-    groups_index = pd.Index(np.array(names, dtype=object), name="|".join(table.groups))
+    groups_index = _group_index(names, table)
     return MulticlassCounts(groups_index, np.asarray(classes), counts)
 
 
@@ -496,8 +537,9 @@ def _count_file(args, source, fmt, groups, err, *, multiclass=None):
     args : argparse.Namespace
         The options (``target``, ``prediction``, ``pos_label``, ``labels``,
         ``sep``, ``chunksize``, ``progress``).
-    source : str
-        The file, or ``-`` for the standard input.
+    source : str or Source
+        The file, or ``-`` for the standard input; or the
+        :class:`~._sources.Source` of the options (then ``fmt`` is its own).
     fmt : {"csv", "parquet"}
         The file's format.
     groups : list of str

@@ -47,12 +47,16 @@ _PLAN_EPILOG = textwrap.dedent(
     for 'smallfair audit'; each group is compared with the others, or with
     everyone with --reference total) or from the counts of a reference
     population (--counts, cells in the order TP,FN,FP,TN or named, e.g.
-    TP=389,FN=347,FP=1597,TN=4121) and planned group sizes (--n).
+    TP=389,FN=347,FP=1597,TN=4121) and planned group sizes (--n). The table
+    is a CSV or Parquet file, a folder or a quoted glob of Parquet files, or
+    a DuckDB query (--sql), read as by 'smallfair audit'.
 
     examples:
       smallfair plan --counts 389,347,1597,4121 --n 30 100 300 --effect -0.1
       smallfair plan --csv predictions.csv --target y --prediction y_pred \\
           --group race --metrics tpr fpr --effect -0.15 --csv-out plan.csv
+      smallfair plan --parquet preds/ --target y --prediction y_pred \\
+          --group race
     """
 )
 
@@ -90,8 +94,14 @@ def add_parser(subparsers):
     )
     source.add_argument(
         "--parquet",
-        metavar="FILE",
-        help="input Parquet file (needs pyarrow; - for the standard input)",
+        metavar="PATH",
+        help="input Parquet file (needs pyarrow; - for the standard input), or a "
+        "folder or a quoted glob of Parquet files, read by DuckDB",
+    )
+    source.add_argument(
+        "--sql",
+        metavar="QUERY",
+        help="a DuckDB query whose rows are the table of predictions (needs duckdb)",
     )
     source.add_argument(
         "--counts",

@@ -10,7 +10,6 @@ from .._output import json_text
 from ._io import (
     _check_distinct,
     _check_output,
-    _input_name,
     _show,
     _write_all,
 )
@@ -85,6 +84,7 @@ def _groups_from_file(args, err):
     """``(labels, sizes, reference counts)`` of the groups of a table."""
     from .._references import reference_counts
     from ._file_counts import _check_columns, _count_file
+    from ._sources import resolve
 
     missing = [
         option
@@ -103,18 +103,17 @@ def _groups_from_file(args, err):
     if args.n:
         raise _UsageError("--n goes with --counts; a table gives the group sizes")
     groups = _check_columns(args)
-    fmt = "csv" if args.csv is not None else "parquet"
-    source = args.csv if fmt == "csv" else args.parquet
+    source = resolve(args)
     _check_distinct(
-        [(f"--{fmt}", source)],
+        source.inputs,
         [("--csv-out", args.csv_out), ("--json-out", args.json_out)],
     )
-    counts, _ = _count_file(args, source, fmt, groups, err, multiclass=False)
+    counts, _ = _count_file(args, source, source.kind, groups, err, multiclass=False)
     cms = counts.to_numpy(dtype=np.float64)
     if len(cms) < 2 and args.reference == "rest":
         raise CLIError(
             f"the group column(s) {', '.join(repr(g) for g in groups)} of "
-            f"{_input_name(source)} "
+            f"{source.name} "
             f"hold a single group ({str(counts.index[0])!r}); with --reference rest "
             f"each group is compared with the others, so at least two are needed"
         )
