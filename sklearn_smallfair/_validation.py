@@ -611,5 +611,7 @@ def check_smoothing(smoothing, name="smoothing"):
             f"{name} must be None, AdditiveSmoothing(eps) or CrossPriorSmoothing(lam);"
             f" got {smoothing!r}."
         )
-    smoothing.fit()  # validates eps / lam early
+    # validate the parameters (eps, lam) early, without data
+    check = getattr(smoothing, "_check_params", None)
+    check() if callable(check) else smoothing.fit()
     return smoothing

@@ -167,9 +167,16 @@ def audit_predictions(
         The audited metrics: names of
         :func:`~sklearn_smallfair.metrics.metric_names` or
         :class:`~sklearn_smallfair.metrics.Metric` objects.
-    smoothing : AdditiveSmoothing, CrossPriorSmoothing, None or "default"
+    smoothing : AdditiveSmoothing, CrossPriorSmoothing, \
+            IntersectionalSmoothing, None or "default"
         Smoothing of the ``*_smoothed`` columns; ``"default"`` is
-        ``CrossPriorSmoothing(lam=10)``.
+        ``CrossPriorSmoothing(lam=10)``. With intersectional groups (several
+        columns of ``sensitive_features``),
+        :class:`~sklearn_smallfair.smoothing.IntersectionalSmoothing` smooths
+        each intersection toward what its attributes' main effects predict, and
+        the report's drill-down adds its estimates and the test of whether each
+        intersection departs from its main effects
+        (:attr:`AuditReport.intersections`).
     reference : {"rest", "total"}, group label or array-like, default="rest"
         The reference of each group (see
         :func:`~sklearn_smallfair.reference_counts`). For multiclass targets,
@@ -402,7 +409,8 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         :class:`MulticlassAuditReport`.
     metrics : sequence of str, default=("tpr", "fpr", "ppv")
         Audited metrics.
-    smoothing : AdditiveSmoothing, CrossPriorSmoothing, None or "default"
+    smoothing : AdditiveSmoothing, CrossPriorSmoothing, \
+            IntersectionalSmoothing, None or "default"
         ``"default"`` is ``CrossPriorSmoothing(lam=10)``.
     tests : sequence of {"match", "separation"}, default=("match", "separation")
         Tests to run.

@@ -15,6 +15,7 @@ from ..exceptions import UndefinedGroupMetricWarning
 from ..metrics import compute_metric, get_metrics, group_metrics
 from ..stats import match_test, separation_test
 from ._detectable import TOLERANCE, detectable_gaps, verdicts
+from ._intersections import intersections
 from ._report import AuditReport
 
 __all__ = [
@@ -201,10 +202,24 @@ def audit_counts(groups, cms, name, data, settings, title, *, decide=True):
         separation_columns(frame, separation)
 
     marginals, parts = _marginals(data, groups, cms, resolved, confidence_level, seed)
+    crossed, crossed_note = None, None
+    if marginals is not None and getattr(smoothing, "requires_attributes", False):
+        crossed, crossed_note = intersections(
+            smoothing,
+            groups,
+            cms,
+            "|".join(str(a) for a in marginals),
+            resolved,
+            confidence_level=confidence_level,
+            alpha=alpha,
+            seed=child_seed(seed, "intersections"),
+        )
     return AuditReport(
         frame=frame,
         marginals=marginals,
         parts=parts,
+        intersections=crossed,
+        intersections_note=crossed_note,
         overall={
             m: float(compute_metric(m, cms.sum(axis=0), zero_division=np.nan))
             for m in resolved

@@ -5,6 +5,7 @@ import pandas as pd
 
 from .._output import display_label
 from ._format import metric_label, plain
+from ._intersections import interaction_sentences
 from ._templates import ci_text, macro, num, table
 
 __all__ = ["drilldown"]
@@ -52,6 +53,8 @@ def drilldown(report, prefix=""):
                 "label": L,
                 "overall": num(overall, 3),
                 "driver": _driver(report, m),
+                "interaction": interaction_sentences(report, m),
+                "structured": _structured_table(report, m),
                 "cross": _cross(report, m, attrs) if len(attrs) == 2 else None,
                 "margins": table(
                     pd.DataFrame(rows).set_index("attribute"),
@@ -61,7 +64,65 @@ def drilldown(report, prefix=""):
                 ),
             }
         )
-    return macro("drilldown")({"prefix": prefix, "attrs": attrs, "metrics": metrics})
+    note = report.intersections_note
+    return macro("drilldown")(
+        {"prefix": prefix, "attrs": attrs, "metrics": metrics, "note": note}
+    )
+
+
+def _structured_table(report, metric):
+    """Per intersection: raw, the report's smoothing, the structured estimate
+    and the main effects' prediction, with the interaction test."""
+    crossed = report.intersections
+    if crossed is None:
+        return None
+    f = report.frame.reindex(crossed.index)
+    L = metric_label(metric)
+    level = f"{report.confidence_level:.0%}"
+    rows = pd.DataFrame(
+        {
+            "n": f["n"].astype(int),
+            "raw": [
+                ci_text(v, lo, hi)
+                for v, lo, hi in zip(f[metric], f[f"{metric}_low"], f[f"{metric}_high"])
+            ],
+            "structured": [
+                ci_text(v, lo, hi)
+                for v, lo, hi in zip(
+                    crossed[f"{metric}_structured"],
+                    crossed[f"{metric}_structured_low"],
+                    crossed[f"{metric}_structured_high"],
+                )
+            ],
+        },
+        index=[display_label(plain(g)) for g in crossed.index],
+    )
+    heads = {
+        "n": ("People", "People in the intersection"),
+        "raw": (f"Raw {L} [{level} CI]", f"The intersection's own {L}"),
+        "structured": (
+            f"Structured [{level} CI]",
+            "Borrowing strength through the attributes' main effects "
+            "(IntersectionalSmoothing)",
+        ),
+    }
+    if f"{metric}_predicted" in crossed:
+        rows["predicted"] = [num(v) for v in crossed[f"{metric}_predicted"]]
+        rows["p"] = [
+            "-" if np.isnan(p) else f"{p:.3g}" + (" *" if r else "")
+            for p, r in zip(
+                crossed[f"{metric}_interaction_p"], crossed[f"{metric}_interaction"]
+            )
+        ]
+        heads["predicted"] = ("Main effects", "What the attributes alone predict")
+        heads["p"] = (
+            "Interaction p",
+            "Exact test of the intersection against the main effects, "
+            "Holm-adjusted over the intersections (* departs)",
+        )
+    return table(
+        rows, heads, index=("Intersection", "The group"), cls="data structured"
+    )
 
 
 def _cross(report, metric, attrs):

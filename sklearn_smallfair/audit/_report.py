@@ -74,6 +74,12 @@ class AuditReport:
         The largest gap that counts as no gap: a non-rejection is ``"no gap
         detected"`` only when the smallest gap the audit detects at the group's
         size is at most this.
+    intersections : pandas.DataFrame, default=None
+        For intersectional groups: the structured estimates and interaction
+        tests (see :attr:`intersections`); ``None`` otherwise.
+    intersections_note : str, default=None
+        Why intersectional groups have no :attr:`intersections` (e.g. an
+        attribute with a single level).
 
     Attributes
     ----------
@@ -131,6 +137,21 @@ class AuditReport:
     parts : pandas.DataFrame or None
         For intersectional groups: one row per group of :attr:`frame`, one column
         per attribute, holding the group's level of each attribute.
+    intersections : pandas.DataFrame or None
+        For intersectional groups audited with
+        ``smoothing=IntersectionalSmoothing()``: one row per group with, for
+        every metric
+        ``m``, ``m_structured`` and its interval ``m_structured_low``/
+        ``m_structured_high`` (the estimate of
+        :class:`~sklearn_smallfair.smoothing.IntersectionalSmoothing`, which
+        borrows strength from the other intersections through the attributes'
+        main effects) and, for rates of a numerator out of a denominator (TPR,
+        FPR, PPV, ...), ``m_predicted`` (the main effects' prediction),
+        ``m_interaction_p`` (the exact binomial test of the group against it,
+        Holm-adjusted over the intersections) and ``m_interaction``; and
+        ``strength``, each group's prior strength. ``None`` otherwise.
+    intersections_note : str or None
+        Why intersectional groups have no :attr:`intersections`.
     overall : dict of str to float
         Each metric over everyone.
 
@@ -168,6 +189,8 @@ class AuditReport:
         overall=None,
         family="all",
         tolerance=TOLERANCE,
+        intersections=None,
+        intersections_note=None,
     ):
         self.frame = frame
         self.match = match
@@ -185,6 +208,8 @@ class AuditReport:
         self.overall = overall or {}
         self.family = family
         self.tolerance = tolerance
+        self.intersections = intersections
+        self.intersections_note = intersections_note
 
     def __repr__(self):
         """Several lines: the groups, metrics and tests, the flagged cells."""
@@ -431,6 +456,9 @@ class AuditReport:
             "marginals": None
             if self.marginals is None
             else {str(a): records(with_labels(t)) for a, t in self.marginals.items()},
+            "intersections": None
+            if self.intersections is None
+            else records(with_labels(self.intersections)),
         }
 
     def to_html(self, path=None, *, include_plots=True, force=False):

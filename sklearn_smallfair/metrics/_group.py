@@ -31,7 +31,7 @@ from .._random import resolve_seed
 from .._references import reference_counts
 from .._validation import check_smoothing, check_zero_division
 from ..exceptions import UndefinedGroupMetricWarning
-from ..smoothing import BaseSmoothing, CrossPriorSmoothing
+from ..smoothing import BaseSmoothing, CrossPriorSmoothing, IntersectionalSmoothing
 from ._registry import _LOOKUP, Metric, _normalise, get_metric, get_metrics
 from ._warn import describe_groups, user_stacklevel
 
@@ -41,8 +41,11 @@ __all__ = ["group_metrics"]
 class _GroupCounts:
     """Per-group counts with lazily computed references and smoothed matrices."""
 
-    def __init__(self, groups, counts, reference, smoothing, labelled=True):
+    def __init__(
+        self, groups, counts, reference, smoothing, labelled=True, name="group"
+    ):
         self.groups = groups
+        self.name = name
         self.labelled = labelled  # else groups are positions, named so
         self.counts = counts
         self.reference = reference
@@ -69,7 +72,14 @@ class _GroupCounts:
         ``lam_`` here, once, for every column, interval and consumer of the call.
         """
         if self._fitted is None:
-            self._fitted = clone(self.smoothing).fit(self.counts, self._named_ref())
+            smoothing = clone(self.smoothing)
+            if getattr(smoothing, "requires_attributes", False):
+                # the attributes of intersectional groups, from their labels
+                # "a|b" (the grouping's name "race|sex" names them)
+                index = pd.Index(self.groups, dtype=object, name=self.name)
+                self._fitted = smoothing.fit(pd.DataFrame(self.counts, index=index))
+            else:
+                self._fitted = smoothing.fit(self.counts, self._named_ref())
         return self._fitted
 
     def _named_ref(self):
@@ -612,7 +622,12 @@ def group_metrics(
         y_true, y_pred, sensitive_features, counts, sample_weight, pos_label
     )
     gc = _GroupCounts(
-        groups, counts, reference, smoothing, labelled=counts_have_labels(counts_in)
+        groups,
+        counts,
+        reference,
+        smoothing,
+        labelled=counts_have_labels(counts_in),
+        name=name,
     )
     if smoothing is not None and smoothing.requires_reference:
         gc.ref  # noqa: B018 - fail early on a bad reference
@@ -624,6 +639,10 @@ def group_metrics(
     if isinstance(smoothing, CrossPriorSmoothing):
         # the strength used, learned from the groups with lam="auto"
         columns["lam"] = np.full(len(groups), gc.fitted_smoothing.lam_)
+    elif isinstance(smoothing, IntersectionalSmoothing):
+        # each group's prior strength: lam, less the main effects' own error
+        columns["lam"] = np.full(len(groups), gc.fitted_smoothing.lam_)
+        columns["strength"] = gc.fitted_smoothing.strength_
     variants = [(False, "")] + ([(True, "_smoothed")] if smoothing is not None else [])
     methods = {}
     for metric in resolved:

@@ -91,6 +91,13 @@ def _smooth(smoothing, counts, reference, groups):
 
     from ..smoothing import CrossPriorSmoothing
 
+    if getattr(smoothing, "requires_attributes", False):
+        raise ValueError(
+            f"{type(smoothing).__name__} models binary confusion matrices (its "
+            f"main effects are those of the prevalence, TPR and FPR); for K x K "
+            f"matrices use CrossPriorSmoothing(lam='auto'), or audit each class "
+            f"one-vs-rest."
+        )
     g, k = counts.shape[0], counts.shape[-1]
     flat = counts.reshape(g, k * k).astype(np.float64)
     ref = flat_ref = None

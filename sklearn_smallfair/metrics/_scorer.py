@@ -466,7 +466,7 @@ def aggregate_group_metric(
     if zero_division == "warn":  # the NaN warning below names the groups
         zero_division = np.nan
     smoothing = check_smoothing(smoothing)
-    groups, counts, _ = _grouped_counts(
+    groups, counts, name = _grouped_counts(
         y_true, y_pred, sensitive_features, sample_weight, pos_label
     )
     if len(groups) < 2:
@@ -475,7 +475,7 @@ def aggregate_group_metric(
             f"aggregate over groups compares at least two (a single group is not "
             f"'perfectly fair')."
         )
-    gc = _GroupCounts(groups, counts, reference, smoothing)
+    gc = _GroupCounts(groups, counts, reference, smoothing, name=name)
     values, _ = gc.values(
         m, smoothed=smoothing is not None, zero_division=zero_division
     )

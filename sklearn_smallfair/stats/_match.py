@@ -22,6 +22,7 @@ adjusted for multiplicity into a :class:`MatchResult` (:mod:`._match_result`).
 import warnings
 
 import numpy as np
+import pandas as pd
 from sklearn.base import clone
 
 from .._confusion import counts_have_labels, rows_or_counts
@@ -469,7 +470,7 @@ def match_test(
     metrics = get_metrics(metric, name="metric")
     _check_options(null, method, metrics, reference_uncertainty, conditional, smoothing)
     smoothing = check_smoothing(smoothing)
-    groups, cms, _ = rows_or_counts(
+    groups, cms, name = rows_or_counts(
         y_true, y_pred, sensitive_features, counts, row_weight, pos_label
     )
     cms = _check_integer_counts(cms)
@@ -489,7 +490,12 @@ def match_test(
         # learned once on the groups (lam="auto"), then fixed for every law
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ReferenceWarning)
-            smoothing = clone(smoothing).fit(cms, refs)
+            if getattr(smoothing, "requires_attributes", False):
+                # intersectional groups' attributes, from their labels "a|b"
+                index = pd.Index(groups, dtype=object, name=name)
+                smoothing = clone(smoothing).fit(pd.DataFrame(cms, index=index))
+            else:
+                smoothing = clone(smoothing).fit(cms, refs)
     inputs = _interval_inputs(metrics, cms, refs, smoothing, groups, seed)
     if null == "two-sample":
         frames = [
