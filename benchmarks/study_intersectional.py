@@ -672,7 +672,7 @@ def main(argv=None):
         print(f"\n### {m.upper()}")
         print(t.round(3).to_string(index=False))
 
-    print("\n## Targets, per design (worst case over TPR, FPR, PPV and scenarios)")
+    print("\n## Summary per design (worst case over TPR, FPR, PPV and scenarios)")
     small = mse["band"].isin(["n<=30", "n=5", "n=10", "n=20", "n=30"])
     large = mse["band"].isin(["n>=150", "n=150"])
     cov_small = cov["band"].isin(["n=5", "n=10", "n=20"])
@@ -699,8 +699,8 @@ def main(argv=None):
                     at, f"{m}_{post}"
                 ].min()
         rows.append(row)
-    targets = pd.DataFrame(rows).set_index("design").T
-    print(targets.round(3).to_string())
+    summary = pd.DataFrame(rows).set_index("design").T
+    print(summary.round(3).to_string())
     for tag, hull in (("auto", "is_hull"), ("auto-lower", "isl_hull")):
         worst = min(cov.loc[cov_small, f"{m}_{hull}"].min() for m in METRICS)
         print(
