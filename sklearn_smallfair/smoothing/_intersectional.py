@@ -28,7 +28,9 @@ from scipy.stats import binom
 from sklearn.exceptions import NotFittedError
 from threadpoolctl import threadpool_limits
 
+from .._groups import _joinable
 from .._params import Number, StrOptions
+from .._pvalues import adjust_family
 from .._validation import check_counts
 from ._base import BaseSmoothing, _row_labels
 
@@ -83,16 +85,12 @@ def _split_label(label):
 
 
 def _join_labels(attrs):
-    """``"a|b|c"`` labels of the attributes' rows (bars and backslashes of a
-    level escaped, as the package joins several sensitive features)."""
-    parts = [
-        attrs[col].astype(str).str.replace("\\", "\\\\").str.replace("|", "\\|")
-        for col in attrs.columns
-    ]
-    joined = parts[0]
-    for part in parts[1:]:
-        joined = joined + "|" + part
-    return joined.to_numpy(dtype=object)
+    """``"a|b|c"`` labels of the attributes' rows, joined as the package joins
+    several sensitive features (:func:`~sklearn_smallfair._groups._joinable`)."""
+    return np.array(
+        ["|".join(_joinable(v) for v in row) for row in attrs.itertuples(index=False)],
+        dtype=object,
+    )
 
 
 def _attributes_from_index(index):
@@ -305,30 +303,6 @@ def _cells_from_coef(X, coef, kind):
     a, b, d = (expit(X @ coef[name]) for name in _COEF_NAMES[kind])
     qp = np.stack([a * b, a * (1.0 - b), (1.0 - a) * (1.0 - d), (1.0 - a) * d], -1)
     return qp[:, _ORDERS[kind]]
-
-
-def _holm(p):
-    """Holm's step-down adjustment of the non-NaN p-values (NaN kept)."""
-    out = np.full(p.shape, np.nan)
-    valid = ~np.isnan(p)
-    q = p[valid]
-    m = q.size
-    if m:
-        order = np.argsort(q, kind="stable")
-        steps = q[order] * (m - np.arange(m))
-        adj = np.empty(m)
-        adj[order] = np.minimum(1.0, np.maximum.accumulate(steps))
-        out[valid] = adj
-    return out
-
-
-def _adjust(p, correction):
-    if correction is None or correction == "none":
-        return p.copy()
-    if correction == "holm":
-        return _holm(p)
-    m = int((~np.isnan(p)).sum())
-    return np.minimum(1.0, p * m)  # bonferroni
 
 
 def binomial_two_sided(k, m, p0):
@@ -854,7 +828,7 @@ class IntersectionalSmoothing(BaseSmoothing):
                 stacklevel=2,
             )
         p = binomial_two_sided(k, m, p0)
-        adjusted = _adjust(p, correction)
+        adjusted = adjust_family(p, correction)
         with np.errstate(invalid="ignore", divide="ignore"):
             observed = np.where(m > 0, k / m, np.nan)
         return pd.DataFrame(

@@ -4,6 +4,7 @@ adjustments of their p-values."""
 import numpy as np
 
 from .._params import StrOptions, validate_params
+from .._pvalues import adjust_family
 from .._validation import format_labels
 
 __all__ = [
@@ -109,36 +110,4 @@ def adjust_pvalues(pvalues, correction=None):
     >>> adjust_pvalues([0.01, 0.04, 0.03], "none")
     array([0.01, 0.04, 0.03])
     """
-    return _adjust(pvalues, correction)
-
-
-def _adjust(pvalues, correction):
-    """:func:`adjust_pvalues` for checked arguments."""
-    p = np.asarray(pvalues, dtype=np.float64)
-    if p.ndim != 1:
-        raise ValueError(f"pvalues must be 1-D, got shape {p.shape}.")
-    if correction is None or correction == "none":
-        return p.copy()
-    valid = ~np.isnan(p)
-    if ((p[valid] < 0) | (p[valid] > 1)).any():
-        raise ValueError("pvalues must lie in [0, 1].")
-    out = np.full(p.shape, np.nan)
-    q = p[valid]
-    m = q.shape[0]
-    if m == 0:
-        return out
-    if correction == "bonferroni":
-        adj = np.minimum(1.0, q * m)
-    else:
-        order = np.argsort(q)  # ties get equal adjusted values whatever their order
-        ranked = q[order]
-        if correction == "holm":
-            steps = ranked * (m - np.arange(m))
-            ranked_adj = np.minimum(1.0, np.maximum.accumulate(steps))
-        else:  # fdr_bh
-            steps = ranked * m / np.arange(1, m + 1)
-            ranked_adj = np.minimum(1.0, np.minimum.accumulate(steps[::-1])[::-1])
-        adj = np.empty(m)
-        adj[order] = ranked_adj
-    out[valid] = adj
-    return out
+    return adjust_family(pvalues, correction)

@@ -25,7 +25,7 @@ from .._params import (
     validate_params,
 )
 from .._proportion_intervals import fold_interval, newcombe_interval, sidak_level
-from .._pvalues import floor_pvalues
+from .._pvalues import adjust_family, floor_pvalues
 from .._random import child_rng, resolve_seed
 from .._stacklevel import user_stacklevel
 from .._validation import format_label, format_labels
@@ -37,7 +37,7 @@ from ._exact import (
     score_statistic,
 )
 from ._match_result import check_draws_can_reject
-from ._multitest import CORRECTION, _adjust, check_correction, group_pairs
+from ._multitest import CORRECTION, check_correction, group_pairs
 from ._permutation import two_sample_permutation_pvalues
 from ._results import (
     ConfidenceInterval,
@@ -585,7 +585,7 @@ default=0
             method=_TESTS[used],
             z=z,
             p_value=floor_pvalues(p),
-            p_adjusted=floor_pvalues(_adjust(p, correction)),
+            p_adjusted=floor_pvalues(adjust_family(p, correction)),
         )
         frames.append(pd.DataFrame(columns))
     return SeparationResult(
