@@ -12,6 +12,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn_smallfair.metrics import group_metrics
 from sklearn_smallfair.smoothing import CrossPriorSmoothing, IntersectionalSmoothing
 from sklearn_smallfair.smoothing._intersectional import (
+    _design,
     _join_labels,
     binomial_two_sided,
     dirichlet_multinomial_loglik,
@@ -150,8 +151,9 @@ def _labelled(c, attrs):
 
 def test_intervals_come_from_group_metrics():
     """No interval method of its own: group_metrics gives the posterior interval
-    (Beta quantiles of Dirichlet(c + a_g)) and, by default, its hull with the
-    raw value's Clopper-Pearson interval."""
+    (Beta quantiles with the metric's interval pseudo-counts), widened to hold
+    the smoothed value, and by default its hull with the raw value's
+    Clopper-Pearson interval."""
     attrs, _, c = _counts(seed=7, n=10)
     assert not hasattr(IntersectionalSmoothing(), "intervals")
     sm = IntersectionalSmoothing().fit(c, attributes=attrs)
@@ -164,18 +166,19 @@ def test_intervals_come_from_group_metrics():
         zero_division=np.nan,
     )
     post = group_metrics(**kwargs, interval_method="posterior")
-    a = sm.pseudo_counts_
     k, m = c[:, 0], c[:, 0] + c[:, 1]
-    ak, am = a[:, 0], a[:, 0] + a[:, 1]
-    low = stats.beta.ppf(0.05, k + ak, m - k + am - ak)
-    high = stats.beta.ppf(0.95, k + ak, m - k + am - ak)
+    a = sm.metric_pseudo_counts("tpr")
+    value = (k + a[:, 0]) / (m + a[:, 0] + a[:, 1])
+    b = sm.interval_pseudo_counts("tpr")
+    bk, bm = b[:, 0], b[:, 0] + b[:, 1]
+    low = np.fmin(stats.beta.ppf(0.05, k + bk, m - k + bm - bk), value)
+    high = np.fmax(stats.beta.ppf(0.95, k + bk, m - k + bm - bk), value)
     np.testing.assert_allclose(post["tpr_smoothed_low"], low, rtol=1e-8)
     np.testing.assert_allclose(post["tpr_smoothed_high"], high, rtol=1e-8)
     np.testing.assert_allclose(post["strength"], sm.strength_, rtol=1e-12)
-    smoothed = sm.transform(c)
-    np.testing.assert_allclose(
-        post["tpr_smoothed"], smoothed[:, 0] / smoothed[:, :2].sum(1), rtol=1e-12
-    )
+    np.testing.assert_allclose(post["tpr_smoothed"], value, rtol=1e-12)
+    # the interval's strength is the lower end of the profile interval: weaker
+    assert (bm <= a[:, 0] + a[:, 1] + 1e-9).all()
     hull = group_metrics(**kwargs)
     assert hull.attrs["interval_method"]["tpr_smoothed"] == "posterior-hull"
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -192,6 +195,73 @@ def test_intervals_come_from_group_metrics():
         np.fmax(high, cp_high)[defined],
         rtol=1e-8,
     )
+
+
+def test_metric_prior_is_the_beta_binomial_maximum():
+    """A proportion's own prior: the additive logit of the metric (its
+    coefficients solve the penalized score equations), the strength maximizes
+    the beta-binomial marginal likelihood (checked on a fine grid), and the
+    smoothed value is the Beta posterior mean (k + s q) / (m + s)."""
+    attrs, _, c = _counts(seed=3, n=30)
+    sm = IntersectionalSmoothing(prior_uncertainty=False, ridge=2.0).fit(
+        c, attributes=attrs
+    )
+    k, m = c[:, 0], c[:, 0] + c[:, 2]  # PPV
+    a = sm.metric_pseudo_counts("ppv")
+    s = a[:, 0] + a[:, 2]
+    np.testing.assert_allclose(s, s[0])  # one strength without prior_uncertainty
+    q = a[:, 0] / s
+    # penalized score equations of the logit: X^T (k - m q) = ridge * b
+    X = _design(attrs, sm.categories_)
+    b = sm._metric_fit((0,), (0, 2))["coef"]
+    np.testing.assert_allclose(expit(X @ b), q, rtol=1e-12)
+    score = X.T @ (k - m * q)
+    np.testing.assert_allclose(score[1:], 2.0 * b[1:], atol=1e-6)
+    grid = np.logspace(-2, 6, 4001)
+    ll = [
+        (
+            gammaln(k + g * q)
+            + gammaln(m - k + g * (1 - q))
+            - gammaln(g * q)
+            - gammaln(g * (1 - q))
+            + gammaln(g)
+            - gammaln(m + g)
+        ).sum()
+        for g in grid
+    ]
+    assert s[0] == pytest.approx(grid[int(np.argmax(ll))], rel=0.01)
+    t = group_metrics(
+        counts=_labelled(c, attrs),
+        metrics=["ppv"],
+        smoothing=IntersectionalSmoothing(prior_uncertainty=False, ridge=2.0),
+        zero_division=np.nan,
+    )
+    np.testing.assert_allclose(t["ppv_smoothed"], (k + s * q) / (m + s), rtol=1e-12)
+    # a metric that is not a proportion keeps the prior of the whole matrix
+    np.testing.assert_array_equal(sm.metric_pseudo_counts("mcc"), sm.pseudo_counts_)
+
+
+def test_empirical_bayes_ridge_pulls_a_null_attribute_to_zero():
+    """ridge="auto": an attribute without effect gets a large penalty (its
+    levels' effects near 0), one with effects a small one."""
+    rng = np.random.default_rng(0)
+    grid = pd.MultiIndex.from_product(
+        [[f"a{i}" for i in range(6)], [f"b{i}" for i in range(6)]], names=["a", "b"]
+    ).to_frame(index=False)
+    effect = np.linspace(-1.5, 1.5, 6)[pd.factorize(grid["a"])[0]]
+    tpr = 1 / (1 + np.exp(-(0.5 + effect)))
+    pos = rng.binomial(200, 0.5, len(grid)).astype(float)
+    tp = rng.binomial(pos.astype(int), tpr).astype(float)
+    neg = 200 - pos
+    fp = rng.binomial(neg.astype(int), 0.2).astype(float)
+    c = np.stack([tp, pos - tp, fp, neg - fp], 1)
+    sm = IntersectionalSmoothing().fit(c, attributes=grid)
+    coef = sm.coef_["tpr"]
+    a_effects, b_effects = coef[1:7], coef[7:13]
+    assert np.ptp(a_effects) > 2.5  # the real effect is kept (3 logits)
+    assert np.abs(b_effects).max() < 0.05  # the null attribute's pulled to 0
+    fixed = IntersectionalSmoothing(ridge=1e-6).fit(c, attributes=grid)
+    assert np.abs(fixed.coef_["tpr"][7:13]).max() > np.abs(b_effects).max()
     with pytest.raises(ValueError, match="binomial metrics"):
         sm.interaction_test("mcc")
 
@@ -324,7 +394,11 @@ def test_reproducible_and_clonable():
     a = IntersectionalSmoothing().fit(c, attributes=attrs)
     b = clone(a).fit(c, attributes=attrs)
     np.testing.assert_array_equal(a.pseudo_counts_, b.pseudo_counts_)
-    assert a.get_params() == {"lam": "auto", "prior_uncertainty": True, "ridge": 1.0}
+    assert a.get_params() == {
+        "lam": "auto",
+        "prior_uncertainty": True,
+        "ridge": "auto",
+    }
     assert not IntersectionalSmoothing.requires_reference
     assert isinstance(CrossPriorSmoothing(), type(a).__mro__[1])
 

@@ -170,13 +170,16 @@ def audit_predictions(
     smoothing : AdditiveSmoothing, CrossPriorSmoothing, \
             IntersectionalSmoothing, None or "default"
         Smoothing of the ``*_smoothed`` columns; ``"default"`` is
-        ``CrossPriorSmoothing(lam=10)``. With intersectional groups (several
-        columns of ``sensitive_features``),
-        :class:`~sklearn_smallfair.smoothing.IntersectionalSmoothing` smooths
-        each intersection toward what its attributes' main effects predict, and
-        the report's drill-down adds its estimates and the test of whether each
-        intersection departs from its main effects
-        (:attr:`AuditReport.intersections`).
+        ``CrossPriorSmoothing(lam=10)``. Every audit of intersectional groups
+        (several columns of ``sensitive_features``) of binary targets has the
+        structured estimates of
+        :class:`~sklearn_smallfair.smoothing.IntersectionalSmoothing`, which
+        smooths each intersection toward what its attributes' main effects
+        predict, and the test of whether each intersection departs from its
+        main effects (:attr:`AuditReport.intersections`), shown in the report's
+        drill-down beside the raw and the smoothed values.
+        ``smoothing=IntersectionalSmoothing()`` makes the structured estimates
+        the report's smoothed values.
     reference : {"rest", "total"}, group label or array-like, default="rest"
         The reference of each group (see
         :func:`~sklearn_smallfair.reference_counts`). For multiclass targets,
@@ -411,7 +414,13 @@ class FairnessAudit(MetaEstimatorMixin, BaseEstimator):
         Audited metrics.
     smoothing : AdditiveSmoothing, CrossPriorSmoothing, \
             IntersectionalSmoothing, None or "default"
-        ``"default"`` is ``CrossPriorSmoothing(lam=10)``.
+        Smoothing of the report's ``*_smoothed`` columns; ``"default"`` is
+        ``CrossPriorSmoothing(lam=10)``. Every audit of intersectional groups
+        of binary targets has the structured estimates and interaction tests of
+        :class:`~sklearn_smallfair.smoothing.IntersectionalSmoothing`
+        (:attr:`AuditReport.intersections`);
+        ``smoothing=IntersectionalSmoothing()`` makes the structured estimates
+        the report's smoothed values (see :func:`audit_predictions`).
     tests : sequence of {"match", "separation"}, default=("match", "separation")
         Tests to run.
     alpha : float, default=0.05

@@ -13,6 +13,7 @@ from .._references import reference_counts
 from .._validation import format_labels
 from ..exceptions import UndefinedGroupMetricWarning
 from ..metrics import compute_metric, get_metrics, group_metrics
+from ..smoothing import IntersectionalSmoothing
 from ..stats import match_test, separation_test
 from ._detectable import TOLERANCE, detectable_gaps, verdicts
 from ._intersections import intersections
@@ -93,13 +94,20 @@ def _marginals(data, groups, cms, metrics, confidence_level, seed):
     return marginals, parts
 
 
-def audit_counts(groups, cms, name, data, settings, title, *, decide=True):
+def audit_counts(
+    groups, cms, name, data, settings, title, *, decide=True, structured=None
+):
     """The binary audit of the per-group ``(TP, FN, FP, TN)`` matrices ``cms``.
 
     ``data`` holds the rows (for the margins of intersectional groups) or the
     counts; the matrices are counted once, by the caller. ``decide=False``
     leaves out the MATCH verdicts and detectable gaps (:func:`decide_match`),
     for a caller that adjusts the p-values over a larger family first.
+    ``structured`` says whether intersectional groups get the structured
+    estimates and interaction tests of ``IntersectionalSmoothing()`` when the
+    smoothing is another one (they always do when it is an
+    :class:`IntersectionalSmoothing`); ``None`` is ``decide``: the audit of
+    binary targets has them, each class of a multiclass audit does not.
     """
     check_all_pairs(settings, len(groups))
     resolved = settings["resolved"]
@@ -203,9 +211,14 @@ def audit_counts(groups, cms, name, data, settings, title, *, decide=True):
 
     marginals, parts = _marginals(data, groups, cms, resolved, confidence_level, seed)
     crossed, crossed_note = None, None
-    if marginals is not None and getattr(smoothing, "requires_attributes", False):
+    own = isinstance(smoothing, IntersectionalSmoothing)
+    if structured is None:
+        structured = decide
+    if marginals is not None and (own or structured):
+        # the report's own smoothing when it is the structured one, the default
+        # IntersectionalSmoothing beside it otherwise
         crossed, crossed_note = intersections(
-            smoothing,
+            smoothing if own else IntersectionalSmoothing(),
             groups,
             cms,
             "|".join(str(a) for a in marginals),
@@ -214,6 +227,8 @@ def audit_counts(groups, cms, name, data, settings, title, *, decide=True):
             alpha=alpha,
             seed=child_seed(seed, "intersections"),
         )
+        if crossed is not None:
+            crossed.attrs["report_smoothing"] = own
     return AuditReport(
         frame=frame,
         marginals=marginals,

@@ -72,40 +72,51 @@ def drilldown(report, prefix=""):
 
 def _structured_table(report, metric):
     """Per intersection: raw, the report's smoothing, the structured estimate
-    and the main effects' prediction, with the interaction test."""
+    and the main effects' prediction, with the interaction test.
+
+    The report's smoothed value has its own column only when the report's
+    smoothing is not the structured one (and there is one).
+    """
     crossed = report.intersections
     if crossed is None:
         return None
     f = report.frame.reindex(crossed.index)
     L = metric_label(metric)
     level = f"{report.confidence_level:.0%}"
-    rows = pd.DataFrame(
-        {
-            "n": f["n"].astype(int),
-            "raw": [
-                ci_text(v, lo, hi)
-                for v, lo, hi in zip(f[metric], f[f"{metric}_low"], f[f"{metric}_high"])
-            ],
-            "structured": [
-                ci_text(v, lo, hi)
-                for v, lo, hi in zip(
-                    crossed[f"{metric}_structured"],
-                    crossed[f"{metric}_structured_low"],
-                    crossed[f"{metric}_structured_high"],
-                )
-            ],
-        },
-        index=[display_label(plain(g)) for g in crossed.index],
-    )
+
+    def cis(frame, column):
+        return [
+            ci_text(v, lo, hi)
+            for v, lo, hi in zip(
+                frame[column], frame[f"{column}_low"], frame[f"{column}_high"]
+            )
+        ]
+
+    columns = {"n": f["n"].astype(int).to_numpy(), "raw": cis(f, metric)}
     heads = {
         "n": ("People", "People in the intersection"),
         "raw": (f"Raw {L} [{level} CI]", f"The intersection's own {L}"),
-        "structured": (
-            f"Structured [{level} CI]",
-            "Borrowing strength through the attributes' main effects "
-            "(IntersectionalSmoothing)",
-        ),
     }
+    smoothed, own = _report_smoothing(report)
+    if smoothed is not None and all(
+        f"{metric}_smoothed{s}" in f for s in ("", "_low", "_high")
+    ):
+        columns["smoothed"] = cis(f, f"{metric}_smoothed")
+        heads["smoothed"] = (
+            f"{smoothed} [{level} CI]",
+            f"The report's smoothed {L} ({report.smoothing})",
+        )
+    columns["structured"] = cis(crossed, f"{metric}_structured")
+    heads["structured"] = (
+        f"Structured [{level} CI]",
+        "Borrowing strength through the attributes' main effects "
+        + (
+            f"(the report's smoothing, {report.smoothing})"
+            if own
+            else "(IntersectionalSmoothing)"
+        ),
+    )
+    rows = pd.DataFrame(columns, index=[display_label(plain(g)) for g in crossed.index])
     if f"{metric}_predicted" in crossed:
         rows["predicted"] = [num(v) for v in crossed[f"{metric}_predicted"]]
         rows["p"] = [
@@ -123,6 +134,18 @@ def _structured_table(report, metric):
     return table(
         rows, heads, index=("Intersection", "The group"), cls="data structured"
     )
+
+
+def _report_smoothing(report):
+    """The header of the report's smoothed values beside the structured ones
+    (``None`` without smoothing or when the structured estimate is the
+    report's smoothing), and whether it is."""
+    crossed = report.intersections
+    kind = str(report.smoothing).split("(", 1)[0]
+    own = bool(crossed.attrs.get("report_smoothing", kind == "IntersectionalSmoothing"))
+    if own or kind == "none":
+        return None, own
+    return ("Cross-Prior" if kind == "CrossPriorSmoothing" else "Smoothed"), own
 
 
 def _cross(report, metric, attrs):

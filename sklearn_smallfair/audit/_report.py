@@ -138,10 +138,9 @@ class AuditReport:
         For intersectional groups: one row per group of :attr:`frame`, one column
         per attribute, holding the group's level of each attribute.
     intersections : pandas.DataFrame or None
-        For intersectional groups audited with
-        ``smoothing=IntersectionalSmoothing()``: one row per group with, for
-        every metric
-        ``m``, ``m_structured`` and its interval ``m_structured_low``/
+        For every audit of intersectional groups of binary targets, whatever
+        its smoothing: one row per group with, for every metric ``m``,
+        ``m_structured`` and its interval ``m_structured_low``/
         ``m_structured_high`` (the estimate of
         :class:`~sklearn_smallfair.smoothing.IntersectionalSmoothing`, which
         borrows strength from the other intersections through the attributes'
@@ -149,7 +148,12 @@ class AuditReport:
         FPR, PPV, ...), ``m_predicted`` (the main effects' prediction),
         ``m_interaction_p`` (the exact binomial test of the group against it,
         Holm-adjusted over the intersections) and ``m_interaction``; and
-        ``strength``, each group's prior strength. ``None`` otherwise.
+        ``strength``, each group's prior strength. The estimates are those of
+        ``IntersectionalSmoothing()`` beside the report's own smoothing, or of
+        the audit's ``smoothing`` when it is an ``IntersectionalSmoothing``: then
+        they are also the ``*_smoothed`` values of :attr:`frame`. ``None``
+        for a single attribute, counts, or when the fit fails (see
+        :attr:`intersections_note`).
     intersections_note : str or None
         Why intersectional groups have no :attr:`intersections`.
     overall : dict of str to float

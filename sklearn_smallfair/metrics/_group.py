@@ -121,6 +121,17 @@ class _GroupCounts:
             self._prior = np.broadcast_to(offset / scale, self.counts.shape)
         return self._prior
 
+    def prior_for(self, metric, *, interval=False):
+        """The pseudo-counts behind ``metric``'s smoothed column (``interval``:
+        behind its posterior interval): the smoother's own prior of that metric
+        where it has one (:class:`IntersectionalSmoothing`'s proportions), else
+        :attr:`prior`."""
+        name = "interval_pseudo_counts" if interval else "metric_pseudo_counts"
+        own = getattr(self.fitted_smoothing, name, None)
+        if own is None or metric.n_groups != 1:
+            return self.prior
+        return np.broadcast_to(own(metric), self.counts.shape)
+
     @property
     def comparison(self):
         """Each group's reference, as drawn for two-group metrics' intervals."""
@@ -130,7 +141,7 @@ class _GroupCounts:
 
     def interval(self, metric, method, *, smoothed, alpha, n_resamples, seed):
         """``(low, high)`` of one column with a concrete interval method."""
-        return column_interval(
+        low, high = column_interval(
             metric,
             self.counts,
             method=method,
@@ -138,9 +149,16 @@ class _GroupCounts:
             n_resamples=n_resamples,
             seed=seed,
             labels=np.asarray(self.groups, dtype=object),
-            prior=self.prior if smoothed else None,
+            prior=self.prior_for(metric, interval=True) if smoothed else None,
             comparison=self.comparison if metric.n_groups == 2 else None,
         )
+        if smoothed and hasattr(self.fitted_smoothing, "interval_pseudo_counts"):
+            # the interval's prior is weaker than the value's: hold the value
+            value = self.values(metric, smoothed=True)[0]
+            defined = np.isfinite(low) & np.isfinite(value)
+            low = np.where(defined, np.fmin(low, value), low)
+            high = np.where(defined, np.fmax(high, value), high)
+        return low, high
 
     def values(self, metric, *, smoothed=False, zero_division=np.nan):
         """Metric per group, raw or smoothed, and the mask of undefined values.
@@ -150,6 +168,9 @@ class _GroupCounts:
         ``zero_division`` (a validated policy); ``"warn"`` names the groups.
         """
         counts = self.smoothed if smoothed else self.counts
+        if smoothed and hasattr(self.fitted_smoothing, "metric_pseudo_counts"):
+            # the metric's own prior (metrics are homogeneous of degree 0)
+            counts = self.counts + self.prior_for(metric)
         if metric.n_groups == 2:
             counts = np.stack(
                 [counts, np.broadcast_to(self.ref, counts.shape)], axis=-2

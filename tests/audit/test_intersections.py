@@ -1,7 +1,9 @@
-"""The audit of intersectional groups with IntersectionalSmoothing: structured
-estimates beside the raw values, and the interaction tests in the drill-down."""
+"""The audit of intersectional groups: IntersectionalSmoothing's structured
+estimates beside the raw and the smoothed values, and the interaction tests in
+the drill-down."""
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -10,7 +12,7 @@ import pytest
 
 from sklearn_smallfair.audit import audit_predictions
 from sklearn_smallfair.metrics import confusion_counts
-from sklearn_smallfair.smoothing import IntersectionalSmoothing
+from sklearn_smallfair.smoothing import AdditiveSmoothing, IntersectionalSmoothing
 
 
 def _rows(seed=0, n=3000):
@@ -38,9 +40,92 @@ def _audit(smoothing, groups=None):
         )
 
 
-def test_default_audit_has_no_structured_estimates():
+def _structured_heads(page):
+    """The headers of the drill-down's tables of structured estimates."""
+    at = page.index('class="data structured"')
+    table = page[at : page.index("</table>", at)]
+    return re.findall(r"<abbr[^>]*>([^<]*)</abbr>", table)
+
+
+def test_default_audit_has_structured_estimates():
     report = _audit("default")
+    table = report.intersections
+    assert report.intersections_note is None
+    assert list(table.index) == list(report.frame.index)
+    for m in report.metrics:
+        for suffix in ("", "_low", "_high"):
+            assert f"{m}_structured{suffix}" in table
+        assert f"{m}_interaction_p" in table
+    # beside the report's own smoothing, which stays Cross-Prior
+    assert report.smoothing.startswith("CrossPriorSmoothing(")
+    assert not np.allclose(table["fpr_structured"], report.frame["fpr_smoothed"])
+    assert table.loc["C|F", "fpr_interaction"]
+    heads = _structured_heads(report.to_html())
+    assert heads[:5] == [
+        "Intersection",
+        "People",
+        "Raw TPR [95% CI]",
+        "Cross-Prior [95% CI]",
+        "Structured [95% CI]",
+    ]
+    assert "Interaction p" in heads
+
+
+def test_structured_estimates_without_smoothing():
+    report = _audit(None)
+    assert "tpr_structured" in report.intersections
+    heads = _structured_heads(report.to_html())
+    assert heads[2:4] == ["Raw TPR [95% CI]", "Structured [95% CI]"]
+    assert not any(h.startswith(("Cross-Prior", "Smoothed")) for h in heads)
+
+
+def test_other_smoothing_is_a_smoothed_column():
+    report = _audit(AdditiveSmoothing())
+    heads = _structured_heads(report.to_html())
+    assert heads[2:5] == [
+        "Raw TPR [95% CI]",
+        "Smoothed [95% CI]",
+        "Structured [95% CI]",
+    ]
+
+
+def test_intersectional_smoothing_is_the_report_smoothing():
+    report = _audit(IntersectionalSmoothing())
+    for m in report.metrics:
+        np.testing.assert_allclose(
+            report.frame[f"{m}_smoothed"].to_numpy(),
+            report.intersections[f"{m}_structured"].to_numpy(),
+        )
+    heads = _structured_heads(report.to_html())
+    assert heads[2:4] == ["Raw TPR [95% CI]", "Structured [95% CI]"]
+    assert not any(h.startswith(("Cross-Prior", "Smoothed")) for h in heads)
+
+
+def test_one_attribute_has_no_structured_estimates():
+    report = _audit("default", groups=lambda g: g["race"])
     assert report.intersections is None
+    assert report.intersections_note is None
+    assert 'class="data structured"' not in report.to_html()
+
+
+def test_one_level_is_a_note_not_an_error():
+    report = _audit("default", groups=lambda g: g.assign(sex="F"))
+    assert report.intersections is None
+    assert "sex" in report.intersections_note
+    assert "single level" in report.intersections_note
+    page = report.to_html()
+    assert 'class="data structured"' not in page
+
+
+def test_multiclass_audit_keeps_its_smoothing_only():
+    rng = np.random.default_rng(1)
+    _, _, g = _rows()
+    y = rng.integers(0, 3, len(g))
+    p = np.where(rng.random(len(g)) < 0.8, y, rng.integers(0, 3, len(g)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = audit_predictions(y, p, sensitive_features=g)
+    assert all(r.intersections is None for r in report.reports.values())
 
 
 def test_structured_estimates_and_interaction_tests():
