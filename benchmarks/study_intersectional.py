@@ -11,14 +11,17 @@ Not registered in ``benchmarks/run.py``: a study, run by hand; its tables are in
 **Designs** (cells ``TP, FN, FP, TN``; each intersection's true cell
 probabilities come from three logistic models of the real data -- prevalence,
 TPR, FPR -- with main effects and all two- and three-way interactions, ridge 1
-on every coefficient but the intercepts: large groups keep their observed
+on the main effects and, on the interactions, the ridge of largest Laplace
+marginal likelihood on the real data: large groups keep their observed
 interactions, the smallest fall back on their main effects):
 
 * ``compas-decile``: ProPublica's COMPAS two-year data
   (``../shared/data/compas-scores-two-years.csv``, ProPublica's row filter),
   intersections ``race x sex x age_cat`` (34 non-empty of 36), truth
   ``two_year_recid``, prediction ``decile_score > 4``;
-* ``compas-text``: the same with prediction ``score_text != "Low"``;
+* ``compas-high``: the same with prediction ``score_text == "High"``;
+* ``compas-decile-stress``, ``german-stress``: the same data with the
+  interactions' ridge of the truth fixed at 1 (see ``_truth``);
 * ``german``: UCI German credit (``../shared/data/german.data``), ``sex`` (from
   the personal status) x age band (<= 25, 26-35, 36-50, > 50) x foreign
   worker, truth bad credit, prediction of a logistic regression (5-fold
