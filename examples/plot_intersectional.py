@@ -118,8 +118,9 @@ for name, c in (("raw", counts), ("CPS auto", cps), ("intersectional", inter)):
 # not (it covered 83 to 94 % at n = 5 to 20 in the user guide's study; the
 # default, at least 98.7 %, at about the width of the raw interval).
 # ``interval_method="posterior"`` gives the narrower posterior interval alone.
-# The interaction test compares each group's true positives with the
-# main-effects TPR (an exact binomial test, Holm-adjusted over the groups).
+# The interaction test compares each group's true positives with the TPR the
+# other groups' main effects predict for it (a beta-binomial test that carries
+# the prediction's uncertainty, Holm-adjusted over the groups).
 
 metrics = group_metrics(
     counts=table,

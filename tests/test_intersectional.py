@@ -14,9 +14,11 @@ from sklearn_smallfair.smoothing import CrossPriorSmoothing, IntersectionalSmoot
 from sklearn_smallfair.smoothing._intersectional import (
     _design,
     _join_labels,
-    binomial_two_sided,
+    _logistic_fit,
     dirichlet_multinomial_loglik,
     fit_strength,
+    leave_one_out,
+    predictive_two_sided,
     strengths,
 )
 
@@ -266,20 +268,74 @@ def test_empirical_bayes_ridge_pulls_a_null_attribute_to_zero():
         sm.interaction_test("mcc")
 
 
-def test_interaction_test_is_the_exact_binomial_test():
+def test_leave_one_out_is_the_refit_without_the_group():
+    """The one-step leave-one-out logit and its variance agree with a refit
+    without the group's data (fixed ridge, 25 people per group)."""
+    attrs, _, c = _counts(seed=8, n=25)
+    sm = IntersectionalSmoothing(ridge=1.0).fit(c, attributes=attrs)
+    X = _design(attrs, sm.categories_)
+    k, m = c[:, 2], c[:, 2] + c[:, 3]
+    coef, lev = _logistic_fit(X, k, m, 1.0)
+    eta, var = leave_one_out(X, coef, lev, k, m)
+    for g in (0, 5, 11):
+        kk, mm = k.copy(), m.copy()
+        kk[g] = mm[g] = 0.0
+        refit, refit_lev = _logistic_fit(X, kk, mm, 1.0)
+        assert eta[g] == pytest.approx(X[g] @ refit, abs=0.01)
+        # one Newton step: within 8 % (the full fit's leverage is 24-35 % off)
+        assert var[g] == pytest.approx(refit_lev[g], rel=0.08)
+
+
+def test_interaction_test_is_the_predictive_test():
+    """Each group against the others' prediction: beta-binomial with the
+    leave-one-out mean and its uncertainty; binomial when that is 0."""
     attrs, _, c = _counts(seed=8, n=25)
     sm = IntersectionalSmoothing().fit(c, attributes=attrs)
     t = sm.interaction_test("fpr", correction="holm")
     k, m = c[:, 2], c[:, 2] + c[:, 3]
-    p0 = sm.prior_mean_[:, 2] / sm.prior_mean_[:, 2:].sum(1)
-    expected = np.minimum(
-        1, 2 * np.minimum(stats.binom.cdf(k, m, p0), stats.binom.sf(k - 1, m, p0))
-    )
-    np.testing.assert_allclose(t["pvalue"], expected, rtol=1e-10)
+    X = _design(attrs, sm.categories_)
+    fit = sm._metric_fit((2,), (2, 3))
+    assert not fit["departs"].any()
+    coef, lev = _logistic_fit(X, k, m, sm.ridge, sm._blocks)
+    eta, var = leave_one_out(X, coef, lev, k, m)
+    q = expit(eta)
+    s = 1.0 / (q * (1 - q) * var) - 1.0
+    law = stats.betabinom(m, s * q, s * (1 - q))
+    expected = np.minimum(1, 2 * np.minimum(law.cdf(k), law.sf(k - 1)))
+    np.testing.assert_allclose(t["pvalue"], expected, rtol=1e-8)
+    np.testing.assert_allclose(t["predicted"], q, rtol=1e-12)
     assert (t["pvalue_adjusted"] >= t["pvalue"] - 1e-15).all()
     none = sm.interaction_test("fpr", correction=None)
     np.testing.assert_array_equal(none["pvalue_adjusted"], none["pvalue"])
-    assert np.isnan(binomial_two_sided(0, 0, 0.5))
+    exact = predictive_two_sided(k, m, q, 0.0)
+    binomial = np.minimum(
+        1, 2 * np.minimum(stats.binom.cdf(k, m, q), stats.binom.sf(k - 1, m, q))
+    )
+    np.testing.assert_allclose(exact, binomial, rtol=1e-12)
+    assert np.isnan(predictive_two_sided(0, 0, 0.5, 0.1))
+
+
+def test_a_departing_intersection_is_found_and_keeps_its_value():
+    """A large group whose TPR departs far from its main effects: found by the
+    interaction test (its neighbours are not), left out of the main effects,
+    and its smoothed TPR is its raw TPR."""
+    attrs = _grid()
+    q = _additive(attrs, seed=4)
+    rng = np.random.default_rng(0)
+    c = rng.multinomial(400, q).astype(float)
+    g = 3
+    pos = c[g, 0] + c[g, 1]
+    c[g, 0], c[g, 1] = np.round(0.98 * pos), pos - np.round(0.98 * pos)
+    sm = IntersectionalSmoothing().fit(c, attributes=attrs)
+    t = sm.interaction_test("tpr")
+    assert t["reject"].iloc[g]
+    assert t["reject"].sum() == 1
+    a = sm.metric_pseudo_counts("tpr")
+    assert a[g, 0] == a[g, 1] == 0.0
+    table = group_metrics(
+        counts=_labelled(c, attrs), metrics="tpr", smoothing=IntersectionalSmoothing()
+    )
+    assert table["tpr_smoothed"].iloc[g] == pytest.approx(c[g, 0] / pos)
 
 
 # ------------------------------------------------------------------ labels

@@ -125,10 +125,13 @@ def _structured_table(report, metric):
                 crossed[f"{metric}_interaction_p"], crossed[f"{metric}_interaction"]
             )
         ]
-        heads["predicted"] = ("Main effects", "What the attributes alone predict")
+        heads["predicted"] = (
+            "Main effects",
+            "What the attributes alone predict, fitted on the other intersections",
+        )
         heads["p"] = (
             "Interaction p",
-            "Exact test of the intersection against the main effects, "
+            "Test of the intersection against the main effects of the others, "
             "Holm-adjusted over the intersections (* departs)",
         )
     return table(

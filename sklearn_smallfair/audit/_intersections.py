@@ -28,10 +28,10 @@ def intersections(
     Returns ``(table, note)``: a frame indexed by the groups with, per metric,
     ``<m>_structured`` and its interval (the audit's confidence level, the
     package's default interval for smoothed values), and for the binomial
-    metrics the main effects' prediction ``<m>_predicted`` and the exact test's
-    Holm-adjusted p-value over the intersections ``<m>_interaction_p`` and
-    decision ``<m>_interaction``; ``note`` says why there is no table (``None``
-    with one).
+    metrics the other intersections' main-effects prediction ``<m>_predicted``
+    and the interaction test's Holm-adjusted p-value over the intersections
+    ``<m>_interaction_p`` and decision ``<m>_interaction``; ``note`` says why
+    there is no table (``None`` with one).
     """
     counts = pd.DataFrame(
         cms, index=pd.Index(groups, dtype=object, name=name), columns=list(CELLS)
@@ -81,7 +81,7 @@ def interaction_sentences(report, metric):
     tested = table[f"{metric}_interaction_p"].notna()
     family = int(tested.sum())
     how = (
-        f"exact binomial test against the main effects, Holm-adjusted over the "
+        f"test against the other intersections' main effects, Holm-adjusted over the "
         f"{family} intersections with a {L} defined"
     )
     texts = []

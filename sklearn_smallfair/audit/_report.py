@@ -146,8 +146,9 @@ class AuditReport:
         borrows strength from the other intersections through the attributes'
         main effects) and, for rates of a numerator out of a denominator (TPR,
         FPR, PPV, ...), ``m_predicted`` (the main effects' prediction),
-        ``m_interaction_p`` (the exact binomial test of the group against it,
-        Holm-adjusted over the intersections) and ``m_interaction``; and
+        ``m_interaction_p`` (the test of the group against what the other
+        intersections' main effects predict for it, Holm-adjusted over the
+        intersections) and ``m_interaction``; and
         ``strength``, each group's prior strength. The estimates are those of
         ``IntersectionalSmoothing()`` beside the report's own smoothing, or of
         the audit's ``smoothing`` when it is an ``IntersectionalSmoothing``: then
