@@ -95,7 +95,11 @@ def interaction_sentences(report, metric):
             continue
         label = display_label(plain(g))
         what = f"the {L} gap of {label}" if g in gaps else f"the {L} of {label}"
-        verdict = "is" if table.loc[g, f"{metric}_interaction"] else "is not"
+        verdict = (
+            "is"
+            if table.loc[g, f"{metric}_interaction"]
+            else "is not shown to be"  # no evidence, not evidence of none
+        )
         texts.append(
             f"{what[0].upper()}{what[1:]} ({observed:.2f}) {verdict} more than its "
             f"{attrs} explain: their main effects predict {predicted:.2f} "

@@ -3,6 +3,7 @@
 import pickle
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import clone
 
@@ -213,3 +214,42 @@ def test_difference_upper_in_grid_search(routing, scored_data):
             np.mean(expected)
         )
     assert np.isfinite(search.best_score_) and search.best_score_ < 0
+
+
+def test_intersectional_smoothing_in_cross_validate(routing, scored_data):
+    """A scorer with IntersectionalSmoothing: each fold's score is the
+    aggregate of the structured estimates of that fold's intersections (the
+    smoother fitted on the fold), the groups given as two columns."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import KFold, cross_validate
+
+    from sklearn_smallfair.smoothing import IntersectionalSmoothing
+
+    X, y, A = scored_data
+    rng = np.random.default_rng(1)
+    groups = pd.DataFrame({"grp": A, "band": rng.choice(["x", "y"], size=len(A))})
+    scorer = make_group_scorer(
+        "ppv", aggregate="difference", smoothing=IntersectionalSmoothing()
+    )
+    cv = KFold(3, shuffle=True, random_state=0)
+    scores = cross_validate(
+        LogisticRegression(),
+        X,
+        y,
+        scoring=scorer,
+        cv=cv,
+        params={"sensitive_features": groups},
+    )["test_score"]
+    for score, (train, test) in zip(scores, cv.split(X)):
+        model = LogisticRegression().fit(X.iloc[train], y.iloc[train])
+        table = group_metrics(
+            y.iloc[test],
+            model.predict(X.iloc[test]),
+            sensitive_features=groups.iloc[test],
+            metrics="ppv",
+            smoothing=IntersectionalSmoothing(),
+        )
+        values = table["ppv_smoothed"].to_numpy()
+        assert score == pytest.approx(-(values.max() - values.min()), rel=1e-12)
+        raw = table["ppv"].to_numpy()
+        assert not np.allclose(values, raw)  # the smoother did something
