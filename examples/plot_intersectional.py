@@ -112,11 +112,11 @@ for name, c in (("raw", counts), ("CPS auto", cps), ("intersectional", inter)):
 # ----------------------------------
 # Intervals come from :func:`~sklearn_smallfair.metrics.group_metrics` with the
 # smoother and a ``confidence_level``. By default a smoothed value's interval
-# is the hull of the posterior interval (``Dirichlet(c + a_g)``, an exact Beta
-# for the TPR) and of the raw value's own (Clopper-Pearson) interval: it covers
-# a group that departs from its main effects, which the posterior alone does
-# not (it covered 83 to 94 % at n = 5 to 20 in the user guide's study; the
-# default, at least 98.7 %, at about the width of the raw interval).
+# is the hull of the posterior interval (an exact Beta for the TPR, with the
+# TPR's own prior) and of the raw value's own (Clopper-Pearson) interval: it
+# covers a group that departs from its main effects, which the posterior alone
+# does not (it covered 79 to 97 % at n = 5 to 20 in the user guide's study; the
+# default, at least 98.2 %, at about the width of the raw interval).
 # ``interval_method="posterior"`` gives the narrower posterior interval alone.
 # The interaction test compares each group's true positives with the TPR the
 # other groups' main effects predict for it (a beta-binomial test that carries
