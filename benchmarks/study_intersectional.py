@@ -80,8 +80,8 @@ from sklearn_smallfair.smoothing import (
     CrossPriorSmoothing,
     IntersectionalSmoothing,
 )
+from sklearn_smallfair.smoothing._attributes import _join_labels
 from sklearn_smallfair.smoothing._auto import fit_lam
-from sklearn_smallfair.smoothing._intersectional import _join_labels
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SIZES = (5, 10, 20, 30, 50, 150)

@@ -11,14 +11,15 @@ from sklearn.exceptions import NotFittedError
 
 from sklearn_smallfair.metrics import group_metrics
 from sklearn_smallfair.smoothing import CrossPriorSmoothing, IntersectionalSmoothing
-from sklearn_smallfair.smoothing._intersectional import (
-    _design,
-    _join_labels,
+from sklearn_smallfair.smoothing._attributes import _design, _join_labels
+from sklearn_smallfair.smoothing._main_effects import (
     _logistic_fit,
-    dirichlet_multinomial_loglik,
-    fit_strength,
     leave_one_out,
     predictive_two_sided,
+)
+from sklearn_smallfair.smoothing._strength import (
+    dirichlet_multinomial_loglik,
+    fit_strength,
     strengths,
 )
 
