@@ -94,20 +94,17 @@ def _marginals(data, groups, cms, metrics, confidence_level, seed):
     return marginals, parts
 
 
-def audit_counts(
-    groups, cms, name, data, settings, title, *, decide=True, structured=None
-):
+def audit_counts(groups, cms, name, data, settings, title, *, decide=True):
     """The binary audit of the per-group ``(TP, FN, FP, TN)`` matrices ``cms``.
 
     ``data`` holds the rows (for the margins of intersectional groups) or the
     counts; the matrices are counted once, by the caller. ``decide=False``
     leaves out the MATCH verdicts and detectable gaps (:func:`decide_match`),
     for a caller that adjusts the p-values over a larger family first.
-    ``structured`` says whether intersectional groups get the structured
-    estimates and interaction tests of ``IntersectionalSmoothing()`` when the
-    smoothing is another one (they always do when it is an
-    :class:`IntersectionalSmoothing`); ``None`` is ``decide``: the audit of
-    binary targets has them, each class of a multiclass audit does not.
+    Intersectional groups get the structured estimates and interaction tests of
+    ``IntersectionalSmoothing()`` beside another smoothing when ``decide`` (the
+    audit of binary targets, not each class of a multiclass audit), and always
+    when the smoothing is an :class:`IntersectionalSmoothing`.
     """
     check_all_pairs(settings, len(groups))
     resolved = settings["resolved"]
@@ -212,9 +209,7 @@ def audit_counts(
     marginals, parts = _marginals(data, groups, cms, resolved, confidence_level, seed)
     crossed, crossed_note = None, None
     own = isinstance(smoothing, IntersectionalSmoothing)
-    if structured is None:
-        structured = decide
-    if marginals is not None and (own or structured):
+    if marginals is not None and (own or decide):
         # the report's own smoothing when it is the structured one, the default
         # IntersectionalSmoothing beside it otherwise
         crossed, crossed_note = intersections(

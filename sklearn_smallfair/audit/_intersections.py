@@ -15,7 +15,7 @@ from ._format import metric_label, plain
 
 __all__ = ["interaction_sentences", "intersections"]
 
-#: Metrics with an exact interaction test (a numerator out of a denominator).
+#: Metrics with an interaction test (a numerator out of a denominator).
 TESTED = ("tpr", "fnr", "fpr", "tnr", "ppv", "fdr", "npv", "for")
 
 

@@ -139,8 +139,12 @@ class _GroupCounts:
             self._comparison = Comparison.of(self.counts, self.groups, self.reference)
         return self._comparison
 
-    def interval(self, metric, method, *, smoothed, alpha, n_resamples, seed):
-        """``(low, high)`` of one column with a concrete interval method."""
+    def interval(
+        self, metric, method, *, smoothed, alpha, n_resamples, seed, value=None
+    ):
+        """``(low, high)`` of one column with a concrete interval method;
+        ``value``: the column's smoothed values, which the interval holds when
+        its prior is not the value's (``interval_pseudo_counts``)."""
         low, high = column_interval(
             metric,
             self.counts,
@@ -154,7 +158,8 @@ class _GroupCounts:
         )
         if smoothed and hasattr(self.fitted_smoothing, "interval_pseudo_counts"):
             # the interval's prior is weaker than the value's: hold the value
-            value = self.values(metric, smoothed=True)[0]
+            if value is None:
+                value = self.values(metric, smoothed=True)[0]
             defined = np.isfinite(low) & np.isfinite(value)
             low = np.where(defined, np.fmin(low, value), low)
             high = np.where(defined, np.fmax(high, value), high)
@@ -167,10 +172,11 @@ class _GroupCounts:
         reference itself is never smoothed). Undefined values follow
         ``zero_division`` (a validated policy); ``"warn"`` names the groups.
         """
-        counts = self.smoothed if smoothed else self.counts
         if smoothed and hasattr(self.fitted_smoothing, "metric_pseudo_counts"):
             # the metric's own prior (metrics are homogeneous of degree 0)
             counts = self.counts + self.prior_for(metric)
+        else:
+            counts = self.smoothed if smoothed else self.counts
         if metric.n_groups == 2:
             counts = np.stack(
                 [counts, np.broadcast_to(self.ref, counts.shape)], axis=-2
@@ -684,6 +690,7 @@ def group_metrics(
                     alpha=1.0 - confidence_level,
                     n_resamples=n_resamples,
                     seed=seed,
+                    value=np.where(undefined, np.nan, values),
                 )
                 columns[f"{column}_low"] = np.where(undefined, np.nan, low)
                 columns[f"{column}_high"] = np.where(undefined, np.nan, high)

@@ -545,8 +545,7 @@ class IntersectionalSmoothing(BaseSmoothing):
         lower end of its 95 % profile-likelihood interval (the log-likelihood
         1.92 below its maximum) when ``lam="auto"``: the interval then allows
         for the uncertainty of the strength itself, which the maximum alone
-        would neglect (the posterior intervals at the maximum cover 71 % to
-        85 % of the study's small intersections; see the user guide).
+        would neglect (see the user guide for the measured coverage).
 
         Parameters
         ----------
